@@ -1,0 +1,170 @@
+"""Architectures of self-attention networks: a small, frozen, validated value.
+
+An :class:`Architecture` fixes widths ``d_0..d_l``, attention ranks ``a_1..a_l``,
+the number of tokens ``t`` and the normalization. It knows the shapes of the
+weights and the order in which they are flattened into one parameter vector:
+layer by layer, ``Q_i`` then ``K_i`` then ``V_i``, each row-major. Certificates
+record points in exactly this order (docs/certificates.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+from .exceptions import InvalidArchitectureError
+
+NORMALIZATIONS = ("lightning", "softmax")
+
+
+def _positive_ints(name: str, values, fix: str) -> tuple[int, ...]:
+    try:
+        items = tuple(values)
+    except TypeError:
+        raise InvalidArchitectureError(f"{name} must be a sequence of positive integers, got {values!r}; {fix}") from None
+    for k, v in enumerate(items):
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise InvalidArchitectureError(f"{name}[{k}] = {v!r} is not an integer; {fix}")
+        if v < 1:
+            raise InvalidArchitectureError(f"{name}[{k}] = {v} must be at least 1; {fix}")
+    return items
+
+
+@dataclass(frozen=True)
+class WeightBlock:
+    """One weight matrix of the network: its name, layer, shape and offset."""
+
+    name: str  # "Q", "K" or "V"
+    layer: int  # 1-based
+    rows: int
+    cols: int
+    offset: int  # position of entry (0, 0) in the flat parameter vector
+
+    @property
+    def size(self) -> int:
+        return self.rows * self.cols
+
+    def variable(self, r: int, c: int) -> str:
+        """Predictable variable name, e.g. ``Q1_0_2`` (layer 1, row 0, column 2)."""
+        return f"{self.name}{self.layer}_{r}_{c}"
+
+
+@dataclass(frozen=True)
+class Architecture:
+    """A self-attention network: widths, attention ranks, tokens, normalization.
+
+    Parameters
+    ----------
+    widths : sequence of int
+        ``d_0, ..., d_l`` (input width first); at least two entries.
+    ranks : sequence of int
+        ``a_1, ..., a_l``, one per layer.
+    tokens : int
+        ``t >= 1``, the number of tokens (columns of the input).
+    normalization : {"lightning", "softmax"}
+
+    Raises
+    ------
+    InvalidArchitectureError
+        With a message naming the field and the fix.
+
+    Examples
+    --------
+    >>> arch = Architecture((3, 3, 3), (2, 2), tokens=3)
+    >>> arch.depth, arch.parameter_count
+    (2, 42)
+    """
+
+    widths: tuple[int, ...]
+    ranks: tuple[int, ...]
+    tokens: int = 2
+    normalization: str = "lightning"
+
+    def __post_init__(self) -> None:
+        widths = _positive_ints("widths", self.widths, "give d_0,...,d_l as positive integers, e.g. widths=(3, 3)")
+        if len(widths) < 2:
+            raise InvalidArchitectureError(
+                f"widths has {len(widths)} entr{'y' if len(widths) == 1 else 'ies'}; give at least d_0 and d_1 (one layer), e.g. widths=(3, 3)"
+            )
+        ranks = _positive_ints("ranks", self.ranks, "give one attention rank a_i >= 1 per layer")
+        if len(ranks) != len(widths) - 1:
+            raise InvalidArchitectureError(
+                f"ranks has {len(ranks)} entr{'y' if len(ranks) == 1 else 'ies'} but widths describe "
+                f"{len(widths) - 1} layer{'s' if len(widths) != 2 else ''}; give exactly one rank per layer"
+            )
+        t = self.tokens
+        if isinstance(t, bool) or not isinstance(t, int):
+            raise InvalidArchitectureError(f"tokens = {t!r} is not an integer; give the number of tokens t >= 1")
+        if t < 1:
+            raise InvalidArchitectureError(f"tokens = {t} must be at least 1")
+        if self.normalization not in NORMALIZATIONS:
+            raise InvalidArchitectureError(
+                f"normalization = {self.normalization!r} is unknown; use one of {', '.join(NORMALIZATIONS)}"
+            )
+        object.__setattr__(self, "widths", widths)
+        object.__setattr__(self, "ranks", ranks)
+
+    # -- shape -------------------------------------------------------------
+    @property
+    def depth(self) -> int:
+        """Number of layers ``l``."""
+        return len(self.ranks)
+
+    @property
+    def input_shape(self) -> tuple[int, int]:
+        return (self.widths[0], self.tokens)
+
+    @property
+    def output_shape(self) -> tuple[int, int]:
+        return (self.widths[-1], self.tokens)
+
+    def blocks(self) -> Iterator[WeightBlock]:
+        """The weight matrices in flattening order (layer, then Q, K, V)."""
+        offset = 0
+        for i in range(1, self.depth + 1):
+            d_in, d_out, a = self.widths[i - 1], self.widths[i], self.ranks[i - 1]
+            for name, rows in (("Q", a), ("K", a), ("V", d_out)):
+                yield WeightBlock(name, i, rows, d_in, offset)
+                offset += rows * d_in
+
+    @property
+    def parameter_count(self) -> int:
+        """``sum_i 2 a_i d_{i-1} + d_i d_{i-1}`` [HMK]."""
+        return sum(2 * a * d_in + d_out * d_in for a, d_in, d_out in zip(self.ranks, self.widths, self.widths[1:]))
+
+    def variable_names(self) -> list[str]:
+        """Names of the parameters in flattening order."""
+        return [b.variable(r, c) for b in self.blocks() for r in range(b.rows) for c in range(b.cols)]
+
+    # -- presentation ------------------------------------------------------
+    def to_dict(self) -> dict:
+        return {
+            "widths": list(self.widths),
+            "ranks": list(self.ranks),
+            "tokens": self.tokens,
+            "normalization": self.normalization,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Architecture":
+        if not isinstance(data, dict):
+            raise InvalidArchitectureError(f"an architecture must be an object with widths, ranks, tokens; got {data!r}")
+        missing = [k for k in ("widths", "ranks") if k not in data]
+        if missing:
+            raise InvalidArchitectureError(f"architecture is missing {', '.join(missing)}")
+        return cls(
+            tuple(data["widths"]),
+            tuple(data["ranks"]),
+            data.get("tokens", 2),
+            data.get("normalization", "lightning"),
+        )
+
+    def __str__(self) -> str:
+        w = ",".join(map(str, self.widths))
+        a = ",".join(map(str, self.ranks))
+        return f"widths {w}, ranks {a}, t={self.tokens}, {self.normalization}"
+
+    def _repr_latex_(self) -> str:
+        d = ", ".join(map(str, self.widths))
+        a = ", ".join(map(str, self.ranks))
+        return rf"$\text{{{self.normalization} attention}}\; d = ({d}),\; a = ({a}),\; t = {self.tokens}$"

@@ -1,0 +1,145 @@
+"""Certificates: versioned JSON records of what was proved and how to re-check it.
+
+One record type per kind of claim (docs/certificates.md documents every field).
+Writing is atomic (a temporary file renamed over the target), so an interrupted
+run never leaves a truncated certificate, and an existing file is only replaced
+by a complete one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .architecture import Architecture
+from .exceptions import CertificateFormatError, InvalidInputError
+
+FORMAT = "attngeo-certificate"
+VERSION = 1
+
+
+def write_json(path: str | os.PathLike, data: dict) -> Path:
+    """Write ``data`` to ``path`` atomically; the parent folder is created if needed."""
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    except OSError as exc:
+        raise InvalidInputError(f"cannot write certificate {path}: {exc.strerror}; choose a writable path") from None
+    try:
+        with os.fdopen(fd, "w") as fh:
+            json.dump(data, fh, separators=(",", ":"))
+            fh.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def read_json(path: str | os.PathLike) -> dict:
+    """Read a certificate file; unusable input raises :class:`CertificateFormatError`."""
+    try:
+        text = Path(path).read_text()
+    except OSError as exc:
+        raise CertificateFormatError(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CertificateFormatError(f"{path} is not JSON ({exc.msg} at line {exc.lineno})") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise CertificateFormatError(f"{path} is not an attngeo certificate (no \"format\": \"{FORMAT}\")")
+    return data
+
+
+@dataclass
+class DimensionCertificate:
+    """Proved lower and upper bounds on ``dim M`` for one architecture.
+
+    ``certified`` is true exactly when the bounds meet; ``dimension`` is then the
+    proved value and otherwise None. ``lower_witness`` and ``upper_witness`` hold
+    everything the independent checker needs (docs/certificates.md).
+    """
+
+    architecture: Architecture
+    lower: int
+    upper: int
+    lower_witness: dict
+    upper_witness: dict
+    formula: dict
+    seconds: float
+    attempts: int
+    notes: list[str] = field(default_factory=list)
+
+    kind = "dimension"
+
+    @property
+    def parameters(self) -> int:
+        return self.architecture.parameter_count
+
+    @property
+    def certified(self) -> bool:
+        return self.lower == self.upper
+
+    @property
+    def dimension(self) -> int | None:
+        return self.lower if self.certified else None
+
+    @property
+    def gap(self) -> int:
+        return self.upper - self.lower
+
+    def to_json(self) -> dict:
+        return {
+            "format": FORMAT,
+            "version": VERSION,
+            "kind": self.kind,
+            "architecture": self.architecture.to_dict(),
+            "parameters": self.parameters,
+            "lower": self.lower,
+            "upper": self.upper,
+            "certified": self.certified,
+            "dimension": self.dimension,
+            "lower_witness": self.lower_witness,
+            "upper_witness": self.upper_witness,
+            "formula": self.formula,
+            "seconds": round(self.seconds, 3),
+            "attempts": self.attempts,
+            "notes": self.notes,
+        }
+
+    def save(self, path: str | os.PathLike) -> Path:
+        return write_json(path, self.to_json())
+
+    def summary(self) -> dict:
+        """The short record the command line prints with ``--json``."""
+        f = self.formula
+        return {
+            "architecture": self.architecture.to_dict(),
+            "parameters": self.parameters,
+            "lower": self.lower,
+            "upper": self.upper,
+            "certified": self.certified,
+            "dimension": self.dimension,
+            "formula": f["value"] if f.get("applies") else None,
+            "formula_name": f.get("name"),
+            "formula_applies": f.get("applies"),
+            "formula_reason": f.get("reason"),
+            "seconds": round(self.seconds, 3),
+        }
+
+    def __str__(self) -> str:
+        status = f"dim M = {self.dimension} (certified)" if self.certified else (
+            f"{self.lower} <= dim M <= {self.upper} (not certified: gap {self.gap})"
+        )
+        return f"{self.architecture}: {status}"
+
+    def _repr_latex_(self) -> str:
+        if self.certified:
+            body = rf"\dim \mathcal{{M}} = {self.dimension}\ \text{{(certified)}}"
+        else:
+            body = rf"{self.lower} \le \dim \mathcal{{M}} \le {self.upper}\ \text{{(bounds only)}}"
+        return "$" + body + "$"

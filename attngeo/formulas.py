@@ -1,0 +1,87 @@
+"""[HMK]'s closed-form dimension formulas, for comparison only.
+
+Nothing here is evidence: the toolkit prints these numbers *beside* what it
+certified, together with whether the architecture is inside the hypotheses
+under which [HMK] state them. Where it is not, the comparison says so and why.
+
+References
+----------
+[HMK] N. W. Henry, G. L. Marchetti, K. Kohn, *Geometry of Lightning
+Self-Attention: Identifiability and Dimension*, ICLR 2025, arXiv:2408.17221.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .architecture import Architecture
+
+
+@dataclass(frozen=True)
+class FormulaComparison:
+    """A closed form, its value (or None), and whether it applies to the architecture."""
+
+    name: str
+    value: int | None
+    applies: bool
+    reason: str
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "value": self.value, "applies": self.applies, "reason": self.reason}
+
+
+def single_layer_dimension(d: int, d_out: int, a: int) -> int:
+    """[HMK] single layer, lightning: ``2ad + dd' - a^2 - 1`` (a <= d), ``d^2 + dd' - 1`` (a > d)."""
+    if a <= d:
+        return 2 * a * d + d * d_out - a * a - 1
+    return d * d + d * d_out - 1
+
+
+def deep_equal_width_dimension(depth: int, d: int, a: int) -> int:
+    """[HMK] deep lightning, equal widths, ``a <= d``: ``l a (2d - a) + d^2 - l``."""
+    return depth * a * (2 * d - a) + d * d - depth
+
+
+def naive_count(arch: Architecture) -> int:
+    """Parameters minus the dimension of the symmetry group, ignoring stabilizers.
+
+    ``sum_i (2 a_i d_{i-1} + d_i d_{i-1} - a_i^2 - 1) - sum_{0<i<l} d_i^2``. [HMK]
+    note this can fail for unequal widths; the deep proof script reports where.
+    """
+    P = arch.parameter_count
+    return P - sum(a * a + 1 for a in arch.ranks) - sum(d * d for d in arch.widths[1:-1])
+
+
+def hmk_formula(arch: Architecture) -> FormulaComparison:
+    """The [HMK] formula that speaks to ``arch``, with the reason it applies or not.
+
+    Examples
+    --------
+    >>> hmk_formula(Architecture((3, 3), (2,), tokens=2)).value
+    16
+    >>> hmk_formula(Architecture((3, 3), (2,), tokens=1)).applies
+    False
+    """
+    if arch.normalization != "lightning":
+        return FormulaComparison("none", None, False, f"{arch.normalization} networks: no lightning formula applies")
+    t, l = arch.tokens, arch.depth
+    if l == 1:
+        d, d_out, a = arch.widths[0], arch.widths[1], arch.ranks[0]
+        value = single_layer_dimension(d, d_out, a)
+        name = "2ad + dd' - a^2 - 1" if a <= d else "d^2 + dd' - 1"
+        if t < 2:
+            return FormulaComparison(name, value, False, "t = 1 is outside [HMK]'s hypothesis t >= 2")
+        return FormulaComparison(name, value, True, "single layer, t >= 2")
+    widths, ranks = set(arch.widths), set(arch.ranks)
+    if len(widths) == 1 and len(ranks) == 1:
+        d, a = arch.widths[0], arch.ranks[0]
+        value = deep_equal_width_dimension(l, d, a)
+        name = "l a (2d - a) + d^2 - l"
+        if a > d:
+            return FormulaComparison(name, value, False, "a > d is outside the deep formula's hypothesis a <= d")
+        if t < 2:
+            return FormulaComparison(name, value, False, "t = 1 is outside [HMK]'s hypothesis t >= 2")
+        return FormulaComparison(name, value, True, "equal widths and ranks, a <= d, t >= 2")
+    return FormulaComparison(
+        "none", None, False, "unequal widths or ranks: [HMK] give no closed form (compare naive_count)"
+    )

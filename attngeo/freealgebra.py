@@ -1,0 +1,110 @@
+"""Noncommutative polynomials with a transpose: matrix identities valid in every size.
+
+An element is a Q-linear combination of *words* in matrix symbols and their
+transposes, e.g. ``V Y Y' K' Q Y`` (``'`` = transpose). Words multiply by
+concatenation and transpose by reversal (``(M N)' = N' M'``). An identity that
+holds here holds for matrices of every compatible size over every commutative
+ring, so a symmetry of the layer formula proved here is proved for all widths
+and ranks at once (docs/invariance.md).
+
+The layer formula itself is not retyped: :func:`attngeo.network.layer` is
+evaluated with :class:`WordOps`, so the identity is about the code that computes.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+Letter = tuple[str, bool]  # (symbol, transposed)
+Word = tuple[Letter, ...]
+
+
+class NCPoly:
+    """A noncommutative polynomial over Q in matrix symbols and their transposes.
+
+    Examples
+    --------
+    >>> M, N = NCPoly.symbol("M"), NCPoly.symbol("N")
+    >>> str((M @ N).T)
+    "N' M'"
+    >>> ((M @ N).T - N.T @ M.T).is_zero()
+    True
+    """
+
+    __slots__ = ("terms",)
+
+    def __init__(self, terms: dict[Word, Fraction] | None = None):
+        self.terms = {w: c for w, c in (terms or {}).items() if c != 0}
+
+    @classmethod
+    def symbol(cls, name: str) -> "NCPoly":
+        return cls({((name, False),): Fraction(1)})
+
+    def __add__(self, other: "NCPoly") -> "NCPoly":
+        terms = dict(self.terms)
+        for w, c in other.terms.items():
+            terms[w] = terms.get(w, 0) + c
+        return NCPoly(terms)
+
+    def __neg__(self) -> "NCPoly":
+        return NCPoly({w: -c for w, c in self.terms.items()})
+
+    def __sub__(self, other: "NCPoly") -> "NCPoly":
+        return self + (-other)
+
+    def __matmul__(self, other: "NCPoly") -> "NCPoly":
+        terms: dict[Word, Fraction] = {}
+        for w1, c1 in self.terms.items():
+            for w2, c2 in other.terms.items():
+                terms[w1 + w2] = terms.get(w1 + w2, 0) + c1 * c2
+        return NCPoly(terms)
+
+    @property
+    def T(self) -> "NCPoly":
+        return NCPoly({tuple((s, not tr) for s, tr in reversed(w)): c for w, c in self.terms.items()})
+
+    def derivative(self, tangent: dict[str, "NCPoly"]) -> "NCPoly":
+        """Directional derivative: each symbol ``S`` moves along ``tangent[S]`` (absent: fixed)."""
+        out = NCPoly()
+        for word, c in self.terms.items():
+            for k, (sym, tr) in enumerate(word):
+                if sym not in tangent:
+                    continue
+                dot = tangent[sym].T if tr else tangent[sym]
+                prefix = NCPoly({word[:k]: c})
+                suffix = NCPoly({word[k + 1 :]: Fraction(1)})
+                out = out + prefix @ dot @ suffix
+        return out
+
+    def is_zero(self) -> bool:
+        return not self.terms
+
+    def __str__(self) -> str:
+        if not self.terms:
+            return "0"
+        parts = []
+        for w, c in sorted(self.terms.items()):
+            word = " ".join(s + ("'" if tr else "") for s, tr in w) or "1"
+            sign = "-" if c < 0 else "+"
+            mag = "" if abs(c) == 1 else f"{abs(c)} "
+            parts.append(f"{sign} {mag}{word}")
+        text = " ".join(parts)
+        return text[2:] if text.startswith("+ ") else "-" + text[2:]
+
+    __repr__ = __str__
+
+
+class WordOps:
+    """Operations object that lets :func:`attngeo.network.layer` run on :class:`NCPoly`."""
+
+    @staticmethod
+    def matmul(a: NCPoly, b: NCPoly) -> NCPoly:
+        return a @ b
+
+    @staticmethod
+    def transpose(a: NCPoly) -> NCPoly:
+        return a.T
+
+    @staticmethod
+    def add(a: NCPoly, b: NCPoly) -> NCPoly:
+        return a + b

@@ -1,0 +1,176 @@
+"""The symmetries of [HMK] as Lie-algebra vector fields, and proofs of invariance.
+
+Three families act on the weights (MATH.md section 3):
+
+``intra`` (layer ``i``, ``GL_{a_i}``)
+    ``(Q_i, K_i) -> (C Q_i, C^{-T} K_i)``; tangent ``dQ = E Q``, ``dK = -E^T K``.
+``scaling`` (layer ``i``)
+    ``(A_i, V_i) -> (lambda A_i, V_i / lambda)``, realised on ``Q_i``;
+    tangent ``dQ = Q``, ``dV = -V``.
+``inter`` (hidden width ``d_i``, ``GL_{d_i}``, ``1 <= i < l``)
+    ``V_i -> G V_i`` and ``(Q, K, V)_{i+1} -> (.) G^{-1}``; tangent ``dV_i = E V_i``
+    and ``d(Q, K, V)_{i+1} = -(Q, K, V)_{i+1} E``.
+
+Each tangent formula is written once (:data:`FAMILIES`) and used twice: on
+numpy matrices to build the vector fields at a point, and on free-algebra
+symbols (:mod:`attngeo.freealgebra`) to prove, for all sizes at once, that the
+layer formula is annihilated by it. docs/invariance.md explains why these
+layer-level identities make every field tangent to the fibers of a network of
+any depth.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Callable
+
+import numpy as np
+
+from .architecture import Architecture
+from .freealgebra import NCPoly, WordOps
+from .network import layer, split_point
+
+
+@dataclass(frozen=True)
+class FamilySpec:
+    """How one kind of symmetry moves a layer (and, for ``inter``, the next one)."""
+
+    kind: str
+    group: str  # LaTeX-free name of the group, for tables
+    # tangent on the layer that owns the family: (E, Q, K, V) -> {symbol: tangent}
+    tangent: Callable
+    # for inter only: tangent of the following layer's weights, (E, Q, K, V) -> {...};
+    # that layer's input moves by E Y, as the outgoing identity proves.
+    incoming: Callable | None = None
+    survives_softmax: bool = True
+
+
+FAMILIES: dict[str, FamilySpec] = {
+    "intra": FamilySpec("intra", "GL(a_i)", lambda E, Q, K, V: {"Q": E @ Q, "K": -(E.T @ K)}),
+    "scaling": FamilySpec("scaling", "scaling", lambda E, Q, K, V: {"Q": Q, "V": -V}, survives_softmax=False),
+    "inter": FamilySpec(
+        "inter",
+        "GL(d_i)",
+        lambda E, Q, K, V: {"V": E @ V},
+        incoming=lambda E, Q, K, V: {"Q": -(Q @ E), "K": -(K @ E), "V": -(V @ E)},
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Family:
+    """One family of vector fields on one architecture: ``kind`` at ``layer``.
+
+    For ``inter``, ``layer = i`` names the hidden width ``d_i`` between layers
+    ``i`` and ``i + 1``. ``size`` is the dimension of the Lie algebra.
+    """
+
+    kind: str
+    layer: int
+    size: int
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "layer": self.layer, "size": self.size}
+
+
+def families(arch: Architecture) -> list[Family]:
+    """The families that act on ``arch`` in canonical order (intra, scaling per layer; then inter)."""
+    out = []
+    for i, a in enumerate(arch.ranks, start=1):
+        out.append(Family("intra", i, a * a))
+        if arch.normalization == "lightning" or FAMILIES["scaling"].survives_softmax:
+            out.append(Family("scaling", i, 1))
+    for i in range(1, arch.depth):
+        out.append(Family("inter", i, arch.widths[i] ** 2))
+    return out
+
+
+# -- proofs of invariance (size-free) ------------------------------------------
+
+
+@dataclass(frozen=True)
+class Identity:
+    """A free-algebra identity ``lhs = 0`` and whether it was verified."""
+
+    family: str
+    statement: str
+    residual: str  # "0" when proved
+
+    @property
+    def holds(self) -> bool:
+        return self.residual == "0"
+
+
+def _symbols(*names: str) -> list[NCPoly]:
+    return [NCPoly.symbol(n) for n in names]
+
+
+@lru_cache(maxsize=None)
+def invariance_identities() -> tuple[Identity, ...]:
+    """Prove, in the free algebra with transpose, that every family fixes the layer formula.
+
+    Examples
+    --------
+    >>> all(identity.holds for identity in invariance_identities())
+    True
+    """
+    E, Q, K, V, Y = _symbols("E", "Q", "K", "V", "Y")
+    phi = layer(WordOps, Q, K, V, Y)
+    out = []
+    for spec in FAMILIES.values():
+        d = phi.derivative(spec.tangent(E, Q, K, V))
+        if spec.incoming is None:
+            out.append(Identity(spec.kind, f"D(phi)[{spec.kind}] = 0 for phi = {phi}", str(d)))
+        else:
+            # Outgoing side: the layer's output moves by E phi, which is exactly
+            # the input tangent the incoming side expects.
+            out.append(Identity(spec.kind, f"D(phi)[{spec.kind}, out] = E phi", str(d - E @ phi)))
+            d_in = phi.derivative({**spec.incoming(E, Q, K, V), "Y": E @ Y})
+            out.append(Identity(spec.kind, f"D(phi)[{spec.kind}, in] = 0", str(d_in)))
+    return tuple(out)
+
+
+# -- vector fields at a point -------------------------------------------------
+
+
+def _basis(n: int):
+    for u in range(n):
+        for v in range(n):
+            E = np.zeros((n, n), dtype=np.int64)
+            E[u, v] = 1
+            yield E
+
+
+def field_matrix(arch: Architecture, point: np.ndarray, p: int) -> np.ndarray:
+    """The vector fields of :func:`families` at an integer point, one row each, in ``F_p``.
+
+    Rows follow :func:`families`; within a family the Lie-algebra basis ``E_uv``
+    runs row-major. Columns follow the flattening order of the parameters.
+    """
+    point = np.mod(np.asarray(point, dtype=np.int64), p)
+    layers = split_point(arch, point)
+    blocks = list(arch.blocks())
+    offsets = {(b.layer, b.name): b for b in blocks}
+    rows = []
+
+    def place(layer_index: int, tangent: dict) -> None:
+        for name, mat in tangent.items():
+            b = offsets[(layer_index, name)]
+            vec[b.offset : b.offset + b.size] = np.mod(mat, p).ravel()
+
+    for fam in families(arch):
+        spec = FAMILIES[fam.kind]
+        Q, K, V = layers[fam.layer - 1]
+        n = arch.ranks[fam.layer - 1] if fam.kind == "intra" else arch.widths[fam.layer]
+        bases = [np.ones((1, 1), dtype=np.int64)] if fam.kind == "scaling" else _basis(n)
+        for E in bases:
+            vec = np.zeros(arch.parameter_count, dtype=np.int64)
+            place(fam.layer, spec.tangent(E, Q, K, V))
+            if spec.incoming is not None:
+                Qn, Kn, Vn = layers[fam.layer]
+                place(fam.layer + 1, spec.incoming(E, Qn, Kn, Vn))
+            rows.append(vec)
+    if not rows:
+        return np.zeros((0, arch.parameter_count), dtype=np.int64)
+    return np.array(rows)
