@@ -74,22 +74,27 @@ class TracingOps:
         return {k[1]: v for k, v in cot.items() if isinstance(k, tuple)}
 
 
-def jacobian(ops, arch: Architecture, point, inputs) -> np.ndarray:
-    """The Jacobian, rows ``(n, k, j)`` = input ``n``, output entry ``(k, j)``, one column per parameter.
+def jacobian(ops, arch: Architecture, point, inputs, functionals=None) -> np.ndarray:
+    """The Jacobian of ``W -> (phi_W(X_n))_n``, one column per parameter.
 
     Parameters
     ----------
     ops : ModularOps, ExactOps or any compatible operations object
     point : flat array of parameters, already in ``ops``' domain
     inputs : array ``(N, d_0, t)`` in ``ops``' domain
+    functionals : array ``(N, c, d_l, t)``, optional
+        When given, row ``(n, r)`` is the gradient of ``<functionals[n, r], phi_W(X_n)>``
+        (a linear functional of the output) instead of one output entry. The
+        rank of such rows is still at most the rank of the full Jacobian.
 
     Returns
     -------
-    array of shape ``(N * d_l * t, parameter_count)``
+    array of shape ``(N * R, parameter_count)`` with rows ``(n, r)``: ``R = d_l t``
+    output entries ``(k, j)`` row-major, or the ``c`` functionals.
     """
     N = inputs.shape[0]
     d_l, t = arch.output_shape
-    R = d_l * t
+    R = d_l * t if functionals is None else functionals.shape[1]
     tracer = TracingOps(ops)
     leaves = []
     layers = []
@@ -101,11 +106,14 @@ def jacobian(ops, arch: Architecture, point, inputs) -> np.ndarray:
             triple.append(node)
         layers.append(tuple(triple))
     out = network(tracer, layers, tracer.leaf(inputs))
-    seed = np.zeros((R, N, d_l, t), dtype=inputs.dtype)
-    if seed.dtype == object:
-        seed[...] = 0 * inputs.flat[0]
-    for r in range(R):
-        seed[r, :, r // t, r % t] = 1
+    if functionals is not None:
+        seed = np.ascontiguousarray(np.swapaxes(functionals, 0, 1))
+    else:
+        seed = np.zeros((R, N, d_l, t), dtype=inputs.dtype)
+        if seed.dtype == object:
+            seed[...] = 0 * inputs.flat[0]
+        for r in range(R):
+            seed[r, :, r // t, r % t] = 1
     grads = tracer.pullback(out, seed)
     cols = []
     for node in leaves:
@@ -117,10 +125,11 @@ def jacobian(ops, arch: Architecture, point, inputs) -> np.ndarray:
     return np.concatenate(cols, axis=1)
 
 
-def jacobian_mod_p(arch: Architecture, point, inputs, p: int) -> np.ndarray:
+def jacobian_mod_p(arch: Architecture, point, inputs, p: int, functionals=None) -> np.ndarray:
     """Exact Jacobian in ``F_p`` at an integer point on integer inputs (``int64``, entries in ``[0, p)``)."""
     ops = ModularOps(p)
-    return jacobian(ops, arch, ops.reduce(point), ops.reduce(inputs))
+    f = None if functionals is None else ops.reduce(functionals)
+    return jacobian(ops, arch, ops.reduce(point), ops.reduce(inputs), f)
 
 
 def jacobian_over_q(arch: Architecture, point, inputs) -> np.ndarray:

@@ -53,6 +53,14 @@ def rank_mod_p(array: np.ndarray, p: int) -> int:
     return to_nmod_mat(array, p).rank()
 
 
+def independent_rows(array: np.ndarray, p: int) -> tuple[int, list[int]]:
+    """``(rank, rows)``: a maximal set of rows of ``array`` independent mod ``p``."""
+    if 0 in array.shape:
+        return 0, []
+    echelon, rank = to_nmod_mat(np.ascontiguousarray(array.T), p).rref()
+    return rank, _pivots(echelon, rank)
+
+
 def maximal_minor_mod_p(array: np.ndarray, p: int) -> tuple[int, list[int], list[int]]:
     """``(rank, rows, cols)`` such that ``array[rows][:, cols]`` is nonsingular mod ``p``.
 
@@ -66,10 +74,8 @@ def maximal_minor_mod_p(array: np.ndarray, p: int) -> tuple[int, list[int], list
         return 0, [], []
     echelon, rank = to_nmod_mat(array, p).rref()
     cols = _pivots(echelon, rank)
-    sub = np.ascontiguousarray(array[:, cols]).T
-    echelon_t, rank_t = to_nmod_mat(sub, p).rref()
-    assert rank_t == rank  # the pivot columns are independent by construction
-    rows = _pivots(echelon_t, rank)
+    rank_rows, rows = independent_rows(array[:, cols], p)
+    assert rank_rows == rank  # the pivot columns are independent by construction
     return rank, rows, cols
 
 

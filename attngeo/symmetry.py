@@ -75,14 +75,17 @@ class Family:
 
 
 def families(arch: Architecture) -> list[Family]:
-    """The families that act on ``arch`` in canonical order (intra, scaling per layer; then inter)."""
+    """The families acting on ``arch`` in canonical order: per layer intra, scaling, inter.
+
+    This order makes the gauge minor of :func:`gauge_minor` block upper triangular.
+    """
     out = []
     for i, a in enumerate(arch.ranks, start=1):
         out.append(Family("intra", i, a * a))
         if arch.normalization == "lightning" or FAMILIES["scaling"].survives_softmax:
             out.append(Family("scaling", i, 1))
-    for i in range(1, arch.depth):
-        out.append(Family("inter", i, arch.widths[i] ** 2))
+        if i < arch.depth:
+            out.append(Family("inter", i, arch.widths[i] ** 2))
     return out
 
 
@@ -174,3 +177,64 @@ def field_matrix(arch: Architecture, point: np.ndarray, p: int) -> np.ndarray:
     if not rows:
         return np.zeros((0, arch.parameter_count), dtype=np.int64)
     return np.array(rows)
+
+
+# -- a gauge: columns on which the fields are triangular ------------------------
+
+
+def gauge_minor(arch: Architecture, point: np.ndarray, F: np.ndarray, p: int) -> list[int] | None:
+    """Columns ``cols`` with ``F[:, cols]`` square and provably nonsingular mod ``p``, or None.
+
+    Each family gets columns it moves in an invertible way: ``intra_i`` the
+    entries of ``K_i[:, :a_i]`` (``E -> -E^T K_i`` restricted there is invertible
+    when that block is), ``scaling_i`` one nonzero entry of ``Q_i``, ``inter_i``
+    the entries of ``V_i[:, :d_i]``. A family only touches the columns of
+    families *after* it in :func:`families` order, so ``F[:, cols]`` is block
+    upper triangular; this is *checked* (zeros below the diagonal blocks) rather
+    than assumed, and each diagonal block's rank is computed mod ``p``. Needs
+    ``a_i <= d_{i-1}`` and ``d_i <= d_{i-1}``; otherwise (or on bad luck) None,
+    and the caller falls back to a general elimination.
+
+    The complement of ``cols`` is a gauge: when the fields span the kernel of
+    the Jacobian, the Jacobian restricted to it is injective.
+    """
+    from .rank import rank_mod_p
+
+    point = np.mod(np.asarray(point, dtype=np.int64), p)
+    layers = split_point(arch, point)
+    blocks = {(b.layer, b.name): b for b in arch.blocks()}
+    cols: list[int] = []
+    sizes: list[int] = []
+    for fam in families(arch):
+        i = fam.layer
+        d_in = arch.widths[i - 1]
+        if fam.kind == "intra":
+            b, n = blocks[(i, "K")], arch.ranks[i - 1]
+        elif fam.kind == "inter":
+            b, n = blocks[(i, "V")], arch.widths[i]
+        else:
+            b, n = blocks[(i, "Q")], None
+        if n is None:
+            Q = layers[i - 1][0]
+            nonzero = np.flatnonzero(Q.ravel())
+            if nonzero.size == 0:
+                return None
+            chosen = [b.offset + int(nonzero[0])]
+        else:
+            if n > d_in:
+                return None
+            chosen = [b.offset + r * b.cols + c for r in range(b.rows) for c in range(n)]
+        cols.extend(chosen)
+        sizes.append(len(chosen))
+    if len(cols) != F.shape[0] or len(set(cols)) != len(cols):
+        return None
+    M = F[:, cols]
+    start = 0
+    for size in sizes:
+        end = start + size
+        if np.any(M[end:, start:end]):
+            return None  # not triangular at this point: use the general method
+        if rank_mod_p(M[start:end, start:end], p) != size:
+            return None
+        start = end
+    return cols
