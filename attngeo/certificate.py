@@ -30,6 +30,9 @@ def write_json(path: str | os.PathLike, data: dict) -> Path:
     except OSError as exc:
         raise InvalidInputError(f"cannot write certificate {path}: {exc.strerror}; choose a writable path") from None
     try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; certificates are meant to be shared
         with os.fdopen(fd, "w") as fh:
             json.dump(data, fh, separators=(",", ":"))
             fh.write("\n")

@@ -14,10 +14,11 @@ Method (MATH.md section 5, docs/invariance.md):
   Jacobian restricted to them has full column rank, only independent rows
   need to be found (one elimination of a ``upper x rows`` matrix).
 
-When the bounds differ, the attempt is repeated at a fresh point and prime with
-50% more inputs (a bad point, prime or input set can only *lower* the Jacobian
-rank or the field rank), keeping the best bound of each kind, at most
-``max_attempts`` times. Bounds that still differ are reported as bounds.
+When the bounds differ, the inputs are doubled while that raises the rank, and
+then the attempt is repeated at a fresh point and prime (a bad point, prime or
+input set can only *lower* the Jacobian rank or the field rank), keeping the
+best bound of each kind, at most ``max_attempts`` points. Bounds that still
+differ are reported as bounds.
 """
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ from .formulas import hmk_formula
 from .jacobian import jacobian_mod_p
 from .rank import independent_rows, maximal_minor_mod_p, random_prime
 from .symmetry import families, field_matrix, gauge_minor, invariance_identities
+
+#: How often the inputs may be doubled at one point while the rank still grows.
+MAX_DOUBLINGS = 4
 
 #: Entries of random points and inputs are drawn from ``[-ENTRY_BOUND, ENTRY_BOUND]``.
 ENTRY_BOUND = 1 << 15
@@ -118,7 +122,8 @@ def certify_dimension(
     max_attempts : int
         Fresh points to try while the bounds differ.
     inputs : int, optional
-        Number of inputs ``N`` for the first attempt (default: just enough rows).
+        Number of inputs ``N`` to start from at each point (default: just
+        enough functionals to match the upper bound).
 
     Returns
     -------
@@ -143,7 +148,6 @@ def certify_dimension(
     start = time.perf_counter()
     rng = random.Random(seed)
     best_lower, best_upper = (-1, None), (arch.parameter_count + 1, None)
-    n_inputs = inputs
     attempt = 0
     for attempt in range(1, max_attempts + 1):
         p = random_prime(rng)
@@ -151,14 +155,23 @@ def certify_dimension(
         upper, witness, gauge = _upper(arch, point, p)
         if upper < best_upper[0]:
             best_upper = (upper, witness)
-        if n_inputs is None:
+        if inputs is not None:
+            n_inputs = inputs
+        else:
             rows = upper + max(4, upper // 50)
             n_inputs = max(1, -(-rows // _functional_count(arch)))
-        elif attempt > 1:
-            n_inputs += max(1, n_inputs // 2)
-        lower = _lower(arch, point, p, gauge, n_inputs, rng)
-        if lower[0] > best_lower[0]:
-            best_lower = lower
+        # Each input reveals only part of the tangent space (for instance t^2
+        # numbers about each A_i), so when the rank falls short, double the
+        # inputs at the same point while that still raises it.
+        previous = -1
+        for _ in range(MAX_DOUBLINGS + 1):
+            lower = _lower(arch, point, p, gauge, n_inputs, rng)
+            if lower[0] > best_lower[0]:
+                best_lower = lower
+            if lower[0] >= best_upper[0] or lower[0] <= previous:
+                break
+            previous = lower[0]
+            n_inputs *= 2
         if best_lower[0] == best_upper[0]:
             break
     notes = []

@@ -1,0 +1,43 @@
+"""attngeo: certified exact computation of the geometry of self-attention networks.
+
+Start with :class:`Architecture` and :func:`certify_dimension`; re-check any
+certificate with :func:`check_certificate`.
+"""
+
+from .architecture import Architecture
+from .certificate import DimensionCertificate
+from .checker import check_certificate, check_folder
+from .dimension import certify_dimension, dimension
+from .exceptions import (
+    AttngeoError,
+    CertificateFormatError,
+    CertificateRejected,
+    ExpansionTooLargeError,
+    InvalidArchitectureError,
+    InvalidInputError,
+    NotCertifiedError,
+)
+from .formulas import hmk_formula, naive_count
+from .network import evaluate, expand
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Architecture",
+    "AttngeoError",
+    "CertificateFormatError",
+    "CertificateRejected",
+    "DimensionCertificate",
+    "ExpansionTooLargeError",
+    "InvalidArchitectureError",
+    "InvalidInputError",
+    "NotCertifiedError",
+    "certify_dimension",
+    "check_certificate",
+    "check_folder",
+    "dimension",
+    "evaluate",
+    "expand",
+    "hmk_formula",
+    "naive_count",
+]

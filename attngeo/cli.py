@@ -1,0 +1,196 @@
+"""The ``attngeo`` command line.
+
+Every error a user can cause ends in one line on stderr and exit code 2; the
+checker's verdict "rejected" is exit code 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from .architecture import Architecture
+from .exceptions import AttngeoError, CertificateFormatError, CertificateRejected
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit 2, no usage dump
+        self.exit(2, f"attngeo: error: {message} (see 'attngeo {self.prog.split()[-1]} --help')\n")
+
+
+def _int_list(flag: str):
+    def parse(text: str) -> tuple[int, ...]:
+        try:
+            values = tuple(int(v) for v in text.split(","))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{flag} takes comma-separated integers such as 3,3,3, got {text!r}")
+        return values
+
+    return parse
+
+
+def _add_architecture(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--widths", required=True, type=_int_list("--widths"), help="d_0,...,d_l, e.g. 3,3,3")
+    p.add_argument("--ranks", required=True, type=_int_list("--ranks"), help="a_1,...,a_l, e.g. 2,2")
+    p.add_argument("--tokens", type=int, default=2, help="number of tokens t (default 2)")
+
+
+def _architecture(args, normalization: str = "lightning") -> Architecture:
+    return Architecture(args.widths, args.ranks, args.tokens, normalization)
+
+
+# -- dim ------------------------------------------------------------------------------
+
+
+def _cmd_dim(args) -> int:
+    from .dimension import certify_dimension
+
+    arch = _architecture(args)
+    if args.certificate and Path(args.certificate).is_dir():
+        raise CertificateFormatError(f"--certificate {args.certificate} is a folder; give a file name")
+    cert = certify_dimension(arch, seed=args.seed)
+    if args.certificate:
+        cert.save(args.certificate)
+    if args.json:
+        out = cert.summary()
+        if args.certificate:
+            out["certificate"] = str(args.certificate)
+        print(json.dumps(out))
+        return 0
+    f = cert.formula
+    lw, uw = cert.lower_witness, cert.upper_witness
+    rows = [
+        ("architecture", str(arch)),
+        ("parameters", str(cert.parameters)),
+        ("lower bound", f"{cert.lower}  (Jacobian minor mod {lw['prime']}, {len(lw['inputs'])} inputs)"),
+        ("upper bound", f"{cert.upper}  ({cert.parameters} parameters - field rank {uw['field_rank']})"),
+    ]
+    if cert.certified:
+        rows.append(("dimension", f"{cert.dimension}  certified"))
+    else:
+        rows.append(("dimension", f"not certified: {cert.lower} <= dim M <= {cert.upper} (gap {cert.gap})"))
+    if f["value"] is None:
+        rows.append(("[HMK] formula", f"none ({f['reason']})"))
+    else:
+        verdict = ""
+        if f["applies"] and cert.certified:
+            verdict = "  agrees" if f["value"] == cert.dimension else "  DISAGREES"
+        applies = "applies" if f["applies"] else "does not apply"
+        rows.append(("[HMK] formula", f"{f['value']}  ({f['name']}; {applies}: {f['reason']}){verdict}"))
+    rows.append(("time", f"{cert.seconds:.2f} s"))
+    if args.certificate:
+        rows.append(("certificate", str(args.certificate)))
+    for name, value in rows:
+        print(f"{name:<14} {value}")
+    return 0
+
+
+# -- check ----------------------------------------------------------------------------
+
+
+def _cmd_check(args) -> int:
+    from .checker import check_certificate, check_folder
+
+    target = Path(args.path)
+    if target.is_dir():
+        results = check_folder(target)
+        if not results:
+            raise CertificateFormatError(f"{target} holds no .json certificates")
+        bad = 0
+        for path, res in results:
+            if isinstance(res, Exception):
+                bad += 1
+                print(f"REJECTED  {path}: {res}")
+            else:
+                print(f"valid     {path}: {res.claim}")
+        print(f"{len(results) - bad} valid, {bad} rejected")
+        return 1 if bad else 0
+    try:
+        res = check_certificate(target)
+    except CertificateRejected as exc:
+        print(f"REJECTED  {target}: {exc}")
+        return 1
+    print(f"valid     {target}: {res.claim}")
+    return 0
+
+
+# -- certify --------------------------------------------------------------------------
+
+
+def _proofs_folder(given: str | None) -> Path:
+    if given:
+        folder = Path(given)
+    else:
+        here = Path.cwd() / "proofs"
+        folder = here if here.is_dir() else Path(__file__).resolve().parent.parent / "proofs"
+    if not folder.is_dir() or not list(folder.glob("*.py")):
+        raise CertificateFormatError(
+            f"no proof scripts in {folder}; run from the attngeo checkout or pass --proofs DIR"
+        )
+    return folder
+
+
+def _cmd_certify(args) -> int:
+    folder = _proofs_folder(args.proofs)
+    out = Path(args.out)
+    scripts = sorted(folder.glob("*.py"))
+    if args.only:
+        scripts = [s for s in scripts if s.stem == args.only]
+        if not scripts:
+            raise CertificateFormatError(f"--only {args.only}: no proofs/{args.only}.py")
+    summary = []
+    for script in scripts:
+        print(f"== {script.stem}", flush=True)
+        start = time.perf_counter()
+        code = subprocess.call([sys.executable, str(script), "--out", str(out / script.stem)])
+        summary.append((script.stem, code, time.perf_counter() - start))
+    print("\nsummary")
+    for name, code, seconds in summary:
+        status = "certified" if code == 0 else f"FAILED (exit {code})"
+        print(f"  {name:<28} {status:<18} {seconds:7.1f} s")
+    print(f"certificates in {out}/ ; re-check them with: attngeo check {out}")
+    return 0 if all(code == 0 for _, code, _ in summary) else 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="attngeo", description="Certified geometry of self-attention networks.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = sub.add_parser("dim", help="certified dimension of the neuromanifold")
+    _add_architecture(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--certificate", metavar="FILE", help="write the certificate to FILE")
+    p.add_argument("--seed", type=int, default=None, help="seed for the random point, inputs and prime")
+    p.set_defaults(run=_cmd_dim)
+
+    p = sub.add_parser("check", help="re-verify a certificate file or every certificate in a folder")
+    p.add_argument("path", help="certificate .json or a folder of them")
+    p.set_defaults(run=_cmd_check)
+
+    p = sub.add_parser("certify", help="run every proof script in proofs/ and summarize")
+    p.add_argument("--out", default="certificates", help="folder for the certificates (default: certificates)")
+    p.add_argument("--only", metavar="NAME", help="run only proofs/NAME.py")
+    p.add_argument("--proofs", metavar="DIR", help="folder of proof scripts (default: ./proofs)")
+    p.set_defaults(run=_cmd_certify)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except AttngeoError as exc:
+        print(f"attngeo: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("attngeo: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,29 @@
+"""Certify [HMK]'s single-layer dimension theorem on a grid.
+
+Statement ([HMK] section 3): for one lightning layer with ``t >= 2`` tokens,
+``dim M = 2ad + dd' - a^2 - 1`` when ``a <= d`` and ``d^2 + dd' - 1`` when ``a > d``.
+Grid: ``1 <= d, d' <= 6``, ``1 <= a <= d + 1``, ``t in {2, 3}`` (324 cases).
+Every case is inside the hypotheses, so any case that fails to certify or
+disagrees with the formula makes the script exit 1.
+"""
+
+from attngeo import Architecture
+from attngeo.formulas import single_layer_dimension
+from attngeo.proof import Case, main_guard, proof_arguments, run_dimension_proof
+
+
+def cases():
+    for t in (2, 3):
+        for d in range(1, 7):
+            for d_out in range(1, 7):
+                for a in range(1, d + 2):
+                    yield Case(Architecture((d, d_out), (a,), t), True, single_layer_dimension(d, d_out, a))
+
+
+def main() -> int:
+    args = proof_arguments(__doc__.splitlines()[0], "certificates/single_layer_dimension")
+    return run_dimension_proof("[HMK] single-layer dimension, lightning", list(cases()), args)
+
+
+if __name__ == "__main__":
+    main_guard(main)
