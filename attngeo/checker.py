@@ -137,11 +137,20 @@ def _weights(point: np.ndarray, arch: _Arch) -> dict:
     return {(i, name): point[off : off + r * c].reshape(r, c) for i, name, r, c, off in arch.shapes()}
 
 
-def _nonsingular(matrix: np.ndarray, p: int) -> bool:
+def _check_minor(matrix: np.ndarray, p: int, recorded, what: str) -> None:
+    """The minor must be nonsingular and its determinant the one recorded.
+
+    Matching the recorded determinant binds the witness to its data: a changed
+    prime, point or input would usually still give *some* nonsingular minor,
+    but not this determinant.
+    """
+    recorded = _int(recorded, f"{what} determinant", 0, p - 1)
     n = matrix.shape[0]
-    if n == 0:
-        return True
-    return nmod_mat(n, n, np.mod(matrix, p).ravel().tolist(), p).det() != 0
+    det = 1 if n == 0 else int(nmod_mat(n, n, np.mod(matrix, p).ravel().tolist(), p).det())
+    if det == 0:
+        _reject(f"the {what} minor ({n} x {n}) is singular mod {p}: its rank is not proved")
+    if det != recorded:
+        _reject(f"the {what} minor has determinant {det} mod {p}, the certificate records {recorded}")
 
 
 # -- lower bound: forward-mode Jacobian on the witness columns -------------------------
@@ -248,8 +257,7 @@ def _check_lower(cert: dict, arch: _Arch) -> int:
     rows = _index_list(_field(lw, "rows", "lower_witness."), rank, N * c, "lower_witness.rows")
     cols = _index_list(_field(lw, "columns", "lower_witness."), rank, P, "lower_witness.columns")
     J = _jacobian_columns(arch, point, X, w, cols, p)
-    if not _nonsingular(J[rows], p):
-        _reject(f"the lower-bound minor ({rank} x {rank}) is singular mod {p}: rank {rank} is not proved")
+    _check_minor(J[rows], p, _field(lw, "determinant", "lower_witness."), "Jacobian")
     return rank
 
 
@@ -360,8 +368,7 @@ def _check_upper(cert: dict, arch: _Arch) -> int:
     F = _field_rows(arch, point, p)
     rows = _index_list(_field(uw, "rows", "upper_witness."), rank, F.shape[0], "upper_witness.rows")
     cols = _index_list(_field(uw, "columns", "upper_witness."), rank, P, "upper_witness.columns")
-    if not _nonsingular(F[np.ix_(rows, cols)], p):
-        _reject(f"the field minor ({rank} x {rank}) is singular mod {p}: the orbit rank is not proved")
+    _check_minor(F[np.ix_(rows, cols)], p, _field(uw, "determinant", "upper_witness."), "field")
     upper = _int(_field(cert, "upper", ""), "upper")
     if upper != P - rank:
         _reject(f"upper = {upper} but parameters - field rank = {P} - {rank} = {P - rank}")

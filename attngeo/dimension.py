@@ -33,7 +33,7 @@ from .certificate import DimensionCertificate
 from .exceptions import InvalidInputError, NotCertifiedError
 from .formulas import hmk_formula
 from .jacobian import jacobian_mod_p
-from .rank import independent_rows, maximal_minor_mod_p, random_prime
+from .rank import det_mod_p, independent_rows, maximal_minor_mod_p, random_prime
 from .symmetry import families, field_matrix, gauge_minor, invariance_identities
 
 #: How often the inputs may be doubled at one point while the rank still grows.
@@ -51,11 +51,13 @@ def _random_ints(rng: random.Random, shape) -> np.ndarray:
 def _upper(arch: Architecture, point: np.ndarray, p: int) -> tuple[int, dict, list[int]]:
     """Upper bound, its witness, and a gauge (columns complementary to the field minor)."""
     F = field_matrix(arch, point, p)
-    cols = gauge_minor(arch, point, F, p)
-    if cols is not None:
+    gauge = gauge_minor(arch, point, F, p)
+    if gauge is not None:
+        cols, det = gauge
         rank, rows, how = F.shape[0], list(range(F.shape[0])), "block-triangular gauge minor"
     else:
         rank, rows, cols = maximal_minor_mod_p(F, p)
+        det = det_mod_p(F[np.ix_(rows, cols)], p)
         how = "pivots of a reduced echelon form"
     identities = invariance_identities()
     if not all(i.holds for i in identities):  # pragma: no cover - would be a bug in symmetry.py
@@ -67,6 +69,7 @@ def _upper(arch: Architecture, point: np.ndarray, p: int) -> tuple[int, dict, li
         "field_rank": rank,
         "rows": rows,
         "columns": cols,
+        "determinant": det,
         "identities": [{"family": i.family, "statement": i.statement} for i in identities],
         "method": f"free-algebra identities; nonsingular minor of the field matrix mod p ({how})",
     }
@@ -95,6 +98,7 @@ def _lower(arch, point, p, gauge, n_inputs, rng) -> tuple[int, dict]:
     else:
         rank, rows, cols = maximal_minor_mod_p(J, p)
         how = "pivots of a reduced echelon form"
+    det = det_mod_p(J[np.ix_(rows, cols)], p)
     witness = {
         "prime": p,
         "point": point.tolist(),
@@ -103,6 +107,7 @@ def _lower(arch, point, p, gauge, n_inputs, rng) -> tuple[int, dict]:
         "rank": rank,
         "rows": rows,
         "columns": cols,
+        "determinant": det,
         "method": f"nonsingular maximal minor of the Jacobian of <w, phi(X)> mod p ({how})",
     }
     return rank, witness

@@ -46,6 +46,13 @@ def _pivots(echelon: nmod_mat, rank: int) -> list[int]:
     return pivots
 
 
+def det_mod_p(array: np.ndarray, p: int) -> int:
+    """Determinant of a square integer matrix modulo ``p`` (as an int in ``[0, p)``)."""
+    if array.shape[0] == 0:
+        return 1
+    return int(to_nmod_mat(array, p).det())
+
+
 def rank_mod_p(array: np.ndarray, p: int) -> int:
     """Rank of an integer matrix modulo the prime ``p``."""
     if 0 in array.shape:

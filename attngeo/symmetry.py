@@ -182,8 +182,8 @@ def field_matrix(arch: Architecture, point: np.ndarray, p: int) -> np.ndarray:
 # -- a gauge: columns on which the fields are triangular ------------------------
 
 
-def gauge_minor(arch: Architecture, point: np.ndarray, F: np.ndarray, p: int) -> list[int] | None:
-    """Columns ``cols`` with ``F[:, cols]`` square and provably nonsingular mod ``p``, or None.
+def gauge_minor(arch: Architecture, point: np.ndarray, F: np.ndarray, p: int) -> tuple[list[int], int] | None:
+    """``(cols, det)``: ``F[:, cols]`` is square with determinant ``det != 0`` mod ``p``; or None.
 
     Each family gets columns it moves in an invertible way: ``intra_i`` the
     entries of ``K_i[:, :a_i]`` (``E -> -E^T K_i`` restricted there is invertible
@@ -191,14 +191,14 @@ def gauge_minor(arch: Architecture, point: np.ndarray, F: np.ndarray, p: int) ->
     the entries of ``V_i[:, :d_i]``. A family only touches the columns of
     families *after* it in :func:`families` order, so ``F[:, cols]`` is block
     upper triangular; this is *checked* (zeros below the diagonal blocks) rather
-    than assumed, and each diagonal block's rank is computed mod ``p``. Needs
+    than assumed, and the determinant is the product of the diagonal blocks'. Needs
     ``a_i <= d_{i-1}`` and ``d_i <= d_{i-1}``; otherwise (or on bad luck) None,
     and the caller falls back to a general elimination.
 
     The complement of ``cols`` is a gauge: when the fields span the kernel of
     the Jacobian, the Jacobian restricted to it is injective.
     """
-    from .rank import rank_mod_p
+    from .rank import det_mod_p
 
     point = np.mod(np.asarray(point, dtype=np.int64), p)
     layers = split_point(arch, point)
@@ -229,12 +229,13 @@ def gauge_minor(arch: Architecture, point: np.ndarray, F: np.ndarray, p: int) ->
     if len(cols) != F.shape[0] or len(set(cols)) != len(cols):
         return None
     M = F[:, cols]
-    start = 0
+    start, det = 0, 1
     for size in sizes:
         end = start + size
         if np.any(M[end:, start:end]):
             return None  # not triangular at this point: use the general method
-        if rank_mod_p(M[start:end, start:end], p) != size:
+        det = det * det_mod_p(M[start:end, start:end], p) % p
+        if det == 0:
             return None
         start = end
-    return cols
+    return cols, det
