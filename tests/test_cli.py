@@ -1,0 +1,74 @@
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from attngeo.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_dim_json_has_the_documented_keys(capsys, tmp_path):
+    cert = tmp_path / "c.json"
+    assert main(["dim", "--widths", "3,3,3", "--ranks", "2,2", "--tokens", "3", "--json", "--certificate", str(cert), "--seed", "1"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    for key in ("parameters", "lower", "upper", "certified", "dimension", "formula"):
+        assert key in out
+    assert out["certified"] is True and out["dimension"] == out["lower"] == out["upper"]
+    assert out["formula"] == out["dimension"]  # [HMK] deep formula, inside its hypotheses
+    assert main(["check", str(cert)]) == 0
+
+
+def test_dim_default_tokens_is_two_and_gap_is_not_rounded(capsys):
+    assert main(["dim", "--widths", "3,3", "--ranks", "2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["architecture"]["tokens"] == 2
+    assert main(["dim", "--widths", "3,3", "--ranks", "2", "--tokens", "1", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["certified"] is False and out["dimension"] is None and out["formula"] is None
+
+
+@pytest.mark.parametrize(
+    "argv, fragment",
+    [
+        (["dim", "--widths", "3,x", "--ranks", "2"], "--widths"),
+        (["dim", "--widths", "3,3", "--ranks", "2,2"], "ranks has 2 entries"),
+        (["dim", "--widths", "3,3", "--ranks", "0"], "ranks[0]"),
+        (["dim", "--widths", "3,3", "--ranks", "1", "--tokens", "0"], "tokens"),
+        (["dim", "--ranks", "1"], "--widths"),
+        (["check", "/no/such/file.json"], "cannot read"),
+        (["certify", "--proofs", "/no/such/folder"], "no proof scripts"),
+    ],
+)
+def test_bad_arguments_exit_2_with_one_line(argv, fragment, capsys):
+    with pytest.raises(SystemExit) as exc:
+        sys.exit(main(argv))
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert fragment in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_check_exit_codes(tmp_path, deep_certificate, capsys):
+    good, bad = tmp_path / "good.json", tmp_path / "bad.json"
+    good.write_text(json.dumps(deep_certificate))
+    tampered = dict(deep_certificate, lower=deep_certificate["lower"] + 1)
+    bad.write_text(json.dumps(tampered))
+    assert main(["check", str(good)]) == 0
+    assert main(["check", str(bad)]) == 1
+    assert main(["check", str(tmp_path)]) == 1
+    (tmp_path / "junk.json").write_text("nope")
+    assert main(["check", str(tmp_path / "junk.json")]) == 2
+
+
+def test_existing_certificate_survives_a_failed_run(tmp_path, capsys):
+    cert = tmp_path / "keep.json"
+    cert.write_text("precious")
+    assert main(["dim", "--widths", "3,3", "--ranks", "9,9", "--certificate", str(cert)]) == 2
+    assert cert.read_text() == "precious"
+
+
+def test_console_script_runs_as_a_module():
+    res = subprocess.run([sys.executable, "-m", "attngeo", "dim", "--widths", "2,2", "--ranks", "1", "--json"],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert res.returncode == 0 and json.loads(res.stdout)["certified"]
