@@ -95,17 +95,22 @@ class DimensionCertificate:
     def gap(self) -> int:
         return self.upper - self.lower
 
-    def to_json(self) -> dict:
+    def _claim(self) -> dict:
         return {
-            "format": FORMAT,
-            "version": VERSION,
-            "kind": self.kind,
             "architecture": self.architecture.to_dict(),
             "parameters": self.parameters,
             "lower": self.lower,
             "upper": self.upper,
             "certified": self.certified,
             "dimension": self.dimension,
+        }
+
+    def to_json(self) -> dict:
+        return {
+            "format": FORMAT,
+            "version": VERSION,
+            "kind": self.kind,
+            **self._claim(),
             "lower_witness": self.lower_witness,
             "upper_witness": self.upper_witness,
             "formula": self.formula,
@@ -121,12 +126,7 @@ class DimensionCertificate:
         """The short record the command line prints with ``--json``."""
         f = self.formula
         return {
-            "architecture": self.architecture.to_dict(),
-            "parameters": self.parameters,
-            "lower": self.lower,
-            "upper": self.upper,
-            "certified": self.certified,
-            "dimension": self.dimension,
+            **self._claim(),
             "formula": f["value"] if f.get("applies") else None,
             "formula_name": f.get("name"),
             "formula_applies": f.get("applies"),

@@ -234,13 +234,19 @@ def _jacobian_columns(arch: _Arch, point, X, w, cols, p) -> np.ndarray:
     return out
 
 
+def _witness(cert: dict, key: str, arch: _Arch) -> tuple[dict, int, np.ndarray]:
+    """A witness object with its prime and its point reduced mod that prime."""
+    w = _field(cert, key, "")
+    if not isinstance(w, dict):
+        _reject(f"{key} must be an object")
+    p = _prime(_field(w, "prime", f"{key}."), f"{key}.prime")
+    point = _int_array(_field(w, "point", f"{key}."), (arch.parameters,), f"{key}.point") % p
+    return w, p, point
+
+
 def _check_lower(cert: dict, arch: _Arch) -> int:
-    lw = _field(cert, "lower_witness", "")
-    if not isinstance(lw, dict):
-        _reject("lower_witness must be an object")
-    p = _prime(_field(lw, "prime", "lower_witness."), "lower_witness.prime")
+    lw, p, point = _witness(cert, "lower_witness", arch)
     P = arch.parameters
-    point = _int_array(_field(lw, "point", "lower_witness."), (P,), "lower_witness.point") % p
     inputs = _field(lw, "inputs", "lower_witness.")
     N = len(inputs) if isinstance(inputs, list) else -1
     if N < 1:
@@ -352,12 +358,8 @@ def _field_rows(arch: _Arch, point: np.ndarray, p: int) -> np.ndarray:
 
 
 def _check_upper(cert: dict, arch: _Arch) -> int:
-    uw = _field(cert, "upper_witness", "")
-    if not isinstance(uw, dict):
-        _reject("upper_witness must be an object")
-    p = _prime(_field(uw, "prime", "upper_witness."), "upper_witness.prime")
+    uw, p, point = _witness(cert, "upper_witness", arch)
     P = arch.parameters
-    point = _int_array(_field(uw, "point", "upper_witness."), (P,), "upper_witness.point") % p
     fams = _field(uw, "families", "upper_witness.")
     if fams != _expected_families(arch):
         _reject("upper_witness.families is not the symmetry families of this architecture in canonical order")

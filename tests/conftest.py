@@ -1,3 +1,4 @@
+import numpy as np
 import pytest
 
 from attngeo import Architecture, certify_dimension
@@ -13,3 +14,10 @@ def deep_certificate():
 def gap_certificate():
     """t = 1: bounds that do not meet."""
     return certify_dimension(Architecture((3, 3), (2,), tokens=1), seed=3).to_json()
+
+
+def random_instance(arch, seed, bound, n_inputs):
+    """A random integer point and ``n_inputs`` random integer inputs for ``arch``."""
+    rng = np.random.default_rng(seed)
+    point = rng.integers(-bound, bound + 1, arch.parameter_count)
+    return point, rng.integers(-bound, bound + 1, (n_inputs,) + arch.input_shape)

@@ -44,3 +44,22 @@ def test_seed_makes_certificates_reproducible():
     a, b = certify_dimension(arch, seed=5).to_json(), certify_dimension(arch, seed=5).to_json()
     a.pop("seconds"), b.pop("seconds")
     assert a == b
+
+
+def test_mid_size_certificate_verifies_independently():
+    from attngeo import check_certificate
+
+    arch = Architecture((16, 16, 16), (4, 4), 3)
+    cert = certify_dimension(arch, seed=0)
+    assert cert.certified and check_certificate(cert.to_json()).claim.startswith(f"dim M = {cert.dimension}")
+    assert cert.dimension == hmk_formula(arch).value  # compared, not used
+
+
+@pytest.mark.slow
+def test_benchmark_size_certifies_and_verifies():
+    from attngeo import check_certificate
+
+    arch = Architecture((32,) * 5, (4,) * 4, 3)
+    cert = certify_dimension(arch, seed=0)
+    assert cert.certified
+    check_certificate(cert.to_json())

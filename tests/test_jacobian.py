@@ -6,6 +6,7 @@ from attngeo import Architecture, expand
 from attngeo.jacobian import jacobian_mod_p, jacobian_over_q
 from attngeo.network import symbolic_context
 from attngeo.rank import rank_mod_p, rank_over_q
+from conftest import random_instance
 
 P_SMALL = 1000003
 
@@ -31,9 +32,7 @@ def test_jacobian_is_the_derivative_of_the_symbolic_expansion(widths, ranks, t):
 @pytest.mark.parametrize("widths, ranks, t", [((3, 3), (2,), 2), ((3, 2, 3), (2, 1), 2), ((2, 3), (3,), 1)])
 def test_rank_over_q_equals_rank_mod_a_good_prime(widths, ranks, t):
     arch = Architecture(widths, ranks, t)
-    rng = np.random.default_rng(2)
-    point = rng.integers(-6, 7, arch.parameter_count)
-    X = rng.integers(-6, 7, (8,) + arch.input_shape)
+    point, X = random_instance(arch, seed=2, bound=6, n_inputs=8)
     Jq = jacobian_over_q(arch, point, X)
     r_q = rank_over_q(Jq)
     r_p = rank_mod_p(jacobian_mod_p(arch, point, X, 67108859), 67108859)

@@ -9,6 +9,7 @@ from attngeo.freealgebra import NCPoly
 from attngeo.jacobian import jacobian_mod_p
 from attngeo.symmetry import FAMILIES, families, field_matrix, gauge_minor, invariance_identities
 from attngeo.rank import det_mod_p, rank_mod_p
+from conftest import random_instance
 
 P = 67108859
 
@@ -30,9 +31,7 @@ def test_free_algebra_detects_a_false_identity():
 @pytest.mark.parametrize("widths, ranks, t", [((3, 2, 3), (2, 3), 2), ((4, 4, 4), (2, 2), 3), ((2, 3, 2, 2), (1, 2, 2), 2)])
 def test_fields_lie_in_the_kernel_of_the_jacobian(widths, ranks, t):
     arch = Architecture(widths, ranks, t)
-    rng = np.random.default_rng(4)
-    point = rng.integers(-50, 51, arch.parameter_count)
-    X = rng.integers(-50, 51, (6,) + arch.input_shape)
+    point, X = random_instance(arch, seed=4, bound=50, n_inputs=6)
     F = field_matrix(arch, point, P)
     J = jacobian_mod_p(arch, point, X, P)
     assert F.shape[0] == sum(f.size for f in families(arch))
