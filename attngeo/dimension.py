@@ -51,9 +51,9 @@ def _random_ints(rng: random.Random, shape) -> np.ndarray:
 def _upper(arch: Architecture, point: np.ndarray, p: int) -> tuple[int, dict, list[int]]:
     """Upper bound, its witness, and a gauge (columns complementary to the field minor)."""
     F = field_matrix(arch, point, p)
-    gauge = gauge_minor(arch, point, F, p)
-    if gauge is not None:
-        cols, det = gauge
+    minor = gauge_minor(arch, point, F, p)
+    if minor is not None:
+        cols, det = minor
         rank, rows, how = F.shape[0], list(range(F.shape[0])), "block-triangular gauge minor"
     else:
         rank, rows, cols = maximal_minor_mod_p(F, p)

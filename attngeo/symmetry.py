@@ -21,6 +21,8 @@ any depth.
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable
@@ -30,6 +32,7 @@ import numpy as np
 from .architecture import Architecture
 from .freealgebra import NCPoly, WordOps
 from .network import layer, split_point
+from .rank import det_mod_p
 
 
 @dataclass(frozen=True)
@@ -82,11 +85,10 @@ def families(arch: Architecture) -> list[Family]:
     out = []
     for i, a in enumerate(arch.ranks, start=1):
         out.append(Family("intra", i, a * a))
-        if arch.normalization == "lightning" or FAMILIES["scaling"].survives_softmax:
-            out.append(Family("scaling", i, 1))
+        out.append(Family("scaling", i, 1))
         if i < arch.depth:
             out.append(Family("inter", i, arch.widths[i] ** 2))
-    return out
+    return [f for f in out if arch.normalization == "lightning" or FAMILIES[f.kind].survives_softmax]
 
 
 # -- proofs of invariance (size-free) ------------------------------------------
@@ -153,29 +155,25 @@ def field_matrix(arch: Architecture, point: np.ndarray, p: int) -> np.ndarray:
     """
     point = np.mod(np.asarray(point, dtype=np.int64), p)
     layers = split_point(arch, point)
-    blocks = list(arch.blocks())
-    offsets = {(b.layer, b.name): b for b in blocks}
-    rows = []
+    blocks = {(b.layer, b.name): b for b in arch.blocks()}
 
-    def place(layer_index: int, tangent: dict) -> None:
+    def place(vec: np.ndarray, layer_index: int, tangent: dict) -> None:
         for name, mat in tangent.items():
-            b = offsets[(layer_index, name)]
+            b = blocks[(layer_index, name)]
             vec[b.offset : b.offset + b.size] = np.mod(mat, p).ravel()
 
-    for fam in families(arch):
+    rows = []
+    for fam in families(arch):  # every architecture has an intra family, so rows is never empty
         spec = FAMILIES[fam.kind]
         Q, K, V = layers[fam.layer - 1]
-        n = arch.ranks[fam.layer - 1] if fam.kind == "intra" else arch.widths[fam.layer]
-        bases = [np.ones((1, 1), dtype=np.int64)] if fam.kind == "scaling" else _basis(n)
+        # the Lie algebra is gl_n with n^2 = size (scaling: the 1 x 1 identity)
+        bases = [np.ones((1, 1), dtype=np.int64)] if fam.kind == "scaling" else _basis(math.isqrt(fam.size))
         for E in bases:
             vec = np.zeros(arch.parameter_count, dtype=np.int64)
-            place(fam.layer, spec.tangent(E, Q, K, V))
+            place(vec, fam.layer, spec.tangent(E, Q, K, V))
             if spec.incoming is not None:
-                Qn, Kn, Vn = layers[fam.layer]
-                place(fam.layer + 1, spec.incoming(E, Qn, Kn, Vn))
+                place(vec, fam.layer + 1, spec.incoming(E, *layers[fam.layer]))
             rows.append(vec)
-    if not rows:
-        return np.zeros((0, arch.parameter_count), dtype=np.int64)
     return np.array(rows)
 
 
@@ -198,8 +196,6 @@ def gauge_minor(arch: Architecture, point: np.ndarray, F: np.ndarray, p: int) ->
     The complement of ``cols`` is a gauge: when the fields span the kernel of
     the Jacobian, the Jacobian restricted to it is injective.
     """
-    from .rank import det_mod_p
-
     point = np.mod(np.asarray(point, dtype=np.int64), p)
     layers = split_point(arch, point)
     blocks = {(b.layer, b.name): b for b in arch.blocks()}
