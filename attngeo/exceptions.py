@@ -32,3 +32,7 @@ class CertificateRejected(AttngeoError):
 
 class NotCertifiedError(AttngeoError):
     """A value was asked for that the computation bounded but did not prove."""
+
+
+class NotInNeuromanifoldError(AttngeoError):
+    """A function that no network of the given architecture produces (with the weights asked for)."""

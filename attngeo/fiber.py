@@ -1,0 +1,436 @@
+"""Single-layer fibers and weight recovery, exactly over Q (docs/fibers.md).
+
+A function is given by ``F = l m^T``, ``l = V y``, ``m = A^T y`` (vectors of
+linear forms; :mod:`attngeo.layerfunction`). When ``F != 0`` pick an entry
+``F_kp != 0`` and factor it over Q: ``F_kp = c u w`` with linear ``u, w``
+(Lemma 2: over C the factorization is the same, linear forms being
+irreducible). Any ``(A', V')`` with the same ``F`` has ``l'_k`` proportional to
+``u`` or to ``w`` (unique factorization in ``C[y]``), and that choice forces
+everything else: ``m'_p = F_kp / l'_k``, ``l'_j = F_jp / m'_p``,
+``m'_q = F_kq / l'_k``. So there are at most two *candidates*, each a line
+``{(lambda A_c, V_c / lambda)}``; a candidate is a component exactly when it
+reproduces all of ``F`` and ``rank A_c <= a``. This is at once
+
+* the **fiber** (every candidate checked, so nothing is missed), and
+* **weight recovery** (the candidates are the weights).
+
+``F = 0`` means ``A = 0`` or ``V = 0``: the fiber ``{A = 0} u {V = 0, rank A <= a}``.
+
+In ``(Q, K, V)`` coordinates the fiber is the preimage under
+``mu(Q, K, V) = (K^T Q, V)``; :func:`product_fiber_strata` splits the fiber of
+``(Q, K) -> K^T Q`` into its components (docs/fibers.md, Lemma 3).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from flint import fmpq, fmpq_mat
+
+from .architecture import Architecture
+from .exceptions import InvalidInputError, NotInNeuromanifoldError
+from .layerfunction import LayerFunction, call_evaluator, mat_rows, output_column, single_layer
+from .network import ExactOps, network, read_input
+
+
+# -- the (Q, K) -> K^T Q fibers -----------------------------------------------------
+
+
+def product_fiber_strata(a: int, d: int, r: int) -> list[tuple[int, int, int]]:
+    """Components of ``{(Q, K) in (C^{a x d})^2 : K^T Q = B}`` for ``rank B = r``.
+
+    Returns ``(u, w, dim)``: the closure of ``{rank Q = u, rank K = w}`` for each
+    maximal admissible pair (``r <= u, w <= min(a, d)``, ``u + w <= a + r``),
+    with its dimension (docs/fibers.md, Lemma 3).
+
+    >>> product_fiber_strata(2, 3, 2)    # generic: one GL_2 orbit
+    [(2, 2, 4)]
+    >>> product_fiber_strata(1, 3, 0)    # q k^T = 0: q = 0 or k = 0
+    [(0, 1, 3), (1, 0, 3)]
+    """
+    top = min(a, d)
+    pairs = [(u, w) for u in range(r, top + 1) for w in range(r, top + 1) if u + w <= a + r]
+    maximal = [(u, w) for u, w in pairs if not any((x, y) != (u, w) and x >= u and y >= w for x, y in pairs)]
+    out = []
+    for u, w in maximal:
+        k, n = u - r, a - w  # dim(ker K^T restricted to im Q), dim ker K^T
+        total = u * (a - u) + u * d + w * d + k * (u - k) + (n - k) * (a - n)
+        out.append((u, w, total - r * (2 * d - r)))
+    return sorted(out)
+
+
+def determinantal_dimension(d: int, a: int) -> int:
+    """``dim {A in C^{d x d} : rank A <= a}``."""
+    r = min(a, d)
+    return r * (2 * d - r)
+
+
+# -- results --------------------------------------------------------------------------
+
+
+def _latex_matrix(M: fmpq_mat) -> str:
+    rows = [" & ".join(_latex_q(M[r, c]) for c in range(M.ncols())) for r in range(M.nrows())]
+    return r"\begin{pmatrix}" + r" \\ ".join(rows) + r"\end{pmatrix}"
+
+
+def _latex_q(x: fmpq) -> str:
+    if x.q == 1:
+        return str(x.p)
+    sign = "-" if x.p < 0 else ""
+    return rf"{sign}\tfrac{{{abs(x.p)}}}{{{x.q}}}"
+
+
+def _q_rows(M: fmpq_mat) -> list[list[str]]:
+    return [[str(M[r, c]) for c in range(M.ncols())] for r in range(M.nrows())]
+
+
+@dataclass
+class Component:
+    """One irreducible component of a fiber, in ``(A, V)`` or ``(Q, K, V)`` coordinates."""
+
+    coordinates: str  # "AV" or "QKV"
+    dimension: int
+    description: str
+    latex: str
+    data: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {"coordinates": self.coordinates, "dimension": self.dimension,
+                "description": self.description, "latex": self.latex, **self.data}
+
+    def _repr_latex_(self) -> str:
+        return f"${self.latex}$"
+
+
+def _small(M: fmpq_mat, name: str) -> str:
+    """The matrix itself when small enough to read, else its name."""
+    return _latex_matrix(M) if M.nrows() * M.ncols() <= 16 else name
+
+
+def _line_components(index: int, A: fmpq_mat, V: fmpq_mat, a: int) -> tuple[Component, list[Component]]:
+    d = A.nrows()
+    r = A.rank()
+    sub = f"_{index}"
+    av = Component(
+        "AV", 1,
+        f"{{(lambda A{sub}, V{sub} / lambda) : lambda != 0}}, rank A{sub} = {r}",
+        rf"\{{(\lambda {_small(A, 'A' + sub)},\ \lambda^{{-1}} {_small(V, 'V' + sub)}) : \lambda \neq 0\}}",
+        {"A": _q_rows(A), "V": _q_rows(V), "rank_A": r},
+    )
+    qkv = []
+    for u, w, dim in product_fiber_strata(a, d, r):
+        if u == w == r == min(a, d) and a <= d:
+            desc = f"{{(C Q{sub}, lambda C^-T K{sub}, V{sub} / lambda) : C in GL_{a}, lambda != 0}} (one orbit)"
+            tex = rf"\{{(C Q{sub},\ \lambda C^{{-T}} K{sub},\ \lambda^{{-1}} V{sub}) : C \in GL_{{{a}}},\ \lambda \neq 0\}}"
+        else:
+            desc = f"closure of {{K^T Q = lambda A{sub}, rank Q = {u}, rank K = {w}, V = V{sub} / lambda}}"
+            tex = (rf"\overline{{\{{K^{{T}} Q = \lambda A{sub},\ \operatorname{{rank}} Q = {u},\ "
+                   rf"\operatorname{{rank}} K = {w},\ V = \lambda^{{-1}} V{sub}\}}}}")
+        qkv.append(Component("QKV", dim + 1, desc, tex, {"rank_Q": u, "rank_K": w, "over": index}))
+    return av, qkv
+
+
+def _zero_components(arch: Architecture) -> tuple[list[Component], list[Component]]:
+    d, dd = arch.widths
+    a = arch.ranks[0]
+    av = [
+        Component("AV", dd * d, "{A = 0} (V arbitrary)", r"\{A = 0\}", {"locus": "A=0"}),
+        Component("AV", determinantal_dimension(d, a), f"{{V = 0, rank A <= {a}}}",
+                  rf"\{{V = 0,\ \operatorname{{rank}} A \le {a}\}}", {"locus": "V=0"}),
+    ]
+    qkv = [
+        Component("QKV", dim + dd * d, f"closure of {{K^T Q = 0, rank Q = {u}, rank K = {w}}} (V arbitrary)",
+                  rf"\overline{{\{{K^{{T}} Q = 0,\ \operatorname{{rank}} Q = {u},\ \operatorname{{rank}} K = {w}\}}}}",
+                  {"rank_Q": u, "rank_K": w, "locus": "A=0"})
+        for u, w, dim in product_fiber_strata(a, d, 0)
+    ]
+    qkv.append(Component("QKV", 2 * a * d, "{V = 0} (Q, K arbitrary)", r"\{V = 0\}", {"locus": "V=0"}))
+    return av, qkv
+
+
+@dataclass
+class Candidate:
+    """One forced choice ``l'_k ~ factor`` and what became of it."""
+
+    factor: list[str]  # coefficients of the linear form chosen for l'_k
+    valid: bool
+    reason: str
+    A: fmpq_mat | None = None
+    V: fmpq_mat | None = None
+
+
+# -- the factor argument ----------------------------------------------------------------
+
+
+def _linear_coefficients(poly, d: int) -> list[fmpq]:
+    out = [fmpq(0)] * d
+    for exps, c in poly.to_dict().items():
+        if sum(exps) != 1:
+            raise ValueError("not a linear form")
+        out[exps.index(1)] = c
+    return out
+
+
+def linear_factors(f: LayerFunction, k: int, p: int) -> list:
+    """The distinct linear factors of ``F_kp`` over Q (one or two); raises when irreducible."""
+    poly = f.form(k, p)
+    _, factors = poly.factor()
+    linear = [g for g, _ in factors]
+    if any(g.total_degree() != 1 for g in linear):
+        raise NotInNeuromanifoldError(
+            f"F_{k}{p} = {poly} is irreducible over Q, so no rational weights produce this function "
+            "(it may factor over a quadratic extension: then only irrational weights reach it); "
+            "recover_weights works over Q"
+        )
+    return linear
+
+
+def _partners(slabs: np.ndarray, den: int, w: list[int]) -> list[list[fmpq]]:
+    """For each Gram matrix ``S`` in ``slabs / den``, the unique ``l`` with ``sym(l w^T) = S``, if any.
+
+    ``S = (l w^T + w l^T) / 2``; with ``w_i != 0``: ``l_i = S_ii / w_i`` and
+    ``l = (2 S[:, i] - w l_i) / w_i``. The map ``l -> sym(l w^T)`` is injective,
+    so this is the only possible ``l``; whether it really solves ``S`` is
+    decided by the caller's exact comparison of the whole function.
+    """
+    i = next(j for j, x in enumerate(w) if x)
+    wi = w[i]
+    W = np.array(w, dtype=object)
+    out = []
+    for S in slabs.astype(object):
+        num = 2 * S[:, i] * wi - W * S[i, i]
+        out.append([fmpq(int(x), den * wi * wi) for x in num])
+    return out
+
+
+def _integer_vector(coeffs: list[fmpq]) -> list[int]:
+    den = 1
+    for c in coeffs:
+        den = den * int(c.q) // math.gcd(den, int(c.q))
+    return [int(c.p) * (den // int(c.q)) for c in coeffs]
+
+
+def _candidates(f: LayerFunction, a: int) -> tuple[tuple[int, int], list, list[Candidate]]:
+    dd, d = f.shape
+    k, p = f.nonzero_entry()
+    factors = linear_factors(f, k, p)
+    N, den = f.numerators, f.denominator
+    out = []
+    for u in factors:
+        coeffs = _linear_coefficients(u, d)
+        ell_k = _integer_vector(coeffs)
+        # l'_k = u forces m'_p, which forces every l'_j; l'_k forces every m'_q
+        (m_p,) = _partners(N[k, :, :, p][None], den, ell_k)
+        V = fmpq_mat(_partners(N[:, :, :, p], den, _integer_vector(m_p)))
+        A = fmpq_mat(_partners(N[k].transpose(2, 0, 1), den, ell_k)).transpose()
+        label = [str(c) for c in coeffs]
+        if LayerFunction.from_AV(f.arch, A, V) != f:
+            out.append(Candidate(label, False, "the forced weights do not reproduce F", A, V))
+        elif A.rank() > a:
+            out.append(Candidate(label, False, f"the forced A has rank {A.rank()} > a = {a}", A, V))
+        else:
+            out.append(Candidate(label, True, "reproduces F", A, V))
+    return (k, p), factors, out
+
+
+@dataclass
+class Fiber:
+    """The fiber of one single-layer function, complete, with its argument."""
+
+    arch: Architecture
+    case: str  # "generic", "rank1-swap", "rank1-parallel", "zero"
+    av: list[Component]
+    qkv: list[Component]
+    argument: dict
+    seconds: float = 0.0
+
+    @property
+    def components(self) -> list[Component]:
+        return self.av
+
+    def summary(self) -> dict:
+        return {
+            "architecture": self.arch.to_dict(),
+            "case": self.case,
+            "components": [c.to_dict() for c in self.av],
+            "qkv_components": [c.to_dict() for c in self.qkv],
+            "certified": True,
+            "method": "factorization over Q of one entry of F(y) = V y y^T A, all forced candidates checked",
+            "seconds": round(self.seconds, 3),
+        }
+
+    def __str__(self) -> str:
+        lines = [f"fiber of {self.arch} ({self.case}): {len(self.av)} component(s) in (A, V)"]
+        lines += [f"  dim {c.dimension}: {c.description}" for c in self.av]
+        lines.append(f"  in (Q, K, V): {len(self.qkv)} component(s)")
+        lines += [f"  dim {c.dimension}: {c.description}" for c in self.qkv]
+        return "\n".join(lines)
+
+    def latex(self) -> str:
+        av = r" \;\cup\; ".join(c.latex for c in self.av)
+        qkv = r" \;\cup\; ".join(c.latex for c in self.qkv)
+        return (rf"\mu^{{-1}}(f)\ \text{{in }} (A, V):\ {av}" + "\n\n"
+                + rf"\text{{in }} (Q, K, V):\ {qkv}")
+
+    def _repr_latex_(self) -> str:
+        return "$" + r" \;\cup\; ".join(c.latex for c in self.av) + "$"
+
+
+def _fiber_of(f: LayerFunction) -> Fiber:
+    arch = f.arch
+    a = arch.ranks[0]
+    if f.is_zero():
+        av, qkv = _zero_components(arch)
+        return Fiber(arch, "zero", av, qkv, {"zero": True})
+    (k, p), factors, cands = _candidates(f, a)
+    valid = [c for c in cands if c.valid]
+    if not valid:
+        reasons = "; ".join(c.reason for c in cands)
+        raise NotInNeuromanifoldError(
+            f"no weights of {arch} produce this function: every candidate forced by F_{k}{p} fails ({reasons})"
+        )
+    av, qkv = [], []
+    for i, c in enumerate(valid, start=1):
+        comp, pre = _line_components(i, c.A, c.V, a)
+        av.append(comp)
+        qkv.extend(pre)
+    rank1 = all(c.A.rank() == 1 and c.V.rank() == 1 for c in valid)
+    case = "generic" if not rank1 else ("rank1-swap" if len(valid) == 2 else "rank1-parallel")
+    argument = {
+        "entry": [k, p],
+        "factors": [[str(x) for x in _linear_coefficients(u, arch.widths[0])] for u in factors],
+        "candidates": [{"factor": c.factor, "valid": c.valid, "reason": c.reason} for c in cands],
+    }
+    return Fiber(arch, case, av, qkv, argument)
+
+
+def fiber(arch: Architecture, weights) -> Fiber:
+    """The complete fiber through a rational single-layer point.
+
+    >>> arch = Architecture((2, 1), (1,), tokens=2)
+    >>> fib = fiber(arch, [[[[1, 0]], [[0, 1]], [[1, 1]]]])   # A = e2 e1^T, V = (1, 1)
+    >>> [c.dimension for c in fib.components], fib.case
+    ([1, 1], 'rank1-swap')
+    """
+    single_layer(arch, "fiber")
+    start = time.perf_counter()
+    fib = _fiber_of(LayerFunction.from_weights(arch, weights))
+    fib.seconds = time.perf_counter() - start
+    return fib
+
+
+# -- recovery ---------------------------------------------------------------------------
+
+
+def rank_factorization(A: fmpq_mat, a: int) -> tuple[fmpq_mat, fmpq_mat]:
+    """``(Q, K)``, both ``a x d``, with ``K^T Q = A`` (needs ``rank A <= a``)."""
+    d = A.nrows()
+    R, r = A.rref()
+    if r > a:
+        raise InvalidInputError(f"rank A = {r} exceeds a = {a}")
+    pivots = [next(c for c in range(d) if R[i, c] != 0) for i in range(r)]
+    Q = fmpq_mat(a, d)
+    K = fmpq_mat(a, d)
+    for i in range(r):
+        for c in range(d):
+            Q[i, c] = R[i, c]
+            K[i, c] = A[c, pivots[i]]
+    return Q, K
+
+
+@dataclass
+class Recovery:
+    """Weights ``(Q, K, V)`` producing a function, one per fiber component."""
+
+    arch: Architecture
+    weights: list[tuple[fmpq_mat, fmpq_mat, fmpq_mat]]
+    fiber: Fiber
+    verified: str
+
+    @property
+    def unique(self) -> bool:
+        """Unique up to the symmetry group (one component of the fiber)."""
+        return len(self.weights) == 1
+
+    def as_lists(self, index: int = 0) -> list:
+        Q, K, V = self.weights[index]
+        return [[_q_rows(Q), _q_rows(K), _q_rows(V)]]
+
+
+def _unisolvent_inputs(d: int, t: int):
+    """Integer points ``x`` of ``N^{d t}`` with ``|x| <= 3``: a cubic vanishing on all is zero."""
+    n = d * t
+    for total in range(4):
+        for combo in itertools.combinations_with_replacement(range(n), total):
+            x = [0] * n
+            for i in combo:
+                x[i] += 1
+            yield [[fmpq(x[r * t + c]) for c in range(t)] for r in range(d)]
+
+
+def recover_weights(arch: Architecture, f) -> Recovery:
+    """Weights of ``arch`` producing exactly ``f``, or :class:`NotInNeuromanifoldError`.
+
+    ``f`` is a :class:`LayerFunction`, a Gram tensor ``S[k][m][n][p]``
+    (see :mod:`attngeo.layerfunction`), or a callable black box ``X -> phi(X)``
+    on exact rationals. A black box is assumed to be a polynomial map of degree
+    at most 3 (as every layer function is); the recovered weights are then
+    proved to reproduce it by agreement on the unisolvent set ``{x in N^{dt}: |x| <= 3}``.
+
+    The zero function has no finite list of weights: its fiber is returned with
+    ``weights = [0]`` as the representative ``Q = K = V = 0``.
+    """
+    single_layer(arch, "recover_weights")
+    start = time.perf_counter()
+    if callable(f) and not isinstance(f, LayerFunction):
+        lf = LayerFunction.from_evaluator(arch, f)
+        black_box = f
+    else:
+        lf = f if isinstance(f, LayerFunction) else LayerFunction.from_tensor(arch, f)
+        black_box = None
+    if lf.arch.widths != arch.widths:
+        raise InvalidInputError(f"the function has widths {lf.arch.widths}, the architecture {arch.widths}")
+    fib = _fiber_of(LayerFunction(arch, lf.numerators, lf.denominator))
+    d, dd = arch.widths
+    a = arch.ranks[0]
+    if fib.case == "zero":
+        z = fmpq_mat(a, d)
+        weights = [(z, fmpq_mat(a, d), fmpq_mat(dd, d))]
+    else:
+        weights = []
+        for comp in fib.av:
+            A = fmpq_mat([[fmpq(*_frac(x)) for x in row] for row in comp.data["A"]])
+            V = fmpq_mat([[fmpq(*_frac(x)) for x in row] for row in comp.data["V"]])
+            Q, K = rank_factorization(A, a)
+            weights.append((Q, K, V))
+    verified = "F(y) = V y y^T A reproduced exactly"
+    if black_box is not None:
+        _verify_black_box(arch, black_box, weights[0])
+        verified += "; black box matched on the degree-3 unisolvent set"
+    fib.seconds = time.perf_counter() - start
+    return Recovery(arch, weights, fib, verified)
+
+
+def _frac(text: str) -> tuple[int, int]:
+    num, _, den = text.partition("/")
+    return int(num), int(den or 1)
+
+
+def _verify_black_box(arch: Architecture, f, weights) -> None:
+    d, t = arch.input_shape
+    dd = arch.widths[-1]
+    layers = [tuple(np.array(mat_rows(M), dtype=object) for M in weights)]
+    for X in _unisolvent_inputs(d, t):
+        want = network(ExactOps(), layers, read_input(arch, X))
+        got = [output_column(call_evaluator(f, X), j, dd, t) for j in range(t)]
+        if any(got[j][r] != want[r, j] for j in range(t) for r in range(dd)):
+            raise NotInNeuromanifoldError(
+                f"the black box differs from every layer function of {arch} at X = {[[str(v) for v in row] for row in X]}: "
+                "it is not a single lightning layer of this architecture (or not a cubic polynomial map)"
+            )
+
+
