@@ -398,7 +398,13 @@ def _check_dimension(cert: dict) -> str:
     return f"{lower} <= dim M <= {upper} for widths {w}, ranks {a}, t={arch.tokens}"
 
 
-_CHECKERS = {"dimension": _check_dimension}
+def _check_fiber(cert: dict) -> str:
+    from .fibercheck import check_fiber  # that module builds on the readers above
+
+    return check_fiber(cert)
+
+
+_CHECKERS = {"dimension": _check_dimension, "fiber": _check_fiber}
 
 
 def check_certificate(source: str | os.PathLike | dict) -> CheckResult:

@@ -27,6 +27,7 @@ import itertools
 import math
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 from flint import fmpq, fmpq_mat
@@ -34,7 +35,8 @@ from flint import fmpq, fmpq_mat
 from .architecture import Architecture
 from .exceptions import InvalidInputError, NotInNeuromanifoldError
 from .layerfunction import LayerFunction, call_evaluator, mat_rows, output_column, single_layer
-from .network import ExactOps, network, read_input
+from .certificate import FORMAT, VERSION, write_json
+from .network import ExactOps, network, read_input, read_point
 
 
 # -- the (Q, K) -> K^T Q fibers -----------------------------------------------------
@@ -247,6 +249,9 @@ class Fiber:
     qkv: list[Component]
     argument: dict
     seconds: float = 0.0
+    point: list[str] | None = None  # the weights the fiber was asked for, when given
+
+    kind = "fiber"
 
     @property
     def components(self) -> list[Component]:
@@ -262,6 +267,16 @@ class Fiber:
             "method": "factorization over Q of one entry of F(y) = V y y^T A, all forced candidates checked",
             "seconds": round(self.seconds, 3),
         }
+
+    def to_json(self) -> dict:
+        """The certificate: the claim plus the factor argument the checker replays."""
+        if self.point is None:
+            raise InvalidInputError("only a fiber computed from weights has a certificate (it records the point)")
+        return {"format": FORMAT, "version": VERSION, "kind": self.kind, "point": self.point,
+                **self.summary(), "argument": self.argument}
+
+    def save(self, path) -> Path:
+        return write_json(path, self.to_json())
 
     def __str__(self) -> str:
         lines = [f"fiber of {self.arch} ({self.case}): {len(self.av)} component(s) in (A, V)"]
@@ -318,7 +333,9 @@ def fiber(arch: Architecture, weights) -> Fiber:
     """
     single_layer(arch, "fiber")
     start = time.perf_counter()
-    fib = _fiber_of(LayerFunction.from_weights(arch, weights))
+    point = read_point(arch, weights)
+    fib = _fiber_of(LayerFunction.from_weights(arch, point))
+    fib.point = [str(x) for x in point]
     fib.seconds = time.perf_counter() - start
     return fib
 

@@ -28,10 +28,12 @@ from functools import lru_cache
 from typing import Callable
 
 import numpy as np
+from flint import fmpq, fmpq_mat
 
 from .architecture import Architecture
 from .freealgebra import NCPoly, WordOps
-from .network import layer, split_point
+from .exceptions import InvalidInputError
+from .network import layer, read_point, split_point, to_fmpq
 from .rank import det_mod_p
 
 
@@ -147,20 +149,14 @@ def _basis(n: int):
             yield E
 
 
-def field_matrix(arch: Architecture, point: np.ndarray, p: int) -> np.ndarray:
-    """The vector fields of :func:`families` at an integer point, one row each, in ``F_p``.
-
-    Rows follow :func:`families`; within a family the Lie-algebra basis ``E_uv``
-    runs row-major. Columns follow the flattening order of the parameters.
-    """
-    point = np.mod(np.asarray(point, dtype=np.int64), p)
-    layers = split_point(arch, point)
+def _field_vectors(arch: Architecture, layers: list, reduce, zero) -> list:
+    """The vector fields of :func:`families` at ``layers``, one flat vector each."""
     blocks = {(b.layer, b.name): b for b in arch.blocks()}
 
-    def place(vec: np.ndarray, layer_index: int, tangent: dict) -> None:
+    def place(vec, layer_index: int, tangent: dict) -> None:
         for name, mat in tangent.items():
             b = blocks[(layer_index, name)]
-            vec[b.offset : b.offset + b.size] = np.mod(mat, p).ravel()
+            vec[b.offset : b.offset + b.size] = reduce(mat).ravel()
 
     rows = []
     for fam in families(arch):  # every architecture has an intra family, so rows is never empty
@@ -169,12 +165,77 @@ def field_matrix(arch: Architecture, point: np.ndarray, p: int) -> np.ndarray:
         # the Lie algebra is gl_n with n^2 = size (scaling: the 1 x 1 identity)
         bases = [np.ones((1, 1), dtype=np.int64)] if fam.kind == "scaling" else _basis(math.isqrt(fam.size))
         for E in bases:
-            vec = np.zeros(arch.parameter_count, dtype=np.int64)
+            vec = zero()
             place(vec, fam.layer, spec.tangent(E, Q, K, V))
             if spec.incoming is not None:
                 place(vec, fam.layer + 1, spec.incoming(E, *layers[fam.layer]))
             rows.append(vec)
+    return rows
+
+
+def field_matrix(arch: Architecture, point: np.ndarray, p: int) -> np.ndarray:
+    """The vector fields of :func:`families` at an integer point, one row each, in ``F_p``.
+
+    Rows follow :func:`families`; within a family the Lie-algebra basis ``E_uv``
+    runs row-major. Columns follow the flattening order of the parameters.
+    """
+    point = np.mod(np.asarray(point, dtype=np.int64), p)
+    layers = split_point(arch, point)
+    rows = _field_vectors(arch, layers, lambda m: np.mod(m, p), lambda: np.zeros(arch.parameter_count, dtype=np.int64))
     return np.array(rows)
+
+
+def orbit_dimension(arch: Architecture, weights) -> int:
+    """The dimension of the symmetry orbit through a rational point, exactly.
+
+    It is the rank over Q of the Lie-algebra vector fields there (the orbit map
+    of a connected algebraic group has constant rank along the orbit).
+
+    >>> orbit_dimension(Architecture((3, 3), (2,)), [1] * 21)   # all ones: GL_2 moves only row/column sums
+    4
+    """
+    layers = split_point(arch, read_point(arch, weights))
+    rows = _field_vectors(arch, layers, lambda m: m, lambda: np.array([fmpq(0)] * arch.parameter_count, dtype=object))
+    return fmpq_mat([list(r) for r in rows]).rank()
+
+
+# -- the groups themselves, acting exactly ------------------------------------
+
+
+def act(arch: Architecture, weights, kind: str, layer: int, g) -> list[fmpq]:
+    """Apply one group element exactly over Q; returns the new flat weights.
+
+    ``kind = "intra"``: ``g = C in GL_{a_i}`` acts ``(Q_i, K_i) -> (C Q_i, C^{-T} K_i)``;
+    ``"scaling"``: ``g = lambda != 0`` acts ``(Q_i, V_i) -> (lambda Q_i, V_i / lambda)``;
+    ``"inter"``: ``g = G in GL_{d_i}`` acts ``V_i -> G V_i``, ``(Q, K, V)_{i+1} -> (.) G^{-1}``.
+    """
+    if kind not in FAMILIES:
+        raise InvalidInputError(f"unknown symmetry kind {kind!r}; choose one of {', '.join(FAMILIES)}")
+    present = {(f.kind, f.layer) for f in families(arch)}
+    if (kind, layer) not in present:
+        raise InvalidInputError(f"{arch} has no {kind} symmetry at layer {layer} (for {arch.normalization} networks)")
+    mats = [[fmpq_mat(M.tolist()) for M in triple] for triple in split_point(arch, read_point(arch, weights))]
+    if kind == "scaling":
+        lam = to_fmpq(g, "lambda")
+        if lam == 0:
+            raise InvalidInputError("the scaling lambda must be nonzero")
+        Q, K, V = mats[layer - 1]
+        mats[layer - 1] = [Q * lam, K, V * (1 / lam)]
+    else:
+        n = arch.ranks[layer - 1] if kind == "intra" else arch.widths[layer]
+        G = g if isinstance(g, fmpq_mat) else fmpq_mat([[to_fmpq(v, "group element") for v in row] for row in g])
+        if (G.nrows(), G.ncols()) != (n, n) or G.det() == 0:
+            raise InvalidInputError(f"the {kind} element at layer {layer} must be an invertible {n}x{n} matrix")
+        Gi = G.inv()
+        if kind == "intra":
+            Q, K, V = mats[layer - 1]
+            mats[layer - 1] = [G * Q, Gi.transpose() * K, V]
+        else:
+            Q, K, V = mats[layer - 1]
+            mats[layer - 1] = [Q, K, G * V]
+            Q2, K2, V2 = mats[layer]
+            mats[layer] = [Q2 * Gi, K2 * Gi, V2 * Gi]
+    return [M[r, c] for triple in mats for M in triple for r in range(M.nrows()) for c in range(M.ncols())]
 
 
 # -- a gauge: columns on which the fields are triangular ------------------------
