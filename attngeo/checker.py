@@ -404,7 +404,13 @@ def _check_fiber(cert: dict) -> str:
     return check_fiber(cert)
 
 
-_CHECKERS = {"dimension": _check_dimension, "fiber": _check_fiber}
+def _check_deep_fiber(cert: dict) -> str:
+    from .deepfibercheck import check_deep_fiber
+
+    return check_deep_fiber(cert)
+
+
+_CHECKERS = {"dimension": _check_dimension, "fiber": _check_fiber, "deep-fiber": _check_deep_fiber}
 
 
 def check_certificate(source: str | os.PathLike | dict) -> CheckResult:

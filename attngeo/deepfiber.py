@@ -1,0 +1,274 @@
+"""Fibers of deep networks at a point, by elimination in a gauge (docs/fibers.md, section 3).
+
+**Gauge.** For every layer ``i``: ``Q_i[:, :a_i] = I`` (fixes ``GL_{a_i}``), for
+every hidden width ``V_i[:, :d_i] = I`` (fixes ``GL_{d_i}``) and one entry
+``K_i[0, 0] = kappa_i`` (fixes the scalings: after the matrix gauges, the
+scalings act on ``(K_1[0,0], ..., K_l[0,0])`` through an invertible monomial
+change of the torus). Needs ``a_i <= d_{i-1}`` and ``d_i <= d_{i-1}``. Each
+orbit through the open set ``U`` where these blocks can be normalized (the
+gauge minors are invertible) meets the slice ``G`` exactly once, so
+``fiber(W_0) n U = orbit(W_0)`` exactly when ``fiber(W_0) n G = {W_0}``.
+
+**Elimination.** The unknowns are the free entries of ``G``; the equations
+``phi_W(X_n) = phi_{W_0}(X_n)`` on integer inputs ``X_n``. Their solutions
+contain ``fiber n G``, so a reduced Gröbner basis over Q with exactly ``D``
+standard monomials bounds ``|fiber n G| <= D`` over C; ``D = 1`` (the basis is
+linear) proves there is no hidden continuous or discrete symmetry in ``U``.
+When ``D > 1`` the extra solutions are either artifacts of too few inputs
+(more inputs remove them) or true fiber points; rational ones are verified
+exactly (the networks agree as polynomials in ``X``), which proves a hidden
+discrete symmetry.
+
+**Trust.** The checker re-derives the equations, checks the basis is a
+Gröbner basis, that every equation reduces to zero modulo it, the staircase
+count and every listed solution; the one step it takes from the engine is the
+inclusion ``<basis> c <equations>`` (a Gröbner computation; no engine in this
+toolkit returns cofactors at these sizes), and it *replays* that step by
+running the engine again on equations it rebuilt itself. Certificates say so.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from flint import fmpq
+
+from .architecture import Architecture
+from .certificate import FORMAT, VERSION, write_json
+from .engine import Basis, groebner, ring
+from .exceptions import InvalidInputError
+from .symmetry import families
+from .network import ExactOps, network, object_array, split_point, symbolic_context
+
+MAX_RETRIES = 2
+
+
+def gauge(arch: Architecture) -> dict[str, int | None]:
+    """The gauge slice: variable name -> fixed value (``None``: the free ``K_i[0,0]`` value).
+
+    Raises :class:`InvalidInputError` when the widths or ranks leave no such gauge.
+    """
+    if arch.normalization != "lightning":
+        raise InvalidInputError("deep fibers are computed for lightning networks only")
+    fixed: dict[str, int | None] = {}
+    for b in arch.blocks():
+        d_in = arch.widths[b.layer - 1]
+        if b.name == "Q":
+            if b.rows > d_in:
+                raise InvalidInputError(f"the gauge needs a_{b.layer} = {b.rows} <= d_{b.layer - 1} = {d_in}")
+            fixed.update({b.variable(r, c): int(r == c) for r in range(b.rows) for c in range(b.rows)})
+        elif b.name == "K":
+            fixed[b.variable(0, 0)] = None
+        elif b.layer < arch.depth:
+            if b.rows > d_in:
+                raise InvalidInputError(
+                    f"the gauge needs d_{b.layer} = {b.rows} <= d_{b.layer - 1} = {d_in} "
+                    "(an expanding hidden width has stabilizers: the fiber is not an orbit of the listed groups)"
+                )
+            fixed.update({b.variable(r, c): int(r == c) for r in range(b.rows) for c in range(b.rows)})
+    return fixed
+
+
+def gauge_point(arch: Architecture, rng: random.Random, bound: int = 5) -> list[fmpq]:
+    """A random integer point of the slice (``K_i[0,0] != 0``)."""
+    fixed = gauge(arch)
+    out = []
+    for name in arch.variable_names():
+        if name in fixed and fixed[name] is not None:
+            out.append(fmpq(fixed[name]))
+        elif name in fixed:
+            out.append(fmpq(rng.choice([v for v in range(-bound, bound + 1) if v])))
+        else:
+            out.append(fmpq(rng.choice([v for v in range(-bound, bound + 1) if v])))
+    return out
+
+
+def fiber_equations(arch: Architecture, point: list[fmpq], inputs: list) -> tuple[tuple[str, ...], list]:
+    """Unknowns of the slice and the equations ``phi_W(X_n) - phi_{W_0}(X_n)``."""
+    fixed = gauge(arch)
+    names = arch.variable_names()
+    free = tuple(n for n in names if n not in fixed)
+    ctx = ring(free)
+    gens = dict(zip(free, ctx.gens()))
+    W = [gens[n] if n in gens else ctx.constant(v) for n, v in zip(names, point)]
+    ops = ExactOps()
+    d, t = arch.input_shape
+    eqs = []
+    for X in inputs:
+        Xo = object_array(d, t, (fmpq(v) for row in X for v in row))
+        Y = network(ops, split_point(arch, W), Xo)
+        Y0 = network(ops, split_point(arch, point), Xo)
+        eqs.extend(a - b for a, b in zip(Y.ravel(), Y0.ravel()))
+    return free, [e for e in eqs if e != 0]
+
+
+def staircase(basis: Basis) -> int | None:
+    """Number of standard monomials (solutions with multiplicity over C), None if infinite."""
+    n = len(basis.variables)
+    leads = [p.monoms()[0] for p in basis.polys]
+    pure = [None] * n
+    for m in leads:
+        support = [i for i, e in enumerate(m) if e]
+        if len(support) == 1:
+            i = support[0]
+            pure[i] = m[i] if pure[i] is None else min(pure[i], m[i])
+    if any(e is None for e in pure):
+        return None
+    count = 0
+    stack = [(0, ())]
+    while stack:  # enumerate the box prod [0, pure_i) and drop multiples of leading monomials
+        i, prefix = stack.pop()
+        if i == n:
+            if not any(all(a >= b for a, b in zip(prefix, m)) for m in leads):
+                count += 1
+            continue
+        stack.extend((i + 1, prefix + (e,)) for e in range(pure[i]))
+    return count
+
+
+def rational_solutions(basis: Basis) -> list[list[fmpq]] | None:
+    """All solutions when the basis is in shape position (``x_i - h_i(x_n)``, ``g(x_n)``) with ``g``
+    splitting over Q; None otherwise."""
+    n = len(basis.variables)
+    only_last = lambda p: all(sum(m[:-1]) == 0 for m in p.monoms())  # noqa: E731
+    univariate = [p for p in basis.polys if only_last(p)]
+    linear = {}
+    for p in basis.polys:
+        m = p.monoms()[0]
+        if sum(m) == 1 and m[-1] == 0 and only_last(p - basis.ctx.gens()[m.index(1)]):
+            linear[m.index(1)] = p - basis.ctx.gens()[m.index(1)]
+    if len(univariate) != 1 or len(linear) != n - 1:
+        return None
+    roots = []
+    for f, _ in univariate[0].factor()[1]:
+        if f.total_degree() != 1:
+            return None  # an irrational root: not listed
+        c = {e[-1]: v for e, v in f.to_dict().items()}
+        roots.append(-c.get(0, fmpq(0)) / c[1])
+    zeros = [fmpq(0)] * (n - 1)
+    return [[-linear[i](*zeros, r) for i in range(n - 1)] + [r] for r in roots]
+
+
+def same_function(arch: Architecture, p1: list[fmpq], p2: list[fmpq]) -> bool:
+    """``phi_{W_1} = phi_{W_2}`` as polynomials in ``X`` (exact symbolic comparison)."""
+    ctx = symbolic_context(arch)
+    d, t = arch.input_shape
+    X = object_array(d, t, ctx.gens()[arch.parameter_count:])
+    ops = ExactOps()
+    to = lambda pt: [ctx.constant(v) for v in pt]  # noqa: E731
+    Y1 = network(ops, split_point(arch, to(p1)), X)
+    Y2 = network(ops, split_point(arch, to(p2)), X)
+    return all(a == b for a, b in zip(Y1.ravel(), Y2.ravel()))
+
+
+@dataclass
+class DeepFiber:
+    """The fiber of a deep network at a gauge point, as far as elimination settles it."""
+
+    arch: Architecture
+    point: list[fmpq]
+    inputs: list
+    basis: Basis
+    solutions: int | None  # standard monomials; None = positive-dimensional
+    extra: list[list[fmpq]] = field(default_factory=list)  # verified fiber points besides W_0
+    attempts: int = 1
+    seconds: float = 0.0
+
+    kind = "deep-fiber"
+
+    @property
+    def certified(self) -> bool:
+        """The slice count is exact: one solution, or every solution verified."""
+        return self.solutions is not None and self.solutions == 1 + len(self.extra)
+
+    @property
+    def verdict(self) -> str:
+        if self.solutions is None:
+            return "positive-dimensional: the sampled system has infinitely many solutions (not settled)"
+        if self.solutions == 1:
+            return "fiber = symmetry orbit (no hidden continuous or discrete symmetry in the gauge domain)"
+        if self.certified:
+            return f"hidden discrete symmetry: the fiber meets the gauge slice in {self.solutions} points"
+        return f"1 + {len(self.extra)} <= |fiber n slice| <= {self.solutions} (extra solutions not all verified)"
+
+    def components(self) -> list[dict]:
+        orbit = sum(f.size for f in families(self.arch))
+        k = self.solutions if self.certified else 1 + len(self.extra)
+        return [{"dimension": orbit, "description": f"symmetry orbit of solution {i} in the gauge slice"}
+                for i in range(k)]
+
+    def summary(self) -> dict:
+        return {
+            "architecture": self.arch.to_dict(),
+            "components": self.components(),
+            "certified": self.certified,
+            "verdict": self.verdict,
+            "solutions_in_slice": self.solutions,
+            "method": f"Gröbner basis over Q in a gauge slice ({self.basis.engine}); "
+                      "the inclusion <basis> c <equations> is the engine's",
+            "engine": self.basis.engine,
+            "seconds": round(self.seconds, 3),
+        }
+
+    def to_json(self) -> dict:
+        return {
+            "format": FORMAT, "version": VERSION, "kind": self.kind, **self.summary(),
+            "point": [str(v) for v in self.point],
+            "inputs": [[[int(v) for v in row] for row in X] for X in self.inputs],
+            "variables": list(self.basis.variables),
+            "basis": self.basis.strings(),
+            "extra_solutions": [[str(v) for v in s] for s in self.extra],
+            "trusted": f"the inclusion <basis> c <equations>: computed by {self.basis.engine}, replayed by the checker",
+        }
+
+    def save(self, path) -> Path:
+        return write_json(path, self.to_json())
+
+    def __str__(self) -> str:
+        return f"{self.arch}: {self.verdict} [{self.basis.engine}, {self.seconds:.2f} s]"
+
+
+def deep_fiber(arch: Architecture, seed: int | None = None, engine: str = "auto", inputs: int | None = None) -> DeepFiber:
+    """Settle the fiber through a random gauge point of ``arch`` by elimination.
+
+    Extra solutions are re-tested with twice the inputs (up to :data:`MAX_RETRIES`
+    times) before rational ones are verified exactly as fiber points.
+    """
+    if arch.tokens < 2:
+        raise InvalidInputError("deep fibers need t >= 2 tokens (t = 1 has extra symmetries of A)")
+    rng = random.Random(seed)
+    start = time.perf_counter()
+    point = gauge_point(arch, rng)
+    d, t = arch.input_shape
+    unknowns = arch.parameter_count - len(gauge(arch))
+    n = inputs or max(2, -(-2 * unknowns // (arch.widths[-1] * t)) + 1)
+    Xs = [[[rng.randint(-3, 3) for _ in range(t)] for _ in range(d)] for _ in range(n)]
+    attempts = 0
+    while True:
+        attempts += 1
+        free, eqs = fiber_equations(arch, point, Xs)
+        basis = groebner(eqs, free, engine=engine)
+        count = staircase(basis)
+        if count == 1 or attempts > MAX_RETRIES:
+            break
+        Xs = Xs + [[[rng.randint(-3, 3) for _ in range(t)] for _ in range(d)] for _ in range(len(Xs))]
+    extra = []
+    if count not in (None, 1):
+        sols = rational_solutions(basis) or []
+        own = [v for nme, v in zip(arch.variable_names(), point) if nme in free]
+        for s in sols:
+            if s == own:
+                continue
+            full = _fill(arch, point, free, s)
+            if same_function(arch, full, point):
+                extra.append(full)
+    return DeepFiber(arch, point, Xs, basis, count, extra, attempts, time.perf_counter() - start)
+
+
+def _fill(arch: Architecture, point: list[fmpq], free: tuple, values: list[fmpq]) -> list[fmpq]:
+    sub = dict(zip(free, values))
+    return [sub.get(n, v) for n, v in zip(arch.variable_names(), point)]
