@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from .architecture import Architecture
-from .exceptions import AttngeoError, CertificateFormatError, CertificateRejected
+from .exceptions import AttngeoError, CertificateFormatError, CertificateRejected, InvalidInputError
 
 
 class _Parser(argparse.ArgumentParser):
@@ -87,6 +87,47 @@ def _cmd_dim(args) -> int:
         rows.append(("certificate", str(args.certificate)))
     for name, value in rows:
         print(f"{name:<14} {value}")
+    return 0
+
+
+# -- fiber ----------------------------------------------------------------------------
+
+
+def _cmd_fiber(args) -> int:
+    import random
+
+    arch = _architecture(args)
+    if args.certificate and Path(args.certificate).is_dir():
+        raise CertificateFormatError(f"--certificate {args.certificate} is a folder; give a file name")
+    if arch.depth > 1:
+        from .deepfiber import deep_fiber
+
+        if args.random is None:
+            raise InvalidInputError("deep fibers are computed at a random point of the gauge slice: use --random SEED")
+        result = deep_fiber(arch, seed=args.random, engine=args.engine)
+    else:
+        from .fiber import fiber, special_point
+        from .network import load_weights
+
+        if args.weights:
+            weights = load_weights(arch, args.weights)
+        else:
+            kind = args.special or "random"
+            weights = special_point(arch, kind, random.Random(args.random))
+        result = fiber(arch, weights)
+    if args.certificate:
+        result.save(args.certificate)
+    if args.json:
+        out = result.summary()
+        if args.certificate:
+            out["certificate"] = str(args.certificate)
+        print(json.dumps(out))
+    elif args.latex:
+        print(result.latex())
+    else:
+        print(result)
+        if args.certificate:
+            print(f"certificate    {args.certificate}")
     return 0
 
 
@@ -167,6 +208,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--certificate", metavar="FILE", help="write the certificate to FILE")
     p.add_argument("--seed", type=int, default=None, help="seed for the random point, inputs and prime")
     p.set_defaults(run=_cmd_dim)
+
+    p = sub.add_parser("fiber", help="the complete fiber through a point (one layer) or at a gauge point (deep)")
+    _add_architecture(p)
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--random", type=int, metavar="SEED", help="a random point from SEED")
+    which.add_argument("--weights", metavar="FILE", help="JSON weights (integers, 'p/q' or decimals)")
+    which.add_argument("--special", choices=["zero", "rank1-swap", "rank1-parallel"], help="a special point")
+    p.add_argument("--engine", default="auto", choices=["auto", "msolve", "flint", "sympy"],
+                   help="Groebner engine for deep networks (default: msolve when installed)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--latex", action="store_true", help="print the components in LaTeX")
+    p.add_argument("--certificate", metavar="FILE", help="write the certificate to FILE")
+    p.set_defaults(run=_cmd_fiber)
 
     p = sub.add_parser("check", help="re-verify a certificate file or every certificate in a folder")
     p.add_argument("path", help="certificate .json or a folder of them")

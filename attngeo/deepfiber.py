@@ -29,13 +29,14 @@ running the engine again on equations it rebuilt itself. Certificates say so.
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from flint import fmpq
+from flint import fmpq, fmpq_mat
 
 from .architecture import Architecture
 from .certificate import FORMAT, VERSION, write_json
@@ -74,17 +75,21 @@ def gauge(arch: Architecture) -> dict[str, int | None]:
 
 
 def gauge_point(arch: Architecture, rng: random.Random, bound: int = 5) -> list[fmpq]:
-    """A random integer point of the slice (``K_i[0,0] != 0``)."""
+    """A random point of the slice with nonzero integer entries, redrawn until every
+    ``A_i = K_i^T Q_i`` and ``V_i`` has its generic rank (a special point, e.g. a
+    rank-deficient ``A_1``, has a larger fiber and says nothing about the generic one)."""
     fixed = gauge(arch)
-    out = []
-    for name in arch.variable_names():
-        if name in fixed and fixed[name] is not None:
-            out.append(fmpq(fixed[name]))
-        elif name in fixed:
-            out.append(fmpq(rng.choice([v for v in range(-bound, bound + 1) if v])))
-        else:
-            out.append(fmpq(rng.choice([v for v in range(-bound, bound + 1) if v])))
-    return out
+    values = [v for v in range(-bound, bound + 1) if v]
+    while True:
+        out = [fmpq(fixed[n]) if fixed.get(n) is not None else fmpq(rng.choice(values))
+               for n in arch.variable_names()]
+        layers = split_point(arch, out)
+        if all(_rank(K.T @ Q) == min(Q.shape) and _rank(V) == min(V.shape) for Q, K, V in layers):
+            return out
+
+
+def _rank(M: np.ndarray) -> int:
+    return fmpq_mat(M.tolist()).rank()
 
 
 def fiber_equations(arch: Architecture, point: list[fmpq], inputs: list) -> tuple[tuple[str, ...], list]:
@@ -131,26 +136,33 @@ def staircase(basis: Basis) -> int | None:
 
 
 def rational_solutions(basis: Basis) -> list[list[fmpq]] | None:
-    """All solutions when the basis is in shape position (``x_i - h_i(x_n)``, ``g(x_n)``) with ``g``
-    splitting over Q; None otherwise."""
+    """All solutions when the basis is in shape position for some variable ``x_j``
+    (elements ``x_i - h_i(x_j)`` and one ``g(x_j)``) and ``g`` splits over Q; else None."""
     n = len(basis.variables)
-    only_last = lambda p: all(sum(m[:-1]) == 0 for m in p.monoms())  # noqa: E731
-    univariate = [p for p in basis.polys if only_last(p)]
-    linear = {}
-    for p in basis.polys:
-        m = p.monoms()[0]
-        if sum(m) == 1 and m[-1] == 0 and only_last(p - basis.ctx.gens()[m.index(1)]):
-            linear[m.index(1)] = p - basis.ctx.gens()[m.index(1)]
-    if len(univariate) != 1 or len(linear) != n - 1:
-        return None
-    roots = []
-    for f, _ in univariate[0].factor()[1]:
-        if f.total_degree() != 1:
-            return None  # an irrational root: not listed
-        c = {e[-1]: v for e, v in f.to_dict().items()}
-        roots.append(-c.get(0, fmpq(0)) / c[1])
-    zeros = [fmpq(0)] * (n - 1)
-    return [[-linear[i](*zeros, r) for i in range(n - 1)] + [r] for r in roots]
+    gens = basis.ctx.gens()
+    for j in range(n):
+        only_j = lambda p: all(sum(m) == m[j] for m in p.monoms())  # noqa: E731
+        univariate = [p for p in basis.polys if only_j(p)]
+        linear = {}
+        for p in basis.polys:
+            m = p.monoms()[0]
+            if sum(m) == 1 and m[j] == 0 and only_j(p - gens[m.index(1)]):
+                linear[m.index(1)] = p - gens[m.index(1)]
+        if len(univariate) != 1 or len(linear) != n - 1:
+            continue
+        roots = []
+        for f, _ in univariate[0].factor()[1]:
+            if f.total_degree() != 1:
+                return None  # an irrational root: not listed
+            c = {e[j]: v for e, v in f.to_dict().items()}
+            roots.append(-c.get(0, fmpq(0)) / c[1])
+        out = []
+        for r in roots:
+            at = [fmpq(0)] * n
+            at[j] = r
+            out.append([r if i == j else -linear[i](*at) for i in range(n)])
+        return out
+    return None
 
 
 def same_function(arch: Architecture, p1: list[fmpq], p2: list[fmpq]) -> bool:
@@ -228,11 +240,27 @@ class DeepFiber:
     def save(self, path) -> Path:
         return write_json(path, self.to_json())
 
+    def latex(self) -> str:
+        group = r" \times ".join(
+            {"intra": rf"GL_{{{math.isqrt(f.size)}}}", "scaling": r"\mathbb{C}^{*}",
+             "inter": rf"GL_{{{math.isqrt(f.size)}}}"}[f.kind] for f in families(self.arch))
+        lhs = r"\varphi^{-1}(\varphi_{W_0}) \cap U"
+        if self.certified:
+            orbits = r" \cup ".join(rf"G \cdot W_{{{i}}}" for i in range(self.solutions))
+            return rf"{lhs} = {orbits},\quad G = {group}"
+        if self.solutions is None:
+            return rf"{lhs} \supseteq G \cdot W_0\ \text{{(not settled)}},\quad G = {group}"
+        return rf"{1 + len(self.extra)} \le \#({lhs}) / G \le {self.solutions},\quad G = {group}"
+
+    def _repr_latex_(self) -> str:
+        return f"${self.latex()}$"
+
     def __str__(self) -> str:
         return f"{self.arch}: {self.verdict} [{self.basis.engine}, {self.seconds:.2f} s]"
 
 
-def deep_fiber(arch: Architecture, seed: int | None = None, engine: str = "auto", inputs: int | None = None) -> DeepFiber:
+def deep_fiber(arch: Architecture, seed: int | None = None, engine: str = "auto", inputs: int | None = None,
+               timeout: float = 600.0) -> DeepFiber:
     """Settle the fiber through a random gauge point of ``arch`` by elimination.
 
     Extra solutions are re-tested with twice the inputs (up to :data:`MAX_RETRIES`
@@ -251,7 +279,7 @@ def deep_fiber(arch: Architecture, seed: int | None = None, engine: str = "auto"
     while True:
         attempts += 1
         free, eqs = fiber_equations(arch, point, Xs)
-        basis = groebner(eqs, free, engine=engine)
+        basis = groebner(eqs, free, engine=engine, timeout=timeout)
         count = staircase(basis)
         if count == 1 or attempts > MAX_RETRIES:
             break

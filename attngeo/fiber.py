@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import random
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,7 +35,7 @@ from flint import fmpq, fmpq_mat
 
 from .architecture import Architecture
 from .exceptions import InvalidInputError, NotInNeuromanifoldError
-from .layerfunction import LayerFunction, call_evaluator, mat_rows, output_column, single_layer
+from .layerfunction import LayerFunction, call_evaluator, mat_rows, output_column, single_layer, weights_AV
 from .certificate import FORMAT, VERSION, write_json
 from .network import ExactOps, network, read_input, read_point
 
@@ -338,6 +339,43 @@ def fiber(arch: Architecture, weights) -> Fiber:
     fib.point = [str(x) for x in point]
     fib.seconds = time.perf_counter() - start
     return fib
+
+
+def special_point(arch: Architecture, kind: str, rng: random.Random, bound: int = 3) -> list:
+    """A random single-layer point of a named kind, as ``[(Q, K, V)]`` nested lists.
+
+    ``"random"``: entries uniform in ``[-bound, bound]``, redrawn until ``A`` and ``V``
+    have their generic ranks ``min(a, d)`` and ``min(d', d)``; ``"zero"``: ``V = 0``;
+    ``"rank1-swap"``: ``A = p q^T`` and ``V = r s^T`` (``Q``, ``K`` zero below their
+    first row); ``"rank1-parallel"``: the same with ``s = p``.
+    """
+    single_layer(arch, "special_point")
+    d, dd = arch.widths
+    a = arch.ranks[0]
+
+    def vec(n):
+        while True:
+            v = [rng.randint(-bound, bound) for _ in range(n)]
+            if any(v):
+                return v
+
+    def mat(r, c):
+        return [[rng.randint(-bound, bound) for _ in range(c)] for _ in range(r)]
+
+    if kind == "random":
+        while True:
+            w = [[mat(a, d), mat(a, d), mat(dd, d)]]
+            A, V = weights_AV(arch, w)
+            if A.rank() == min(a, d) and V.rank() == min(dd, d):
+                return w
+    if kind == "zero":
+        return [[mat(a, d), mat(a, d), [[0] * d for _ in range(dd)]]]
+    if kind in ("rank1-swap", "rank1-parallel"):
+        p, q, r = vec(d), vec(d), vec(dd)
+        s = p if kind == "rank1-parallel" else vec(d)
+        pad = [[0] * d for _ in range(a - 1)]
+        return [[[q] + pad, [p] + pad, [[ri * si for si in s] for ri in r]]]
+    raise InvalidInputError(f"unknown special point {kind!r}; choose random, zero, rank1-swap or rank1-parallel")
 
 
 # -- recovery ---------------------------------------------------------------------------

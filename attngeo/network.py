@@ -181,6 +181,36 @@ def read_point(arch: Architecture, weights) -> list[fmpq]:
     return [to_fmpq(v, names[k]) for k, v in enumerate(weights)]
 
 
+def load_weights(arch: Architecture, path) -> list[fmpq]:
+    """Read weights from a JSON file, exactly.
+
+    The file holds a flat list, a list of ``[Q, K, V]`` per layer, or (single
+    layer) an object ``{"Q": ..., "K": ..., "V": ...}``. Entries are integers,
+    ``"p/q"`` strings or decimals (``0.1`` and ``"0.1"`` both mean 1/10: JSON
+    numbers are read from their text, never through a float).
+    """
+    import json
+
+    def refuse(token):
+        raise InvalidInputError(f"{path}: {token} is not a number; weights must be exact rationals")
+
+    try:
+        with open(path) as fh:
+            data = json.load(fh, parse_float=str, parse_constant=refuse)
+    except OSError as exc:
+        raise InvalidInputError(f"cannot read weights file {path}: {exc.strerror}") from None
+    except json.JSONDecodeError as exc:
+        raise InvalidInputError(f"{path} is not JSON ({exc.msg} at line {exc.lineno})") from None
+    if isinstance(data, dict):
+        if arch.depth != 1 or set(data) != {"Q", "K", "V"}:
+            raise InvalidInputError(f"{path}: an object of weights needs exactly the keys Q, K, V (single layer)")
+        data = [[data["Q"], data["K"], data["V"]]]
+    try:
+        return read_point(arch, data)
+    except InvalidInputError as exc:
+        raise InvalidInputError(f"{path}: {exc}") from None
+
+
 def read_input(arch: Architecture, X) -> np.ndarray:
     """An input ``d_0 x t`` matrix as an object array of ``fmpq``."""
     d, t = arch.input_shape

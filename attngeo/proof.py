@@ -109,3 +109,61 @@ def main_guard(run) -> None:
     except AttngeoError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)
+
+
+@dataclass
+class Outcome:
+    """What one case of a proof script established: a certificate and a table row."""
+
+    name: str
+    certificate: object  # has save() and to_json()
+    row: str
+    failed: bool = False
+    finding: str | None = None
+
+
+def run_cases(title: str, header: str, outcomes, args: argparse.Namespace) -> int:
+    """Save and re-check each outcome's certificate, print the table, return the exit code.
+
+    ``outcomes`` yields :class:`Outcome` (or raises :class:`AttngeoError` for a
+    case, which then counts as a failure).
+    """
+    out = Path(args.out)
+    print(title)
+    print(header)
+    print("-" * len(header))
+    failures, findings, count = [], [], 0
+    start = time.perf_counter()
+    it = iter(outcomes)
+    while True:
+        try:
+            o = next(it)
+        except StopIteration:
+            break
+        except AttngeoError as exc:
+            failures.append(str(exc))
+            print(f"ERROR {exc}")
+            continue
+        count += 1
+        o.certificate.save(out / f"{o.name}.json")
+        if not args.no_check:
+            try:
+                check_certificate(o.certificate.to_json())
+            except AttngeoError as exc:
+                o.failed, o.row = True, o.row + f"  CHECK FAILED: {exc}"
+        print(o.row)
+        if o.failed:
+            failures.append(o.row)
+        if o.finding:
+            findings.append(o.finding)
+    print("-" * len(header))
+    print(f"{count} cases in {time.perf_counter() - start:.1f} s; certificates: {out}/"
+          + ("" if args.no_check else " (each re-verified by the independent checker)"))
+    for f in sorted(set(findings)):
+        print("finding: " + f)
+    if failures:
+        print(f"FAILED ({len(failures)}):")
+        for f in failures:
+            print("  " + f)
+        return 1
+    return 0
