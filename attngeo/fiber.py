@@ -408,8 +408,8 @@ class Recovery:
 
     @property
     def unique(self) -> bool:
-        """Unique up to the symmetry group (one component of the fiber)."""
-        return len(self.weights) == 1
+        """Unique up to the symmetry group (the fiber has one component)."""
+        return len(self.fiber.av) == 1
 
     def as_lists(self, index: int = 0) -> list:
         Q, K, V = self.weights[index]
