@@ -72,3 +72,55 @@ def test_console_script_runs_as_a_module():
     res = subprocess.run([sys.executable, "-m", "attngeo", "dim", "--widths", "2,2", "--ranks", "1", "--json"],
                          capture_output=True, text=True, cwd=ROOT)
     assert res.returncode == 0 and json.loads(res.stdout)["certified"]
+
+
+# -- fiber ---------------------------------------------------------------------------------
+
+
+def test_fiber_json_has_the_documented_keys(capsys, tmp_path):
+    cert = tmp_path / "f.json"
+    assert main(["fiber", "--widths", "3,3", "--ranks", "2", "--special", "rank1-swap", "--json",
+                 "--certificate", str(cert)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["certified"] is True and out["method"]
+    assert [c["dimension"] for c in out["components"]] == [1, 1]
+    assert all(c["description"] for c in out["components"])
+    assert main(["check", str(cert)]) == 0
+
+
+def test_fiber_latex_and_zero(capsys):
+    assert main(["fiber", "--widths", "2,2", "--ranks", "1", "--special", "zero", "--latex"]) == 0
+    out = capsys.readouterr().out
+    assert r"\{A = 0\}" in out and out.count("{") == out.count("}")
+
+
+def test_fiber_reads_exact_weights(tmp_path, capsys):
+    w = tmp_path / "w.json"
+    w.write_text('{"Q": [[1, "1/2", 0.5]], "K": [[1, 2, 3]], "V": [[1, 2, 3], [0, 1, 1]]}')
+    assert main(["fiber", "--widths", "3,2", "--ranks", "1", "--weights", str(w), "--json"]) == 0
+    comp = json.loads(capsys.readouterr().out)["components"][0]
+    assert "1/2" in json.dumps(comp["A"])  # 0.5 read as 1/2, never through a float
+
+
+@pytest.mark.parametrize("content,message", [
+    ('{"Q": [[1, 2, NaN]], "K": [[1, 2, 3]], "V": [[1, 2, 3], [0, 1, 1]]}', "NaN"),
+    ('{"Q": [[1, 2, Infinity]], "K": [[1, 2, 3]], "V": [[1, 2, 3], [0, 1, 1]]}', "Infinity"),
+    ('{"Q": [[1, 2]], "K": [[1, 2, 3]], "V": [[1, 2, 3], [0, 1, 1]]}', "Q1 must be 1x3"),
+    ('{"Q": [[1, 2, "x"]], "K": [[1, 2, 3]], "V": [[1, 2, 3], [0, 1, 1]]}', "not an exact rational"),
+    ('{"Q": [[1, 2, 3]], "V": [[1, 2, 3], [0, 1, 1]]}', "keys Q, K, V"),
+    ("[1, 2", "not JSON"),
+])
+def test_bad_weight_files_exit_2_with_a_clear_message(tmp_path, capsys, content, message):
+    w = tmp_path / "w.json"
+    w.write_text(content)
+    assert main(["fiber", "--widths", "3,2", "--ranks", "1", "--weights", str(w)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_fiber_refusals_exit_2(capsys, tmp_path):
+    assert main(["fiber", "--widths", "2,2,2", "--ranks", "2,2", "--special", "zero"]) == 2
+    assert "--random" in capsys.readouterr().err
+    assert main(["fiber", "--widths", "2,2", "--ranks", "1", "--tokens", "1", "--random", "1"]) == 2
+    assert "t >= 2" in capsys.readouterr().err
+    assert main(["fiber", "--widths", "2,2", "--ranks", "1", "--weights", str(tmp_path / "missing.json")]) == 2

