@@ -7,6 +7,7 @@ certificate with :func:`check_certificate`.
 from .architecture import Architecture
 from .certificate import DimensionCertificate
 from .checker import check_certificate, check_folder
+from .deepfiber import DeepFiber, deep_fiber
 from .dimension import certify_dimension, dimension
 from .exceptions import (
     AttngeoError,
@@ -16,8 +17,11 @@ from .exceptions import (
     InvalidArchitectureError,
     InvalidInputError,
     NotCertifiedError,
+    NotInNeuromanifoldError,
 )
+from .fiber import Fiber, Recovery, fiber, recover_weights
 from .formulas import hmk_formula, naive_count
+from .layerfunction import LayerFunction
 from .network import evaluate, expand
 
 __version__ = "0.1.0"
@@ -27,7 +31,12 @@ __all__ = [
     "AttngeoError",
     "CertificateFormatError",
     "CertificateRejected",
+    "DeepFiber",
     "DimensionCertificate",
+    "Fiber",
+    "LayerFunction",
+    "NotInNeuromanifoldError",
+    "Recovery",
     "ExpansionTooLargeError",
     "InvalidArchitectureError",
     "InvalidInputError",
@@ -35,9 +44,12 @@ __all__ = [
     "certify_dimension",
     "check_certificate",
     "check_folder",
+    "deep_fiber",
     "dimension",
     "evaluate",
     "expand",
+    "fiber",
     "hmk_formula",
     "naive_count",
+    "recover_weights",
 ]
