@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import time
@@ -44,6 +43,24 @@ def _architecture(args, normalization: str = "lightning") -> Architecture:
     return Architecture(args.widths, args.ranks, args.tokens, normalization)
 
 
+def _refuse_folder(args) -> None:
+    if args.certificate and Path(args.certificate).is_dir():
+        raise CertificateFormatError(f"--certificate {args.certificate} is a folder; give a file name")
+
+
+def _save_and_print_json(result, args) -> bool:
+    """Write ``--certificate``; with ``--json`` print the summary and return True."""
+    if args.certificate:
+        result.save(args.certificate)
+    if not args.json:
+        return False
+    out = result.summary()
+    if args.certificate:
+        out["certificate"] = str(args.certificate)
+    print(json.dumps(out))
+    return True
+
+
 # -- dim ------------------------------------------------------------------------------
 
 
@@ -51,16 +68,9 @@ def _cmd_dim(args) -> int:
     from .dimension import certify_dimension
 
     arch = _architecture(args)
-    if args.certificate and Path(args.certificate).is_dir():
-        raise CertificateFormatError(f"--certificate {args.certificate} is a folder; give a file name")
+    _refuse_folder(args)
     cert = certify_dimension(arch, seed=args.seed)
-    if args.certificate:
-        cert.save(args.certificate)
-    if args.json:
-        out = cert.summary()
-        if args.certificate:
-            out["certificate"] = str(args.certificate)
-        print(json.dumps(out))
+    if _save_and_print_json(cert, args):
         return 0
     f = cert.formula
     lw, uw = cert.lower_witness, cert.upper_witness
@@ -97,8 +107,7 @@ def _cmd_fiber(args) -> int:
     import random
 
     arch = _architecture(args)
-    if args.certificate and Path(args.certificate).is_dir():
-        raise CertificateFormatError(f"--certificate {args.certificate} is a folder; give a file name")
+    _refuse_folder(args)
     if arch.depth > 1:
         from .deepfiber import deep_fiber
 
@@ -115,14 +124,9 @@ def _cmd_fiber(args) -> int:
             kind = args.special or "random"
             weights = special_point(arch, kind, random.Random(args.random))
         result = fiber(arch, weights)
-    if args.certificate:
-        result.save(args.certificate)
-    if args.json:
-        out = result.summary()
-        if args.certificate:
-            out["certificate"] = str(args.certificate)
-        print(json.dumps(out))
-    elif args.latex:
+    if _save_and_print_json(result, args):
+        return 0
+    if args.latex:
         print(result.latex())
     else:
         print(result)

@@ -61,7 +61,7 @@ def _t(a: list) -> list:
 
 def _phi(arch, values: list, X: list) -> list:
     """The network on nested lists: ``Y <- V Y (Y^T K^T Q Y)`` per layer."""
-    pos, Y = 0, X
+    Y = X
     for i, name, rows, cols, off in arch.shapes():
         M = [values[off + r * cols:off + (r + 1) * cols] for r in range(rows)]
         if name == "Q":

@@ -23,7 +23,7 @@ import numpy as np
 
 from attngeo import Architecture, check_certificate, evaluate
 from attngeo.deepfiber import LARGER_CASES, SMALL_CASES, deep_fiber
-from attngeo.engine import EngineFailed, EngineUnavailable, available, groebner
+from attngeo.engine import EngineFailed, EngineUnavailable, available
 from attngeo.fiber import fiber, recover_weights, special_point
 from attngeo.layerfunction import LayerFunction
 

@@ -1,7 +1,9 @@
+import copy
+
 import numpy as np
 import pytest
 
-from attngeo import Architecture, certify_dimension
+from attngeo import Architecture, CertificateRejected, certify_dimension, check_certificate
 
 
 @pytest.fixture(scope="session")
@@ -21,3 +23,11 @@ def random_instance(arch, seed, bound, n_inputs):
     rng = np.random.default_rng(seed)
     point = rng.integers(-bound, bound + 1, arch.parameter_count)
     return point, rng.integers(-bound, bound + 1, (n_inputs,) + arch.input_shape)
+
+
+def assert_rejected(cert: dict, tamper, match: str | None = None) -> None:
+    """Apply ``tamper`` to a copy of ``cert``; the checker must reject the result."""
+    bad = copy.deepcopy(cert)
+    tamper(bad)
+    with pytest.raises(CertificateRejected, match=match):
+        check_certificate(bad)

@@ -4,7 +4,6 @@ from flint import fmpq
 
 from attngeo import Architecture, expand
 from attngeo.jacobian import jacobian_mod_p, jacobian_over_q
-from attngeo.network import symbolic_context
 from attngeo.rank import rank_mod_p, rank_over_q
 from conftest import random_instance
 
