@@ -88,3 +88,56 @@ def test_gauge_minor_declines_when_stabilizers_exist():
     F = field_matrix(arch, point, P)
     assert gauge_minor(arch, point, F, P) is None
     assert rank_mod_p(F, P) < F.shape[0]
+
+
+# -- the groups acting exactly ------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind,layer,g", [
+    ("intra", 1, [[2, 1], [1, 1]]),
+    ("intra", 2, [[1, -1], [0, 3]]),
+    ("scaling", 1, "-2/3"),
+    ("scaling", 2, 5),
+    ("inter", 1, [[1, 2, 0], [0, 1, 0], [1, 0, 1]]),
+])
+def test_every_group_element_leaves_the_function_unchanged(kind, layer, g):
+    from attngeo import evaluate
+    from attngeo.symmetry import act
+
+    arch = Architecture((3, 3, 2), (2, 2), tokens=2)
+    rng = np.random.default_rng(3)
+    point = [int(v) for v in rng.integers(-3, 4, arch.parameter_count)]
+    moved = act(arch, point, kind, layer, g)
+    assert moved != [v for v in point]
+    for _ in range(3):
+        X = rng.integers(-4, 5, arch.input_shape).tolist()
+        assert evaluate(arch, moved, X) == evaluate(arch, point, X)
+
+
+def test_group_elements_are_validated():
+    from attngeo import InvalidInputError
+    from attngeo.symmetry import act
+
+    arch = Architecture((3, 3), (2,), tokens=2)
+    with pytest.raises(InvalidInputError, match="invertible"):
+        act(arch, [1] * arch.parameter_count, "intra", 1, [[1, 2], [2, 4]])
+    with pytest.raises(InvalidInputError, match="no inter"):
+        act(arch, [1] * arch.parameter_count, "inter", 1, [[1]])
+    with pytest.raises(InvalidInputError, match="nonzero"):
+        act(arch, [1] * arch.parameter_count, "scaling", 1, 0)
+    soft = Architecture((3, 3), (2,), tokens=2, normalization="softmax")
+    with pytest.raises(InvalidInputError, match="softmax"):
+        act(soft, [1] * soft.parameter_count, "scaling", 1, 2)
+
+
+@pytest.mark.parametrize("widths,ranks", [((3, 3), (2,)), ((3, 3, 3), (2, 2)), ((4, 3, 2), (2, 1))])
+def test_orbit_dimension_over_q_equals_the_field_rank_mod_p(widths, ranks):
+    from attngeo.rank import rank_mod_p
+    from attngeo.symmetry import orbit_dimension
+
+    arch = Architecture(widths, ranks)
+    point = np.random.default_rng(0).integers(-3, 4, arch.parameter_count)
+    exact = orbit_dimension(arch, [int(v) for v in point])
+    assert exact == rank_mod_p(field_matrix(arch, point, P), P)
+    # generic points: the groups act with finite stabilizers on the [HMK] shapes
+    assert exact == sum(f.size for f in families(arch))
