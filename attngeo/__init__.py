@@ -22,6 +22,7 @@ from .exceptions import (
 from .fiber import Fiber, Recovery, fiber, recover_weights
 from .formulas import hmk_formula, naive_count
 from .layerfunction import LayerFunction
+from .symmetry import SymmetryGroup
 from .network import evaluate, expand
 
 __version__ = "0.1.0"
@@ -37,6 +38,7 @@ __all__ = [
     "LayerFunction",
     "NotInNeuromanifoldError",
     "Recovery",
+    "SymmetryGroup",
     "ExpansionTooLargeError",
     "InvalidArchitectureError",
     "InvalidInputError",

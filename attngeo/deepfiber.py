@@ -29,7 +29,6 @@ running the engine again on equations it rebuilt itself. Certificates say so.
 
 from __future__ import annotations
 
-import math
 import random
 import time
 from dataclasses import dataclass, field
@@ -42,7 +41,7 @@ from .architecture import Architecture
 from .certificate import FORMAT, VERSION, write_json
 from .engine import Basis, groebner, ring
 from .exceptions import InvalidInputError
-from .symmetry import families
+from .symmetry import SymmetryGroup, families
 from .network import ExactOps, network, object_array, split_point, symbolic_context
 
 MAX_RETRIES = 2
@@ -260,9 +259,7 @@ class DeepFiber:
         return write_json(path, self.to_json())
 
     def latex(self) -> str:
-        group = r" \times ".join(
-            {"intra": rf"GL_{{{math.isqrt(f.size)}}}", "scaling": r"\mathbb{C}^{*}",
-             "inter": rf"GL_{{{math.isqrt(f.size)}}}"}[f.kind] for f in families(self.arch))
+        group = SymmetryGroup(self.arch).latex()
         lhs = r"\varphi^{-1}(\varphi_{W_0}) \cap U"
         if self.certified:
             orbits = r" \cup ".join(rf"G \cdot W_{{{i}}}" for i in range(self.solutions))

@@ -296,3 +296,47 @@ def gauge_minor(arch: Architecture, point: np.ndarray, F: np.ndarray, p: int) ->
             return None
         start = end
     return cols, det
+
+
+class SymmetryGroup:
+    """The symmetry group of [HMK] acting on one architecture's weights.
+
+    The product of the families of :func:`families` (those that survive the
+    architecture's normalization): ``GL_{a_i}`` per layer, the scalings
+    (lightning only) and ``GL_{d_i}`` per hidden width.
+
+    >>> G = SymmetryGroup(Architecture((3, 3, 3), (2, 2)))
+    >>> G.dimension, G.latex()
+    (19, 'GL_{2} \\\\times \\\\mathbb{C}^{*} \\\\times GL_{3} \\\\times GL_{2} \\\\times \\\\mathbb{C}^{*}')
+    """
+
+    def __init__(self, arch: Architecture):
+        self.arch = arch
+        self.families = families(arch)
+
+    @property
+    def dimension(self) -> int:
+        return sum(f.size for f in self.families)
+
+    def act(self, weights, kind: str, layer: int, g) -> list[fmpq]:
+        """Apply one element exactly (see :func:`act`)."""
+        return act(self.arch, weights, kind, layer, g)
+
+    def orbit_dimension(self, weights) -> int:
+        """Exact dimension of the orbit through a rational point (see :func:`orbit_dimension`)."""
+        return orbit_dimension(self.arch, weights)
+
+    def dropped(self) -> list[str]:
+        """Families of the lightning group that this normalization breaks."""
+        return sorted({k for k, spec in FAMILIES.items() if self.arch.normalization != "lightning"
+                       and not spec.survives_softmax})
+
+    def latex(self) -> str:
+        parts = [r"\mathbb{C}^{*}" if f.kind == "scaling" else rf"GL_{{{math.isqrt(f.size)}}}" for f in self.families]
+        return r" \times ".join(parts)
+
+    def _repr_latex_(self) -> str:
+        return f"$G = {self.latex()}$"
+
+    def __repr__(self) -> str:
+        return f"SymmetryGroup({self.arch}, dimension={self.dimension})"

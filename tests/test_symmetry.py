@@ -141,3 +141,13 @@ def test_orbit_dimension_over_q_equals_the_field_rank_mod_p(widths, ranks):
     assert exact == rank_mod_p(field_matrix(arch, point, P), P)
     # generic points: the groups act with finite stabilizers on the [HMK] shapes
     assert exact == sum(f.size for f in families(arch))
+
+
+def test_the_group_object_knows_what_softmax_breaks():
+    from attngeo import SymmetryGroup
+
+    light = SymmetryGroup(Architecture((3, 3, 3), (2, 2)))
+    soft = SymmetryGroup(Architecture((3, 3, 3), (2, 2), normalization="softmax"))
+    assert light.dimension - soft.dimension == 2  # one scaling per layer
+    assert soft.dropped() == ["scaling"] and light.dropped() == []
+    assert light.latex().count("{") == light.latex().count("}")
