@@ -41,7 +41,7 @@ from .architecture import Architecture
 from .certificate import FORMAT, VERSION, write_json
 from .engine import Basis, groebner, ring
 from .exceptions import InvalidInputError
-from .symmetry import SymmetryGroup, families
+from .symmetry import SymmetryGroup, orbit_dimension
 from .network import ExactOps, network, object_array, split_point, symbolic_context
 
 MAX_RETRIES = 2
@@ -226,7 +226,7 @@ class DeepFiber:
         return f"1 + {len(self.extra)} <= |fiber n slice| <= {self.solutions} (extra solutions not all verified)"
 
     def components(self) -> list[dict]:
-        orbit = sum(f.size for f in families(self.arch))
+        orbit = orbit_dimension(self.arch, self.point)  # exact; the same along the whole orbit
         k = self.solutions if self.certified else 1 + len(self.extra)
         return [{"dimension": orbit, "description": f"symmetry orbit of solution {i} in the gauge slice"}
                 for i in range(k)]
