@@ -11,6 +11,7 @@ from .deepfiber import DeepFiber, deep_fiber
 from .dimension import certify_dimension, dimension
 from .exceptions import (
     AttngeoError,
+    CannotVerify,
     CertificateFormatError,
     CertificateRejected,
     ExpansionTooLargeError,
@@ -30,6 +31,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Architecture",
     "AttngeoError",
+    "CannotVerify",
     "CertificateFormatError",
     "CertificateRejected",
     "DeepFiber",

@@ -27,7 +27,7 @@ import numpy as np
 from flint import fmpz, nmod_mat
 
 from .certificate import read_json
-from .exceptions import CertificateFormatError, CertificateRejected
+from .exceptions import CannotVerify, CertificateFormatError, CertificateRejected
 
 SUPPORTED_VERSIONS = (1,)
 _MAX_PRIME = 1 << 26  # keeps every sum of products below 2**63 for inner sizes < 2048
@@ -446,6 +446,6 @@ def check_folder(folder: str | os.PathLike) -> list[tuple[str, CheckResult | Exc
     for path in sorted(root.rglob("*.json")):
         try:
             out.append((str(path), check_certificate(path)))
-        except (CertificateRejected, CertificateFormatError) as exc:
+        except (CertificateRejected, CertificateFormatError, CannotVerify) as exc:
             out.append((str(path), exc))
     return out

