@@ -42,6 +42,7 @@ from .certificate import FORMAT, VERSION, write_json
 from .engine import Basis, groebner, ring
 from .exceptions import InvalidInputError
 from .symmetry import SymmetryGroup, orbit_dimension
+from .rank import kernel_over_q
 from .network import ExactOps, network, object_array, split_point, symbolic_context
 
 MAX_RETRIES = 2
@@ -205,6 +206,7 @@ class DeepFiber:
     basis: Basis
     solutions: int | None  # standard monomials; None = positive-dimensional
     extra: list[list[fmpq]] = field(default_factory=list)  # verified fiber points besides W_0
+    line: list[fmpq] | None = None  # a direction v in the slice with phi(W_0 + s v) = phi(W_0) for all s
     attempts: int = 1
     seconds: float = 0.0
 
@@ -212,11 +214,16 @@ class DeepFiber:
 
     @property
     def certified(self) -> bool:
-        """The slice count is exact: one solution, or every solution verified."""
-        return self.solutions is not None and self.solutions == 1 + len(self.extra)
+        """The slice count is exact (one solution, or every solution verified), or a
+        whole line of the fiber inside the slice is verified."""
+        if self.solutions is None:
+            return self.line is not None
+        return self.solutions == 1 + len(self.extra)
 
     @property
     def verdict(self) -> str:
+        if self.solutions is None and self.line is not None:
+            return "hidden continuous symmetry: a line through W_0 in the gauge slice lies in the fiber"
         if self.solutions is None:
             return "positive-dimensional: the sampled system has infinitely many solutions (not settled)"
         if self.solutions == 1:
@@ -227,6 +234,11 @@ class DeepFiber:
 
     def components(self) -> list[dict]:
         orbit = orbit_dimension(self.arch, self.point)  # exact; the same along the whole orbit
+        if self.solutions is None:
+            # the orbits of a line in the slice are distinct (the slice meets each once)
+            return [{"dimension": orbit + (self.line is not None), "dimension_is_lower_bound": True,
+                     "description": "the component through W_0: the symmetry orbit"
+                     + (" swept along a line of the fiber inside the gauge slice" if self.line else "")}]
         k = self.solutions if self.certified else 1 + len(self.extra)
         return [{"dimension": orbit, "description": f"symmetry orbit of solution {i} in the gauge slice"}
                 for i in range(k)]
@@ -252,6 +264,10 @@ class DeepFiber:
             "variables": list(self.basis.variables),
             "basis": self.basis.strings(),
             "extra_solutions": [[str(v) for v in s] for s in self.extra],
+            "line": None if self.line is None else {
+                "direction": [str(v) for v in self.line],
+                "checked_at": list(range(1, line_degree(self.arch) + 2)),
+            },
             "trusted": f"the inclusion <basis> c <equations>: computed by {self.basis.engine}, replayed by the checker",
         }
 
@@ -310,7 +326,36 @@ def deep_fiber(arch: Architecture, seed: int | None = None, engine: str = "auto"
             full = _fill(arch, point, free, s)
             if same_function(arch, full, point):
                 extra.append(full)
-    return DeepFiber(arch, point, Xs, basis, count, extra, attempts, time.perf_counter() - start)
+    line = fiber_line(arch, point, free, eqs) if count is None else None
+    return DeepFiber(arch, point, Xs, basis, count, extra, line, attempts, time.perf_counter() - start)
+
+
+def line_degree(arch: Architecture) -> int:
+    """Degree of ``phi_W`` in ``W``: ``3 deg(previous) + 3`` per layer (3, 12, 39, ...)."""
+    deg = 0
+    for _ in arch.ranks:
+        deg = 3 * deg + 3
+    return deg
+
+
+def fiber_line(arch: Architecture, point: list[fmpq], free: tuple, eqs: list) -> list[fmpq] | None:
+    """A direction ``v`` (zero on the gauge) with ``phi(W_0 + s v) = phi(W_0)`` for every ``s``, or None.
+
+    Candidates are the kernel vectors of the equations' Jacobian at ``W_0`` (a
+    linear symmetry such as ``A_2 -> A_2 + s S`` is its own tangent). A line is
+    accepted when the networks agree as polynomials in ``X`` at ``s = 1..D+1``,
+    ``D`` = :func:`line_degree`: the difference is a polynomial of degree at most
+    ``D`` in ``s``, so ``D + 1`` roots make it zero.
+    """
+    own = [v for n, v in zip(arch.variable_names(), point) if n in free]
+    rows = [[e.derivative(i)(*own) for i in range(len(free))] for e in eqs]
+    if not rows:
+        return None
+    for v in kernel_over_q(fmpq_mat(rows)):
+        if all(same_function(arch, _fill(arch, point, free, [a + s * b for a, b in zip(own, v)]), point)
+               for s in range(1, line_degree(arch) + 2)):
+            return _fill(arch, [fmpq(0)] * len(point), free, v)
+    return None
 
 
 def _fill(arch: Architecture, point: list[fmpq], free: tuple, values: list[fmpq]) -> list[fmpq]:

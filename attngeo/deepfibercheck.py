@@ -120,6 +120,35 @@ def _replay(cert: dict, ctx, free: list, equations: list, basis: list) -> None:
         _reject(f"replaying the elimination with {engine} gives a different basis than the recorded one")
 
 
+def _degree_in_weights(arch) -> int:
+    deg = 0
+    for _ in arch.ranks:  # V Y (Y^T K^T Q Y): 1 + 2 + 3 deg(Y), with deg(X) = 0
+        deg = 3 * deg + 3
+    return deg
+
+
+def _check_line(line, names: list, fixed: dict, W0: list, arch, same) -> bool:
+    """A line ``W_0 + s v`` in the slice whose every point computes the same function."""
+    if line is None:
+        return False
+    if not isinstance(line, dict):
+        _reject("line must be an object")
+    v = _field(line, "direction", "line.")
+    if not isinstance(v, list) or len(v) != len(names):
+        _reject("line.direction must list every parameter")
+    v = [_rational(x, "line.direction entry") for x in v]
+    if all(x == 0 for x in v) or any(x != 0 for n, x in zip(names, v) if n in fixed):
+        _reject("line.direction must be nonzero and move only free entries of the slice")
+    D = _degree_in_weights(arch)
+    at = _field(line, "checked_at", "line.")
+    if not isinstance(at, list) or len({_int(s, "line.checked_at entry") for s in at}) < D + 1:
+        _reject(f"the line must be checked at {D + 1} distinct values (phi has degree {D} in the weights)")
+    for s in at:
+        if not same([a + s * b for a, b in zip(W0, v)]):
+            _reject(f"W_0 + {s} v computes a different function")
+    return True
+
+
 def check_deep_fiber(cert: dict) -> str:
     arch = _architecture(cert)
     names = _names(arch)
@@ -186,17 +215,25 @@ def check_deep_fiber(cert: dict) -> str:
                     _reject("an equation does not vanish at a listed solution")
                 if e != e0:
                     equations.append(e - e0)
-    if extra:
-        xc = fmpq_mpoly_ctx.get(tuple(f"x{r}_{c}" for r in range(d) for c in range(t)), "degrevlex")
-        Xs = [xc.gens()[r * t:(r + 1) * t] for r in range(d)]
-        ref = _phi(arch, [xc.constant(v) for v in W0], Xs)
-        for p in points[1:]:
-            if _phi(arch, [xc.constant(v) for v in p], Xs) != ref:
-                _reject("a listed extra solution computes a different function")
+    xc = fmpq_mpoly_ctx.get(tuple(f"x{r}_{c}" for r in range(d) for c in range(t)), "degrevlex")
+    Xs = [xc.gens()[r * t:(r + 1) * t] for r in range(d)]
+    ref = _phi(arch, [xc.constant(v) for v in W0], Xs)
+
+    def same(p):
+        return _phi(arch, [xc.constant(v) for v in p], Xs) == ref
+
+    if not all(same(p) for p in points[1:]):
+        _reject("a listed extra solution computes a different function")
+    line = _check_line(cert.get("line"), names, fixed, W0, arch, same)
+    if line and D is not None:
+        _reject("a line of solutions is claimed but the basis has finitely many solutions")
     _replay(cert, ctx, free, equations, basis)
     certified = cert.get("certified")
-    if certified is not (D is not None and D == len(points)):
+    if certified is not ((D is not None and D == len(points)) or line):
         _reject(f"certified = {certified!r} but the basis has {D} solutions and {len(points)} are listed")
+    if line:
+        w, a = ",".join(map(str, arch.widths)), ",".join(map(str, arch.ranks))
+        return f"hidden continuous symmetry for widths {w}, ranks {a}: a line of the fiber lies in the gauge slice"
     w, a = ",".join(map(str, arch.widths)), ",".join(map(str, arch.ranks))
     if not certified:
         return f"bounds only for widths {w}, ranks {a}: {len(points)} <= |fiber n slice| <= {D}"

@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 
 import numpy as np
-from flint import fmpq_mat, fmpz, nmod_mat
+from flint import fmpq, fmpq_mat, fmpz, nmod_mat
 
 #: Primes are drawn below this bound: 26-bit primes keep ``int64`` products exact
 #: (see ModularOps) and make a rank drop by bad luck unlikely (about ``rank/p``).
@@ -91,3 +91,22 @@ def rank_over_q(array: np.ndarray) -> int:
     if 0 in array.shape:
         return 0
     return fmpq_mat(array.tolist()).rank()
+
+
+def kernel_over_q(M: fmpq_mat) -> list[list[fmpq]]:
+    """A basis of ``{v : M v = 0}`` over Q, from the reduced row echelon form.
+
+    >>> [[str(x) for x in v] for v in kernel_over_q(fmpq_mat([[1, 2], [2, 4]]))]
+    [['-2', '1']]
+    """
+    R, r = M.rref()
+    n = M.ncols()
+    pivots = [next(c for c in range(n) if R[i, c] != 0) for i in range(r)]
+    basis = []
+    for f in (c for c in range(n) if c not in pivots):
+        v = [fmpq(0)] * n
+        v[f] = fmpq(1)
+        for i, p in enumerate(pivots):
+            v[p] = -R[i, f]
+        basis.append(v)
+    return basis

@@ -64,3 +64,16 @@ def test_a1_equal_1_has_a_hidden_transpose_symmetry():
 def test_deep_fibers_refuse_t_equal_1():
     with pytest.raises(InvalidInputError, match="t >= 2"):
         deep_fiber(Architecture((2, 2, 2), (2, 2), tokens=1), seed=1)
+
+
+@needs_msolve
+def test_a1_equal_1_and_full_a2_has_a_hidden_line_of_skew_shifts():
+    arch = Architecture((2, 2, 2), (1, 2))
+    fib = deep_fiber(arch, seed=2025)
+    assert fib.certified and fib.solutions is None and fib.line is not None
+    moved = [w + 7 * v for w, v in zip(fib.point, fib.line)]
+    assert moved != fib.point and same_function(arch, fib.point, moved)
+    # the direction moves only K_2, by a skew matrix: A_2 = K_2^T Q_2 changes by a skew matrix
+    names = arch.variable_names()
+    changed = {n: v for n, v in zip(names, fib.line) if v != 0}
+    assert set(changed) <= {"K2_0_1", "K2_1_0"} and changed["K2_0_1"] == -changed["K2_1_0"]

@@ -113,7 +113,7 @@ def open_case():
 def test_honest_deep_certificates_verify(orbit, hidden, open_case):
     assert "the symmetry orbit" in check_certificate(orbit).claim
     assert "hidden discrete symmetry" in check_certificate(hidden).claim
-    assert "bounds only" in check_certificate(open_case).claim
+    assert "hidden continuous symmetry" in check_certificate(open_case).claim
 
 
 def _forge_linear(c):
@@ -121,7 +121,7 @@ def _forge_linear(c):
     arch = Architecture(c["architecture"]["widths"], c["architecture"]["ranks"], c["architecture"]["tokens"])
     own = dict(zip(arch.variable_names(), c["point"]))
     c["basis"] = [f"{v} + {own[v][1:]}" if own[v].startswith("-") else f"{v} - {own[v]}" for v in c["variables"]]
-    c.update(solutions_in_slice=1, certified=True)
+    c.update(solutions_in_slice=1, certified=True, line=None)
 
 
 DEEP_TAMPERINGS = {
@@ -167,3 +167,24 @@ def test_without_msolve_the_checker_says_it_cannot_judge(orbit, tmp_path, monkey
     write_json(tmp_path / "deep.json", orbit)
     assert main(["check", str(tmp_path)]) == 2
     assert "not verifiable here" in capsys.readouterr().out
+
+
+def _skew_the_line(c):
+    c["line"]["direction"] = [str(2 * int(x)) if x != "0" else "0" for x in c["line"]["direction"]]
+    c["line"]["direction"][-1] = "1"
+
+
+LINE_TAMPERINGS = {
+    "line off its direction": _skew_the_line,
+    "too few checks": lambda c: c["line"].update(checked_at=c["line"]["checked_at"][:3]),
+    "repeated checks": lambda c: c["line"].update(checked_at=[1] * 13),
+    "line moves a gauge entry": lambda c: c["line"]["direction"].__setitem__(0, "1"),
+    "zero direction": lambda c: c["line"].update(direction=["0"] * len(c["line"]["direction"])),
+    "line dropped but still certified": lambda c: c.update(line=None),
+}
+
+
+@needs_msolve
+@pytest.mark.parametrize("name", sorted(LINE_TAMPERINGS))
+def test_tampered_lines_are_rejected(open_case, name):
+    assert_rejected(open_case, LINE_TAMPERINGS[name])
