@@ -194,9 +194,15 @@ def orbit_dimension(arch: Architecture, weights) -> int:
     >>> orbit_dimension(Architecture((3, 3), (2,)), [1] * 21)   # all ones: GL_2 moves only row/column sums
     4
     """
+    return vector_fields(arch, weights).rank()
+
+
+def vector_fields(arch: Architecture, weights) -> fmpq_mat:
+    """The Lie-algebra vector fields at a rational point, exactly: one row per basis element
+    (rows in :func:`families` order, columns in the flattening order)."""
     layers = split_point(arch, read_point(arch, weights))
     rows = _field_vectors(arch, layers, lambda m: m, lambda: np.array([fmpq(0)] * arch.parameter_count, dtype=object))
-    return fmpq_mat([list(r) for r in rows]).rank()
+    return fmpq_mat([list(r) for r in rows])
 
 
 # -- the groups themselves, acting exactly ------------------------------------
@@ -321,6 +327,10 @@ class SymmetryGroup:
     def act(self, weights, kind: str, layer: int, g) -> list[fmpq]:
         """Apply one element exactly (see :func:`act`)."""
         return act(self.arch, weights, kind, layer, g)
+
+    def vector_fields(self, weights) -> fmpq_mat:
+        """The Lie-algebra vector fields at a rational point (see :func:`vector_fields`)."""
+        return vector_fields(self.arch, weights)
 
     def orbit_dimension(self, weights) -> int:
         """Exact dimension of the orbit through a rational point (see :func:`orbit_dimension`)."""

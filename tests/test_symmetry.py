@@ -151,3 +151,18 @@ def test_the_group_object_knows_what_softmax_breaks():
     assert light.dimension - soft.dimension == 2  # one scaling per layer
     assert soft.dropped() == ["scaling"] and light.dropped() == []
     assert light.latex().count("{") == light.latex().count("}")
+
+
+def test_exact_vector_fields_are_tangent_to_the_fibers():
+    """d/ds phi(W + s xi(W)) at s = 0 is zero: the Jacobian (exact, over Q) kills every field."""
+    from conftest import random_instance
+
+    from attngeo import SymmetryGroup
+    from attngeo.jacobian import jacobian_over_q
+
+    arch = Architecture((3, 2, 2), (2, 1), tokens=2)
+    point, inputs = random_instance(arch, 4, 3, 3)
+    fields = SymmetryGroup(arch).vector_fields([int(v) for v in point])
+    J = jacobian_over_q(arch, point, inputs)
+    product = fmpq_mat(J.tolist()) * fields.transpose()
+    assert all(product[i, j] == 0 for i in range(product.nrows()) for j in range(product.ncols()))
