@@ -124,6 +124,8 @@ def _line_components(index: int, A: fmpq_mat, V: fmpq_mat, a: int) -> tuple[Comp
         rf"\{{(\lambda {_small(A, 'A' + sub)},\ \lambda^{{-1}} {_small(V, 'V' + sub)}) : \lambda \neq 0\}}",
         {"A": _q_rows(A), "V": _q_rows(V), "rank_A": r},
     )
+    Q, K = rank_factorization(A, a)  # the representative the parametrizations below start from
+    rep = {"Q": _q_rows(Q), "K": _q_rows(K), "V": _q_rows(V)}
     qkv = []
     for u, w, dim in product_fiber_strata(a, d, r):
         if u == w == r == min(a, d) and a <= d:
@@ -133,7 +135,7 @@ def _line_components(index: int, A: fmpq_mat, V: fmpq_mat, a: int) -> tuple[Comp
             desc = f"closure of {{K^T Q = lambda A{sub}, rank Q = {u}, rank K = {w}, V = V{sub} / lambda}}"
             tex = (rf"\overline{{\{{K^{{T}} Q = \lambda A{sub},\ \operatorname{{rank}} Q = {u},\ "
                    rf"\operatorname{{rank}} K = {w},\ V = \lambda^{{-1}} V{sub}\}}}}")
-        qkv.append(Component("QKV", dim + 1, desc, tex, {"rank_Q": u, "rank_K": w, "over": index}))
+        qkv.append(Component("QKV", dim + 1, desc, tex, {"rank_Q": u, "rank_K": w, "over": index, **rep}))
     return av, qkv
 
 

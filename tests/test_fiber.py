@@ -204,3 +204,13 @@ def test_product_fiber_strata_dimensions_match_the_tangent_space(a, d):
             # a tangent space is never smaller than the variety; at a generic point of a
             # reduced component it has exactly its dimension
             assert min(_tangent_fiber_dimension(a, d, u, w, r, rng) for _ in range(3)) == dim
+
+
+def test_the_qkv_representatives_compute_the_function():
+    arch = Architecture((3, 2), (2,), tokens=2)
+    for kind in ("random", "rank1-swap"):
+        w = special_point(arch, kind, random.Random(9))
+        f = LayerFunction.from_weights(arch, w)
+        for comp in fiber(arch, w).qkv:
+            rep = [[comp.data["Q"], comp.data["K"], comp.data["V"]]]
+            assert LayerFunction.from_weights(arch, rep) == f
