@@ -122,7 +122,8 @@ def _cmd_fiber(args) -> int:
             weights = load_weights(arch, args.weights)
         else:
             kind = args.special or "random"
-            weights = special_point(arch, kind, random.Random(args.random))
+            seed = args.random if args.random is not None else args.seed
+            weights = special_point(arch, kind, random.Random(seed))
         result = fiber(arch, weights)
     if _save_and_print_json(result, args):
         return 0
@@ -222,6 +223,7 @@ def build_parser() -> argparse.ArgumentParser:
     which.add_argument("--random", type=int, metavar="SEED", help="a random point from SEED")
     which.add_argument("--weights", metavar="FILE", help="JSON weights (integers, 'p/q' or decimals)")
     which.add_argument("--special", choices=["zero", "rank1-swap", "rank1-parallel"], help="a special point")
+    p.add_argument("--seed", type=int, default=0, help="seed for the vectors of a --special point (default 0)")
     p.add_argument("--engine", default="auto", choices=["auto", "msolve", "flint", "sympy"],
                    help="Groebner engine for deep networks (default: msolve when installed)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
