@@ -43,7 +43,7 @@ from .engine import Basis, groebner, ring
 from .exceptions import InvalidInputError
 from .symmetry import SymmetryGroup, orbit_dimension
 from .rank import kernel_over_q
-from .network import ExactOps, network, object_array, split_point, symbolic_context
+from .network import ExactOps, layer, network, object_array, split_point, symbolic_context
 
 MAX_RETRIES = 2
 
@@ -154,9 +154,8 @@ def staircase(basis: Basis) -> int | None:
     return count
 
 
-def rational_solutions(basis: Basis) -> list[list[fmpq]] | None:
-    """All solutions when the basis is in shape position for some variable ``x_j``
-    (elements ``x_i - h_i(x_j)`` and one ``g(x_j)``) and ``g`` splits over Q; else None."""
+def shape_form(basis: Basis) -> tuple[int, object, dict] | None:
+    """``(j, g, h)`` when the basis is ``{x_i + h_i(x_j) : i != j} u {g(x_j)}`` (shape position)."""
     n = len(basis.variables)
     gens = basis.ctx.gens()
     for j in range(n):
@@ -167,21 +166,67 @@ def rational_solutions(basis: Basis) -> list[list[fmpq]] | None:
             m = p.monoms()[0]
             if sum(m) == 1 and m[j] == 0 and only_j(p - gens[m.index(1)]):
                 linear[m.index(1)] = p - gens[m.index(1)]
-        if len(univariate) != 1 or len(linear) != n - 1:
-            continue
-        roots = []
-        for f, _ in univariate[0].factor()[1]:
-            if f.total_degree() != 1:
-                return None  # an irrational root: not listed
-            c = {e[j]: v for e, v in f.to_dict().items()}
-            roots.append(-c.get(0, fmpq(0)) / c[1])
-        out = []
-        for r in roots:
-            at = [fmpq(0)] * n
-            at[j] = r
-            out.append([r if i == j else -linear[i](*at) for i in range(n)])
-        return out
+        if len(univariate) == 1 and len(linear) == n - 1 and len(basis.polys) == n:
+            return j, univariate[0], linear
     return None
+
+
+def rational_solutions(basis: Basis) -> list[list[fmpq]] | None:
+    """All solutions when the basis is in shape position and ``g`` splits over Q; else None."""
+    shape = shape_form(basis)
+    if shape is None:
+        return None
+    j, g, linear = shape
+    n = len(basis.variables)
+    roots = []
+    for f, _ in g.factor()[1]:
+        if f.total_degree() != 1:
+            return None  # an irrational root: not listed
+        c = {e[j]: v for e, v in f.to_dict().items()}
+        roots.append(-c.get(0, fmpq(0)) / c[1])
+    out = []
+    for r in roots:
+        at = [fmpq(0)] * n
+        at[j] = r
+        out.append([r if i == j else -linear[i](*at) for i in range(n)])
+    return out
+
+
+def factor_verdicts(arch: Architecture, point: list[fmpq], basis: Basis) -> list[dict] | None:
+    """For a basis in shape position, which roots of ``g`` are fiber points, factor by factor.
+
+    Substitute ``x_j = z``, ``x_i = -h_i(z)`` and expand ``phi_{W(z)} - phi_{W_0}`` in
+    ``Q[z, X]`` (reduced modulo ``g(z)`` after every layer). For an irreducible factor
+    ``g_i`` every root is a fiber point iff the difference vanishes modulo ``g_i``
+    (its roots are conjugate). The fiber meets the slice in exactly the roots of
+    the factors that pass: ``sum(deg g_i)`` points, irrational ones included.
+    """
+    shape = shape_form(basis)
+    if shape is None:
+        return None
+    j, g, linear = shape
+    d, t = arch.input_shape
+    names = ("z",) + tuple(f"X_{r}_{c}" for r in range(d) for c in range(t))
+    ring_zx = ring(names)
+    z = ring_zx.gens()[0]
+    lift = lambda p: sum((c * z ** e[j] for e, c in p.to_dict().items()), ring_zx.constant(0))  # noqa: E731
+    g_z = lift(g)
+    value = {basis.variables[j]: z, **{basis.variables[i]: -lift(h) for i, h in linear.items()}}
+    W = [value.get(n, ring_zx.constant(v)) for n, v in zip(arch.variable_names(), point)]
+    reduce = np.vectorize(lambda e: divmod(e, g_z)[1], otypes=[object])
+    Y = object_array(d, t, ring_zx.gens()[1:])
+    Y0 = Y
+    ops = ExactOps()
+    for (Q, K, V), (Q0, K0, V0) in zip(split_point(arch, W), split_point(arch, [ring_zx.constant(v) for v in point])):
+        Y = reduce(layer(ops, Q, K, V, Y))
+        Y0 = layer(ops, Q0, K0, V0, Y0)
+    diff = [a - b for a, b in zip(Y.ravel(), Y0.ravel())]
+    out = []
+    for f, _ in g.factor()[1]:
+        f_z = lift(f)
+        ok = all(divmod(e, f_z)[1] == 0 for e in diff)
+        out.append({"factor": str(f), "degree": int(max(e[j] for e in f.monoms())), "fiber": ok})
+    return out
 
 
 def same_function(arch: Architecture, p1: list[fmpq], p2: list[fmpq]) -> bool:
@@ -207,6 +252,7 @@ class DeepFiber:
     solutions: int | None  # standard monomials; None = positive-dimensional
     extra: list[list[fmpq]] = field(default_factory=list)  # verified fiber points besides W_0
     line: list[fmpq] | None = None  # a direction v in the slice with phi(W_0 + s v) = phi(W_0) for all s
+    factors: list[dict] | None = None  # shape position: each factor of g(x_j) and whether its roots are fiber points
     attempts: int = 1
     seconds: float = 0.0
 
@@ -218,7 +264,14 @@ class DeepFiber:
         whole line of the fiber inside the slice is verified."""
         if self.solutions is None:
             return self.line is not None
-        return self.solutions == 1 + len(self.extra)
+        return self.factors is not None or self.solutions == 1 + len(self.extra)
+
+    @property
+    def fiber_points(self) -> int:
+        """Points of ``fiber n slice``: exact when certified, else a lower bound."""
+        if self.factors is not None:
+            return sum(f["degree"] for f in self.factors if f["fiber"])
+        return 1 + len(self.extra)
 
     @property
     def verdict(self) -> str:
@@ -226,11 +279,13 @@ class DeepFiber:
             return "hidden continuous symmetry: a line through W_0 in the gauge slice lies in the fiber"
         if self.solutions is None:
             return "positive-dimensional: the sampled system has infinitely many solutions (not settled)"
-        if self.solutions == 1:
-            return "fiber = symmetry orbit (no hidden continuous or discrete symmetry in the gauge domain)"
-        if self.certified:
-            return f"hidden discrete symmetry: the fiber meets the gauge slice in {self.solutions} points"
-        return f"1 + {len(self.extra)} <= |fiber n slice| <= {self.solutions} (extra solutions not all verified)"
+        if not self.certified:
+            return f"{self.fiber_points} <= |fiber n slice| <= {self.solutions} (extra solutions not all verified)"
+        n = self.fiber_points
+        spurious = f" ({self.solutions - n} other solutions of the sampled system are not fiber points)" if n < self.solutions else ""
+        if n == 1:
+            return "fiber = symmetry orbit (no hidden continuous or discrete symmetry in the gauge domain)" + spurious
+        return f"hidden discrete symmetry: the fiber meets the gauge slice in {n} points" + spurious
 
     def components(self) -> list[dict]:
         orbit = orbit_dimension(self.arch, self.point)  # exact; the same along the whole orbit
@@ -239,7 +294,7 @@ class DeepFiber:
             return [{"dimension": orbit + (self.line is not None), "dimension_is_lower_bound": True,
                      "description": "the component through W_0: the symmetry orbit"
                      + (" swept along a line of the fiber inside the gauge slice" if self.line else "")}]
-        k = self.solutions if self.certified else 1 + len(self.extra)
+        k = self.fiber_points
         return [{"dimension": orbit, "description": f"symmetry orbit of solution {i} in the gauge slice"}
                 for i in range(k)]
 
@@ -250,6 +305,7 @@ class DeepFiber:
             "certified": self.certified,
             "verdict": self.verdict,
             "solutions_in_slice": self.solutions,
+            "fiber_points": self.fiber_points if self.solutions is not None else None,
             "method": f"Gröbner basis over Q in a gauge slice ({self.basis.engine}); "
                       "the inclusion <basis> c <equations> is the engine's",
             "engine": self.basis.engine,
@@ -264,6 +320,7 @@ class DeepFiber:
             "variables": list(self.basis.variables),
             "basis": self.basis.strings(),
             "extra_solutions": [[str(v) for v in s] for s in self.extra],
+            "factors": self.factors,
             "line": None if self.line is None else {
                 "direction": [str(v) for v in self.line],
                 "checked_at": list(range(1, line_degree(self.arch) + 2)),
@@ -327,7 +384,8 @@ def deep_fiber(arch: Architecture, seed: int | None = None, engine: str = "auto"
             if same_function(arch, full, point):
                 extra.append(full)
     line = fiber_line(arch, point, free, eqs) if count is None else None
-    return DeepFiber(arch, point, Xs, basis, count, extra, line, attempts, time.perf_counter() - start)
+    factors = factor_verdicts(arch, point, basis) if count is not None else None
+    return DeepFiber(arch, point, Xs, basis, count, extra, line, factors, attempts, time.perf_counter() - start)
 
 
 def line_degree(arch: Architecture) -> int:

@@ -149,6 +149,70 @@ def _check_line(line, names: list, fixed: dict, W0: list, arch, same) -> bool:
     return True
 
 
+def _shape(basis: list, n: int):
+    """``(j, g, h)`` with basis ``= {x_i + h_i(x_j)} u {g(x_j)}``, or None."""
+    for j in range(n):
+        only_j = [all(sum(m) == m[j] for m in b.monoms()) for b in basis]
+        if sum(only_j) != 1 or len(basis) != n:
+            continue
+        h = {}
+        for b, uni in zip(basis, only_j):
+            m = b.monoms()[0]
+            if not uni and sum(m) == 1 and m[j] == 0:
+                i = m.index(1)
+                rest = b - b.context().gens()[i] * b.coefficient(0)
+                if all(sum(e) == e[j] for e in rest.monoms()):
+                    h[i] = rest / b.coefficient(0)
+        if len(h) == n - 1:
+            return j, basis[only_j.index(True)], h
+    return None
+
+
+def _check_factors(claimed, basis: list, free: list, ctx, names: list, W0: list, arch) -> int | None:
+    """Replay the factor-by-factor test; returns the exact number of fiber points in the slice."""
+    if claimed is None:
+        return None
+    shape = _shape(basis, len(free))
+    if shape is None or not isinstance(claimed, list):
+        _reject("factors are claimed but the basis is not in shape position")
+    j, g, h = shape
+    mine = {}
+    for f, _ in g.factor()[1]:
+        mine[str(f / f.leading_coefficient())] = f
+    recorded = {}
+    for item in claimed:
+        if not isinstance(item, dict) or not isinstance(item.get("factor"), str):
+            _reject("each factor must be an object with a factor polynomial")
+        try:
+            f = parse_poly(item["factor"], ctx)
+        except Exception as exc:  # unreadable text is a rejected claim
+            _reject(f"unreadable factor: {exc}")
+        recorded[str(f / f.leading_coefficient())] = item
+    if set(recorded) != set(mine):
+        _reject("the recorded factors are not the irreducible factors of the univariate basis element")
+    d, t = arch.widths[0], arch.tokens
+    zx = fmpq_mpoly_ctx.get(("z",) + tuple(f"x{r}_{c}" for r in range(d) for c in range(t)), "degrevlex")
+    z = zx.gens()[0]
+
+    def lift(p):
+        return sum((c * z ** e[j] for e, c in p.to_dict().items()), zx.constant(0))
+
+    value = {free[j]: z, **{free[i]: -lift(p) for i, p in h.items()}}
+    W = [value.get(n, zx.constant(v)) for n, v in zip(names, W0)]
+    Xs = [list(zx.gens()[1 + r * t:1 + (r + 1) * t]) for r in range(d)]
+    diff = [a - b for ra, rb in zip(_phi(arch, W, Xs), _phi(arch, [zx.constant(v) for v in W0], Xs))
+            for a, b in zip(ra, rb)]
+    total = 0
+    for key, f in mine.items():
+        fz = lift(f)
+        ok = all(divmod(e, fz)[1] == 0 for e in diff)
+        degree = int(max(e[j] for e in f.monoms()))
+        if recorded[key].get("fiber") is not ok or recorded[key].get("degree") != degree:
+            _reject(f"factor {key}: the checker finds fiber = {ok}, degree {degree}")
+        total += degree if ok else 0
+    return total
+
+
 def check_deep_fiber(cert: dict) -> str:
     arch = _architecture(cert)
     names = _names(arch)
@@ -227,10 +291,21 @@ def check_deep_fiber(cert: dict) -> str:
     line = _check_line(cert.get("line"), names, fixed, W0, arch, same)
     if line and D is not None:
         _reject("a line of solutions is claimed but the basis has finitely many solutions")
+    exact = _check_factors(cert.get("factors"), basis, free, ctx, names, W0, arch) if D is not None else None
+    if cert.get("factors") is not None and D is None:
+        _reject("factors are claimed for a basis with infinitely many solutions")
     _replay(cert, ctx, free, equations, basis)
     certified = cert.get("certified")
-    if certified is not ((D is not None and D == len(points)) or line):
-        _reject(f"certified = {certified!r} but the basis has {D} solutions and {len(points)} are listed")
+    if certified is not ((D is not None and (exact is not None or D == len(points))) or line):
+        _reject(f"certified = {certified!r} does not follow from the basis ({D} solutions) and the evidence")
+    count = exact if exact is not None else len(points)
+    if D is not None and cert.get("fiber_points") != count:
+        _reject(f"fiber_points = {cert.get('fiber_points')!r}, the evidence gives {count}")
+    if exact is not None:
+        w, a = ",".join(map(str, arch.widths)), ",".join(map(str, arch.ranks))
+        what = "the symmetry orbit" if exact == 1 else f"{exact} orbits (hidden discrete symmetry)"
+        return (f"fiber n gauge domain = {what} for widths {w}, ranks {a}, t={t} "
+                f"({D - exact} spurious solutions of the sample; trusting {cert.get('trusted')})")
     if line:
         w, a = ",".join(map(str, arch.widths)), ",".join(map(str, arch.ranks))
         return f"hidden continuous symmetry for widths {w}, ranks {a}: a line of the fiber lies in the gauge slice"

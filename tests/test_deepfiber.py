@@ -77,3 +77,14 @@ def test_a1_equal_1_and_full_a2_has_a_hidden_line_of_skew_shifts():
     names = arch.variable_names()
     changed = {n: v for n, v in zip(names, fib.line) if v != 0}
     assert set(changed) <= {"K2_0_1", "K2_1_0"} and changed["K2_0_1"] == -changed["K2_1_0"]
+
+
+@needs_msolve
+def test_factor_verdicts_count_every_root_of_the_eliminant():
+    """In shape position each irreducible factor of g(x_j) is decided at once; the count
+    is the sum of the degrees that pass, and W_0's own factor always passes."""
+    fib = deep_fiber(Architecture((2, 2, 2), (1, 1)), seed=2025)
+    assert fib.factors and sum(f["degree"] for f in fib.factors) == fib.solutions
+    assert fib.fiber_points == 1 + len(fib.extra) == 2
+    orbit = deep_fiber(Architecture((2, 2, 2), (2, 2)), seed=2025)
+    assert orbit.factors == [dict(orbit.factors[0], fiber=True)] and orbit.fiber_points == 1

@@ -140,6 +140,26 @@ def test_tampered_deep_certificates_are_rejected(orbit, name):
     assert_rejected(orbit, DEEP_TAMPERINGS[name])
 
 
+def _flip_factor(c):
+    c["factors"][0]["fiber"] = not c["factors"][0]["fiber"]
+
+
+FACTOR_TAMPERINGS = {
+    "flipped factor verdict": _flip_factor,
+    "wrong factor degree": lambda c: c["factors"][0].update(degree=c["factors"][0]["degree"] + 1),
+    "dropped factor": lambda c: c.update(factors=c["factors"][1:]),
+    "invented factor": lambda c: c["factors"].append({"factor": c["variables"][0] + " - 12345", "degree": 1,
+                                                       "fiber": True}),
+    "inflated fiber_points": lambda c: c.update(fiber_points=c["fiber_points"] + 1),
+}
+
+
+@needs_msolve
+@pytest.mark.parametrize("name", sorted(FACTOR_TAMPERINGS))
+def test_tampered_factor_verdicts_are_rejected(hidden, name):
+    assert_rejected(hidden, FACTOR_TAMPERINGS[name])
+
+
 def _shift_extra(c):
     c["extra_solutions"][0][-1] = str(int(c["extra_solutions"][0][-1].split("/")[0]) + 1)
 
@@ -147,7 +167,8 @@ def _shift_extra(c):
 @needs_msolve
 def test_hidden_symmetry_claims_are_checked(hidden):
     assert_rejected(hidden, _shift_extra)
-    assert_rejected(hidden, lambda c: c.update(extra_solutions=[]))
+    # without the factor verdicts, two solutions and one listed point prove nothing exact
+    assert_rejected(hidden, lambda c: c.update(extra_solutions=[], factors=None))
 
 
 @needs_msolve
