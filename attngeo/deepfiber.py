@@ -35,11 +35,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from flint import fmpq, fmpq_mat
+from flint import fmpq, fmpq_mat, fmpq_poly
 
 from .architecture import Architecture
 from .certificate import FORMAT, VERSION, write_json
-from .engine import Basis, groebner, ring
+from .engine import Basis, groebner, normal_form, ring
 from .exceptions import InvalidInputError
 from .symmetry import SymmetryGroup, orbit_dimension
 from .rank import kernel_over_q
@@ -130,8 +130,8 @@ def fiber_equations(arch: Architecture, point: list[fmpq], inputs: list) -> tupl
     return free, [e for e in eqs if e != 0]
 
 
-def staircase(basis: Basis) -> int | None:
-    """Number of standard monomials (solutions with multiplicity over C), None if infinite."""
+def standard_monomials(basis: Basis) -> list[tuple] | None:
+    """The exponents not divisible by any leading monomial (a basis of the quotient), None if infinite."""
     n = len(basis.variables)
     leads = [p.monoms()[0] for p in basis.polys]
     pure = [None] * n
@@ -142,90 +142,122 @@ def staircase(basis: Basis) -> int | None:
             pure[i] = m[i] if pure[i] is None else min(pure[i], m[i])
     if any(e is None for e in pure):
         return None
-    count = 0
-    stack = [(0, ())]
+    out = []
+    stack = [()]
     while stack:  # enumerate the box prod [0, pure_i) and drop multiples of leading monomials
-        i, prefix = stack.pop()
-        if i == n:
+        prefix = stack.pop()
+        if len(prefix) == n:
             if not any(all(a >= b for a, b in zip(prefix, m)) for m in leads):
-                count += 1
+                out.append(tuple(int(e) for e in prefix))
             continue
-        stack.extend((i + 1, prefix + (e,)) for e in range(pure[i]))
-    return count
+        stack.extend(prefix + (e,) for e in range(int(pure[len(prefix)])))
+    return sorted(out)
 
 
-def shape_form(basis: Basis) -> tuple[int, object, dict] | None:
-    """``(j, g, h)`` when the basis is ``{x_i + h_i(x_j) : i != j} u {g(x_j)}`` (shape position)."""
-    n = len(basis.variables)
-    gens = basis.ctx.gens()
-    for j in range(n):
-        only_j = lambda p: all(sum(m) == m[j] for m in p.monoms())  # noqa: E731
-        univariate = [p for p in basis.polys if only_j(p)]
-        linear = {}
-        for p in basis.polys:
-            m = p.monoms()[0]
-            if sum(m) == 1 and m[j] == 0 and only_j(p - gens[m.index(1)]):
-                linear[m.index(1)] = p - gens[m.index(1)]
-        if len(univariate) == 1 and len(linear) == n - 1 and len(basis.polys) == n:
-            return j, univariate[0], linear
+def staircase(basis: Basis) -> int | None:
+    """Number of standard monomials (solutions with multiplicity over C), None if infinite."""
+    monomials = standard_monomials(basis)
+    return None if monomials is None else len(monomials)
+
+
+@dataclass
+class Parametrization:
+    """The solutions of a zero-dimensional basis as ``x_i = p_i(z)``, ``g(z) = 0``, ``z = sum c_i x_i``.
+
+    ``g`` is squarefree of degree ``D`` (the staircase count), so the ``D`` roots give ``D``
+    distinct points, which are then all the solutions.
+    """
+
+    form: list[fmpq]
+    g: fmpq_poly
+    x: list[fmpq_poly]
+
+    def to_dict(self) -> dict:
+        coeffs = lambda p: [str(c) for c in p.coeffs()]  # noqa: E731
+        return {"form": [str(c) for c in self.form], "g": coeffs(self.g), "x": [coeffs(p) for p in self.x]}
+
+
+def parametrize(basis: Basis, rng: random.Random, tries: int = 6) -> Parametrization | None:
+    """A rational univariate representation of the solutions, by linear algebra in the quotient.
+
+    Tries ``z = x_j`` for each variable (shape position) and then random small
+    linear forms; a form works when its multiplication matrix has a squarefree
+    characteristic polynomial of degree ``D`` (it then separates the points).
+    """
+    B = standard_monomials(basis)
+    if B is None:
+        return None
+    D, n = len(B), len(basis.variables)
+    index = {m: k for k, m in enumerate(B)}
+    ctx = basis.ctx
+    gens = ctx.gens()
+
+    def vector(f) -> list[fmpq]:
+        v = [fmpq(0)] * D
+        for e, c in normal_form(f, basis.polys).to_dict().items():
+            v[index[tuple(int(x) for x in e)]] = c
+        return v
+
+    monomial = [ctx.from_dict({m: 1}) for m in B]
+    forms = [[fmpq(int(i == j)) for i in range(n)] for j in range(n)]
+    forms += [[fmpq(rng.randint(-3, 3)) for _ in range(n)] for _ in range(tries)]
+    for form in forms:
+        u = sum((c * x for c, x in zip(form, gens)), ctx.from_dict({}))
+        if u == 0:
+            continue
+        M = fmpq_mat([vector(u * b) for b in monomial]).transpose()  # column k: u * B[k]
+        g = M.charpoly()
+        if g.degree() != D or g.gcd(g.derivative()).degree() != 0:
+            continue
+        powers = [vector(ctx.constant(1))]
+        for _ in range(D - 1):
+            powers.append(list((M * fmpq_mat([[c] for c in powers[-1]])).entries()))
+        P = fmpq_mat(powers).transpose()  # column k: u^k in the quotient
+        if P.rank() != D:
+            continue
+        xs = [fmpq_poly(list(P.solve(fmpq_mat([[c] for c in vector(x)])).entries())) for x in gens]
+        return Parametrization(form, g, xs)
     return None
 
 
-def rational_solutions(basis: Basis) -> list[list[fmpq]] | None:
-    """All solutions when the basis is in shape position and ``g`` splits over Q; else None."""
-    shape = shape_form(basis)
-    if shape is None:
-        return None
-    j, g, linear = shape
-    n = len(basis.variables)
-    roots = []
-    for f, _ in g.factor()[1]:
-        if f.total_degree() != 1:
-            return None  # an irrational root: not listed
-        c = {e[j]: v for e, v in f.to_dict().items()}
-        roots.append(-c.get(0, fmpq(0)) / c[1])
-    out = []
-    for r in roots:
-        at = [fmpq(0)] * n
-        at[j] = r
-        out.append([r if i == j else -linear[i](*at) for i in range(n)])
-    return out
+def factor_verdicts(arch: Architecture, point: list[fmpq], basis: Basis, param: Parametrization) -> list[dict]:
+    """Which solutions are fiber points, one irreducible factor of ``g`` at a time.
 
-
-def factor_verdicts(arch: Architecture, point: list[fmpq], basis: Basis) -> list[dict] | None:
-    """For a basis in shape position, which roots of ``g`` are fiber points, factor by factor.
-
-    Substitute ``x_j = z``, ``x_i = -h_i(z)`` and expand ``phi_{W(z)} - phi_{W_0}`` in
-    ``Q[z, X]`` (reduced modulo ``g(z)`` after every layer). For an irreducible factor
-    ``g_i`` every root is a fiber point iff the difference vanishes modulo ``g_i``
-    (its roots are conjugate). The fiber meets the slice in exactly the roots of
-    the factors that pass: ``sum(deg g_i)`` points, irrational ones included.
+    Substitute ``x_i = p_i(z)`` and expand ``phi_{W(z)} - phi_{W_0}`` in ``Q[z, X]``
+    (reduced modulo ``g(z)`` after every layer). The roots of an irreducible factor
+    ``g_i`` are conjugate: all are fiber points iff the difference vanishes modulo
+    ``g_i``. The fiber meets the slice in exactly ``sum(deg g_i)`` points over the
+    factors that pass, irrational ones included.
     """
-    shape = shape_form(basis)
-    if shape is None:
-        return None
-    j, g, linear = shape
     d, t = arch.input_shape
-    names = ("z",) + tuple(f"X_{r}_{c}" for r in range(d) for c in range(t))
-    ring_zx = ring(names)
+    ring_zx = ring(("z",) + tuple(f"X_{r}_{c}" for r in range(d) for c in range(t)))
     z = ring_zx.gens()[0]
-    lift = lambda p: sum((c * z ** e[j] for e, c in p.to_dict().items()), ring_zx.constant(0))  # noqa: E731
-    g_z = lift(g)
-    value = {basis.variables[j]: z, **{basis.variables[i]: -lift(h) for i, h in linear.items()}}
+    lift = lambda p: sum((c * z**k for k, c in enumerate(p.coeffs())), ring_zx.constant(0))  # noqa: E731
+    g_z = lift(param.g)
+    value = {name: lift(p) for name, p in zip(basis.variables, param.x)}
     W = [value.get(n, ring_zx.constant(v)) for n, v in zip(arch.variable_names(), point)]
     reduce = np.vectorize(lambda e: divmod(e, g_z)[1], otypes=[object])
-    Y = object_array(d, t, ring_zx.gens()[1:])
-    Y0 = Y
+    Y = Y0 = object_array(d, t, ring_zx.gens()[1:])
     ops = ExactOps()
     for (Q, K, V), (Q0, K0, V0) in zip(split_point(arch, W), split_point(arch, [ring_zx.constant(v) for v in point])):
         Y = reduce(layer(ops, Q, K, V, Y))
         Y0 = layer(ops, Q0, K0, V0, Y0)
     diff = [a - b for a, b in zip(Y.ravel(), Y0.ravel())]
     out = []
-    for f, _ in g.factor()[1]:
+    for f, _ in param.g.factor()[1]:
         f_z = lift(f)
         ok = all(divmod(e, f_z)[1] == 0 for e in diff)
-        out.append({"factor": str(f), "degree": int(max(e[j] for e in f.monoms())), "fiber": ok})
+        out.append({"factor": [str(c) for c in f.coeffs()], "degree": f.degree(), "fiber": ok})
+    return out
+
+
+def rational_solutions(param: Parametrization) -> list[list[fmpq]]:
+    """The solutions with rational coordinates: the roots of the linear factors of ``g``."""
+    out = []
+    for f, _ in param.g.factor()[1]:
+        if f.degree() == 1:
+            r = -f.coeffs()[0] / f.coeffs()[1]
+            out.append([p(r) for p in param.x])
     return out
 
 
@@ -252,7 +284,8 @@ class DeepFiber:
     solutions: int | None  # standard monomials; None = positive-dimensional
     extra: list[list[fmpq]] = field(default_factory=list)  # verified fiber points besides W_0
     line: list[fmpq] | None = None  # a direction v in the slice with phi(W_0 + s v) = phi(W_0) for all s
-    factors: list[dict] | None = None  # shape position: each factor of g(x_j) and whether its roots are fiber points
+    factors: list[dict] | None = None  # each irreducible factor of g and whether its roots are fiber points
+    param: Parametrization | None = None
     attempts: int = 1
     seconds: float = 0.0
 
@@ -321,6 +354,7 @@ class DeepFiber:
             "basis": self.basis.strings(),
             "extra_solutions": [[str(v) for v in s] for s in self.extra],
             "factors": self.factors,
+            "parametrization": None if self.param is None else self.param.to_dict(),
             "line": None if self.line is None else {
                 "direction": [str(v) for v in self.line],
                 "checked_at": list(range(1, line_degree(self.arch) + 2)),
@@ -373,19 +407,19 @@ def deep_fiber(arch: Architecture, seed: int | None = None, engine: str = "auto"
         if count == 1 or attempts > MAX_RETRIES:
             break
         Xs = Xs + [[[rng.randint(-3, 3) for _ in range(t)] for _ in range(d)] for _ in range(len(Xs))]
-    extra = []
-    if count not in (None, 1):
-        sols = rational_solutions(basis) or []
-        own = [v for nme, v in zip(arch.variable_names(), point) if nme in free]
-        for s in sols:
-            if s == own:
-                continue
-            full = _fill(arch, point, free, s)
-            if same_function(arch, full, point):
-                extra.append(full)
+    extra, factors, param = [], None, None
+    if count is not None:
+        param = parametrize(basis, rng)
+        if param is not None:
+            factors = factor_verdicts(arch, point, basis, param)
+            own = [v for nme, v in zip(arch.variable_names(), point) if nme in free]
+            for s in rational_solutions(param):
+                full = _fill(arch, point, free, s)
+                if s != own and same_function(arch, full, point):
+                    extra.append(full)
     line = fiber_line(arch, point, free, eqs) if count is None else None
-    factors = factor_verdicts(arch, point, basis) if count is not None else None
-    return DeepFiber(arch, point, Xs, basis, count, extra, line, factors, attempts, time.perf_counter() - start)
+    return DeepFiber(arch, point, Xs, basis, count, extra, line, factors, param, attempts,
+                     time.perf_counter() - start)
 
 
 def line_degree(arch: Architecture) -> int:

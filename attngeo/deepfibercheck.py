@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from itertools import combinations
 
-from flint import fmpq, fmpq_mpoly_ctx
+from flint import fmpq, fmpq_mpoly_ctx, fmpq_poly
 
 from .checker import _architecture, _field, _int, _reject
 from .exceptions import CannotVerify
@@ -149,67 +149,67 @@ def _check_line(line, names: list, fixed: dict, W0: list, arch, same) -> bool:
     return True
 
 
-def _shape(basis: list, n: int):
-    """``(j, g, h)`` with basis ``= {x_i + h_i(x_j)} u {g(x_j)}``, or None."""
-    for j in range(n):
-        only_j = [all(sum(m) == m[j] for m in b.monoms()) for b in basis]
-        if sum(only_j) != 1 or len(basis) != n:
-            continue
-        h = {}
-        for b, uni in zip(basis, only_j):
-            m = b.monoms()[0]
-            if not uni and sum(m) == 1 and m[j] == 0:
-                i = m.index(1)
-                rest = b - b.context().gens()[i] * b.coefficient(0)
-                if all(sum(e) == e[j] for e in rest.monoms()):
-                    h[i] = rest / b.coefficient(0)
-        if len(h) == n - 1:
-            return j, basis[only_j.index(True)], h
-    return None
+def _upoly(value, name: str) -> fmpq_poly:
+    if not isinstance(value, list) or not value:
+        _reject(f"{name} must be a nonempty list of coefficients")
+    return fmpq_poly([_rational(c, f"{name} coefficient") for c in value])
 
 
-def _check_factors(claimed, basis: list, free: list, ctx, names: list, W0: list, arch) -> int | None:
-    """Replay the factor-by-factor test; returns the exact number of fiber points in the slice."""
-    if claimed is None:
+def _check_factors(cert: dict, basis: list, free: list, D: int, names: list, W0: list, arch) -> int | None:
+    """Replay the parametrization and the factor-by-factor test; the exact number of fiber points."""
+    claimed, param = cert.get("factors"), cert.get("parametrization")
+    if claimed is None and param is None:
         return None
-    shape = _shape(basis, len(free))
-    if shape is None or not isinstance(claimed, list):
-        _reject("factors are claimed but the basis is not in shape position")
-    j, g, h = shape
-    mine = {}
-    for f, _ in g.factor()[1]:
-        mine[str(f / f.leading_coefficient())] = f
+    if not isinstance(claimed, list) or not isinstance(param, dict):
+        _reject("factors and parametrization come together")
+    form = _field(param, "form", "parametrization.")
+    if not isinstance(form, list) or len(form) != len(free):
+        _reject("parametrization.form must have one coefficient per variable")
+    form = [_rational(c, "parametrization.form entry") for c in form]
+    g = _upoly(_field(param, "g", "parametrization."), "parametrization.g")
+    xs = _field(param, "x", "parametrization.")
+    if not isinstance(xs, list) or len(xs) != len(free):
+        _reject("parametrization.x must give one polynomial per variable")
+    xs = [_upoly(p, "parametrization.x") for p in xs]
+    if g.degree() != D or g.gcd(g.derivative()).degree() != 0:
+        _reject(f"g must be squarefree of degree D = {D}")
+    # z = sum c_i p_i(z) on the roots: the D roots give D distinct points ...
+    if sum((c * p for c, p in zip(form, xs)), fmpq_poly([0])) % g != fmpq_poly([0, 1]) % g:
+        _reject("the linear form does not evaluate to z on the parametrization")
+    # ... all in V(basis), which has at most D points: they are all of them
+    zc = fmpq_mpoly_ctx.get(("z",), "degrevlex")
+    (z1,) = zc.gens()
+    lift1 = lambda p: sum((c * z1**k for k, c in enumerate(p.coeffs())), zc.constant(0))  # noqa: E731
+    subs = [lift1(p) for p in xs]
+    if any(divmod(b.compose(*subs, ctx=zc), lift1(g))[1] != 0 for b in basis):
+        _reject("the parametrized points do not satisfy the basis")
+    mine = {tuple(str(c) for c in (f / f.coeffs()[-1]).coeffs()): f for f, _ in g.factor()[1]}
     recorded = {}
     for item in claimed:
-        if not isinstance(item, dict) or not isinstance(item.get("factor"), str):
-            _reject("each factor must be an object with a factor polynomial")
-        try:
-            f = parse_poly(item["factor"], ctx)
-        except Exception as exc:  # unreadable text is a rejected claim
-            _reject(f"unreadable factor: {exc}")
-        recorded[str(f / f.leading_coefficient())] = item
+        if not isinstance(item, dict):
+            _reject("each factor must be an object")
+        f = _upoly(item.get("factor"), "factor")
+        recorded[tuple(str(c) for c in (f / f.coeffs()[-1]).coeffs())] = item
     if set(recorded) != set(mine):
-        _reject("the recorded factors are not the irreducible factors of the univariate basis element")
+        _reject("the recorded factors are not the irreducible factors of g")
     d, t = arch.widths[0], arch.tokens
     zx = fmpq_mpoly_ctx.get(("z",) + tuple(f"x{r}_{c}" for r in range(d) for c in range(t)), "degrevlex")
     z = zx.gens()[0]
-
-    def lift(p):
-        return sum((c * z ** e[j] for e, c in p.to_dict().items()), zx.constant(0))
-
-    value = {free[j]: z, **{free[i]: -lift(p) for i, p in h.items()}}
+    lift = lambda p: sum((c * z**k for k, c in enumerate(p.coeffs())), zx.constant(0))  # noqa: E731
+    value = dict(zip(free, (lift(p) for p in xs)))
     W = [value.get(n, zx.constant(v)) for n, v in zip(names, W0)]
     Xs = [list(zx.gens()[1 + r * t:1 + (r + 1) * t]) for r in range(d)]
     diff = [a - b for ra, rb in zip(_phi(arch, W, Xs), _phi(arch, [zx.constant(v) for v in W0], Xs))
             for a, b in zip(ra, rb)]
+    g_z = lift(g)
+    diff = [divmod(e, g_z)[1] for e in diff]
     total = 0
     for key, f in mine.items():
-        fz = lift(f)
-        ok = all(divmod(e, fz)[1] == 0 for e in diff)
-        degree = int(max(e[j] for e in f.monoms()))
-        if recorded[key].get("fiber") is not ok or recorded[key].get("degree") != degree:
-            _reject(f"factor {key}: the checker finds fiber = {ok}, degree {degree}")
-        total += degree if ok else 0
+        f_z = lift(f)
+        ok = all(divmod(e, f_z)[1] == 0 for e in diff)
+        if recorded[key].get("fiber") is not ok or recorded[key].get("degree") != f.degree():
+            _reject(f"factor {list(key)}: the checker finds fiber = {ok}, degree {f.degree()}")
+        total += f.degree() if ok else 0
     return total
 
 
@@ -291,7 +291,7 @@ def check_deep_fiber(cert: dict) -> str:
     line = _check_line(cert.get("line"), names, fixed, W0, arch, same)
     if line and D is not None:
         _reject("a line of solutions is claimed but the basis has finitely many solutions")
-    exact = _check_factors(cert.get("factors"), basis, free, ctx, names, W0, arch) if D is not None else None
+    exact = _check_factors(cert, basis, free, D, names, W0, arch) if D is not None else None
     if cert.get("factors") is not None and D is None:
         _reject("factors are claimed for a basis with infinitely many solutions")
     _replay(cert, ctx, free, equations, basis)

@@ -222,3 +222,21 @@ def groebner(polys, variables, engine: str = "auto", timeout: float = 600.0) -> 
     start = time.perf_counter()
     basis = _RUNNERS[chosen](polys, ctx, timeout)
     return Basis(tuple(variables), _normalize(basis, ctx), chosen, time.perf_counter() - start)
+
+
+def normal_form(f, basis: list):
+    """The remainder of ``f`` on division by a Gröbner basis (in the basis' ring and order)."""
+    leads = [(g.monoms()[0], g.leading_coefficient()) for g in basis]
+    ctx = f.context()
+    rem = ctx.from_dict({})
+    while f != 0:
+        m, c = f.monoms()[0], f.leading_coefficient()
+        for g, (lm, lc) in zip(basis, leads):
+            if all(a >= b for a, b in zip(m, lm)):
+                f = f - ctx.from_dict({tuple(a - b for a, b in zip(m, lm)): c / lc}) * g
+                break
+        else:
+            term = ctx.from_dict({m: c})
+            rem += term
+            f = f - term
+    return rem

@@ -81,10 +81,37 @@ def test_a1_equal_1_and_full_a2_has_a_hidden_line_of_skew_shifts():
 
 @needs_msolve
 def test_factor_verdicts_count_every_root_of_the_eliminant():
-    """In shape position each irreducible factor of g(x_j) is decided at once; the count
-    is the sum of the degrees that pass, and W_0's own factor always passes."""
+    """Each irreducible factor of g is decided at once; the count is the sum of the degrees
+    that pass, and W_0's own factor always passes."""
     fib = deep_fiber(Architecture((2, 2, 2), (1, 1)), seed=2025)
     assert fib.factors and sum(f["degree"] for f in fib.factors) == fib.solutions
     assert fib.fiber_points == 1 + len(fib.extra) == 2
     orbit = deep_fiber(Architecture((2, 2, 2), (2, 2)), seed=2025)
     assert orbit.factors == [dict(orbit.factors[0], fiber=True)] and orbit.fiber_points == 1
+
+
+@needs_msolve
+def test_a_basis_outside_shape_position_is_parametrized_and_every_point_checked():
+    arch = Architecture((2, 2, 1), (1, 1))
+    fib = deep_fiber(arch, seed=2025)
+    assert fib.param is not None and fib.param.g.degree() == fib.solutions == 6
+    # every rational solution is an honest fiber point, seen through plain evaluation
+    rng = random.Random(1)
+    X = [[rng.randint(-5, 5) for _ in range(2)] for _ in range(2)]
+    for other in fib.extra:
+        assert evaluate(arch, other, X) == evaluate(arch, fib.point, X)
+    assert fib.certified and fib.fiber_points == 6
+
+
+def test_parametrize_finds_a_separating_form():
+    from attngeo.deepfiber import parametrize, rational_solutions
+
+    names = ("x", "y")
+    ctx = ring(names)
+    x, y = ctx.gens()
+    # the four points (+-1, +-1): neither x nor y separates them, a form x + c y does
+    basis = groebner([x**2 - 1, y**2 - 1], names, "flint")
+    p = parametrize(basis, random.Random(0))
+    assert p is not None and p.g.degree() == 4 and any(c != 0 for c in p.form[1:])
+    points = {tuple(int(v) for v in pt) for pt in rational_solutions(p)}
+    assert points == {(1, 1), (1, -1), (-1, 1), (-1, -1)}

@@ -140,6 +140,15 @@ def test_tampered_deep_certificates_are_rejected(orbit, name):
     assert_rejected(orbit, DEEP_TAMPERINGS[name])
 
 
+def _squared(coeffs):
+    from flint import fmpq_poly
+
+    from attngeo.network import to_fmpq
+
+    g = fmpq_poly([to_fmpq(x, "g") for x in coeffs])
+    return [str(x) for x in (g * g).coeffs()]
+
+
 def _flip_factor(c):
     c["factors"][0]["fiber"] = not c["factors"][0]["fiber"]
 
@@ -148,8 +157,11 @@ FACTOR_TAMPERINGS = {
     "flipped factor verdict": _flip_factor,
     "wrong factor degree": lambda c: c["factors"][0].update(degree=c["factors"][0]["degree"] + 1),
     "dropped factor": lambda c: c.update(factors=c["factors"][1:]),
-    "invented factor": lambda c: c["factors"].append({"factor": c["variables"][0] + " - 12345", "degree": 1,
-                                                       "fiber": True}),
+    "invented factor": lambda c: c["factors"].append({"factor": ["-12345", "1"], "degree": 1, "fiber": True}),
+    "parametrization off the basis": lambda c: c["parametrization"]["x"][0].__setitem__(0, "99991"),
+    "g not squarefree": lambda c: c["parametrization"].update(g=_squared(c["parametrization"]["g"])),
+    "form not separating": lambda c: c["parametrization"].update(form=["0"] * len(c["variables"])),
+    "parametrization without factors": lambda c: c.update(factors=None),
     "inflated fiber_points": lambda c: c.update(fiber_points=c["fiber_points"] + 1),
 }
 
