@@ -61,6 +61,7 @@ SMALL_CASES = [
 ]
 #: Larger two-layer cases: from tens of seconds to beyond ten minutes.
 LARGER_CASES = [
+    ((3, 3, 3), (1, 1)),
     ((3, 2, 2), (2, 1)),
     ((3, 2, 2), (1, 1)),
     ((3, 2, 2), (2, 2)),
