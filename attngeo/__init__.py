@@ -23,6 +23,7 @@ from .exceptions import (
 from .fiber import Fiber, Recovery, fiber, recover_weights
 from .formulas import hmk_formula, naive_count
 from .layerfunction import LayerFunction
+from .singular import SingularityVerdict, is_singular
 from .symmetry import SymmetryGroup
 from .network import evaluate, expand
 
@@ -40,6 +41,7 @@ __all__ = [
     "LayerFunction",
     "NotInNeuromanifoldError",
     "Recovery",
+    "SingularityVerdict",
     "SymmetryGroup",
     "ExpansionTooLargeError",
     "InvalidArchitectureError",
@@ -54,6 +56,7 @@ __all__ = [
     "expand",
     "fiber",
     "hmk_formula",
+    "is_singular",
     "naive_count",
     "recover_weights",
 ]

@@ -410,7 +410,18 @@ def _check_deep_fiber(cert: dict) -> str:
     return check_deep_fiber(cert)
 
 
-_CHECKERS = {"dimension": _check_dimension, "fiber": _check_fiber, "deep-fiber": _check_deep_fiber}
+def _check_singular_point(cert: dict) -> str:
+    from .singularcheck import check_singular_point
+
+    return check_singular_point(cert)
+
+
+_CHECKERS = {
+    "dimension": _check_dimension,
+    "fiber": _check_fiber,
+    "deep-fiber": _check_deep_fiber,
+    "singular-point": _check_singular_point,
+}
 
 
 def check_certificate(source: str | os.PathLike | dict) -> CheckResult:

@@ -1,0 +1,188 @@
+"""Is a single-layer function a singular point of the neuromanifold? (docs/singular.md)
+
+``M`` is the image of ``psi: (Q, K, V) -> F`` (the Gram tensor of
+:mod:`attngeo.layerfunction`). Two certified criteria, both exact over Q:
+
+* **singular** — a morphism maps Zariski tangent spaces into tangent spaces, so
+  the images of ``d psi`` at *any* preimages of ``f`` lie in ``T_f M``; if they
+  span more than ``dim M`` dimensions, ``f`` is singular. Preimages: a
+  representative of every component of the fiber (:func:`attngeo.fiber.fiber`)
+  and, where ``K^T Q = A`` has many solutions (``rank A < a``), several of them.
+* **smooth** — ``F != 0``, the complex fiber in ``(A, V)`` is one line, ``A`` has
+  rank ``min(a, d)`` (the domain ``{rank A <= a}`` is smooth there), and ``d psi``
+  has rank ``dim M`` at a preimage. Then, modulo the free scaling action, the
+  map is an injective immersion of a smooth variety that is proper over a
+  neighbourhood of ``f`` (``|sym(V (x) A)| >= c |V| |A|``), hence a closed
+  embedding there: ``M`` is a manifold near ``f`` (docs/singular.md).
+
+Otherwise the verdict is *undecided*, said so. Certificates embed the dimension
+certificate (and, for *smooth*, the fiber certificate) they rest on.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from flint import fmpq, fmpq_mat
+
+from .architecture import Architecture
+from .certificate import FORMAT, VERSION, write_json
+from .dimension import certify_dimension
+from .fiber import Fiber, _frac, fiber, rank_factorization
+from .layerfunction import single_layer
+from .network import read_point
+
+
+def _matrix(rows) -> fmpq_mat:
+    return fmpq_mat([[fmpq(*_frac(x)) if isinstance(x, str) else fmpq(x) for x in row] for row in rows])
+
+
+def _gram_coordinates(d: int, dd: int):
+    """Indices ``(k, m, n, p)`` with ``m <= n``: independent coordinates of the Gram tensor."""
+    return [(k, m, n, p) for k in range(dd) for m in range(d) for n in range(m, d) for p in range(d)]
+
+
+def tangent_image(Q: fmpq_mat, K: fmpq_mat, V: fmpq_mat) -> fmpq_mat:
+    """The Jacobian of ``(Q, K, V) -> 2 S = sym(V (x) K^T Q)`` at a point, exactly.
+
+    Columns follow the flattening order (``Q``, ``K``, ``V`` row-major); rows the
+    Gram coordinates ``(k, m <= n, p)``. ``2 S[k,m,n,p] = V_km A_np + V_kn A_mp``.
+    """
+    a, d = Q.nrows(), Q.ncols()
+    dd = V.nrows()
+    A = K.transpose() * Q
+    coords = _gram_coordinates(d, dd)
+    cols = []
+
+    def column(dA: fmpq_mat | None, dV: fmpq_mat | None):
+        out = []
+        for k, m, n, p in coords:
+            v = fmpq(0)
+            if dA is not None:
+                v += V[k, m] * dA[n, p] + V[k, n] * dA[m, p]
+            if dV is not None:
+                v += dV[k, m] * A[n, p] + dV[k, n] * A[m, p]
+            out.append(v)
+        return out
+
+    for which in ("Q", "K"):
+        for i in range(a):
+            for j in range(d):
+                E = fmpq_mat(a, d)
+                E[i, j] = 1
+                cols.append(column(K.transpose() * E if which == "Q" else E.transpose() * Q, None))
+    for i in range(dd):
+        for j in range(d):
+            E = fmpq_mat(dd, d)
+            E[i, j] = 1
+            cols.append(column(None, E))
+    return fmpq_mat(cols).transpose()
+
+
+def _preimages(fib: Fiber, rng: random.Random, extra: int) -> list[tuple[fmpq_mat, fmpq_mat, fmpq_mat]]:
+    """Representatives of every fiber component, plus ``extra`` random ``(Q, K)`` over rank-deficient ``A``."""
+    d, dd = fib.arch.widths
+    a = fib.arch.ranks[0]
+    rand = lambda r, c: fmpq_mat([[rng.randint(-3, 3) for _ in range(c)] for _ in range(r)])  # noqa: E731
+    out = []
+    if fib.case == "zero":
+        for _ in range(extra + 1):
+            Q, K = _with_product(fmpq_mat(d, d), a, rng)
+            out.append((Q, K, rand(dd, d)))  # on {A = 0}
+            out.append((rand(a, d), rand(a, d), fmpq_mat(dd, d)))  # on {V = 0}
+        return out
+    for comp in fib.av:
+        A, V = _matrix(comp.data["A"]), _matrix(comp.data["V"])
+        Q, K = rank_factorization(A, a)
+        out.append((Q, K, V))
+        if A.rank() < min(a, d):
+            out.extend((*_with_product(A, a, rng), V) for _ in range(extra))
+    return out
+
+
+def _with_product(A: fmpq_mat, a: int, rng: random.Random) -> tuple[fmpq_mat, fmpq_mat]:
+    """A random ``(Q, K)`` with ``K^T Q = A``: ``Q = [C; Y]``, ``K^T = [B, Z]`` with ``Z Y = 0``."""
+    d = A.nrows()
+    Q0, K0 = rank_factorization(A, a)
+    r = A.rank()
+    Q, K = fmpq_mat(Q0), fmpq_mat(K0)
+    for i in range(r, a):  # free rows: either in Q (then K's row is 0) or in K (then Q's row is 0)
+        target = Q if rng.random() < 0.5 else K
+        for c in range(d):
+            target[i, c] = rng.randint(-3, 3)
+    return Q, K
+
+
+@dataclass
+class SingularityVerdict:
+    """``singular``, ``smooth`` or ``undecided``, with the evidence."""
+
+    arch: Architecture
+    point: list[str]
+    verdict: str
+    dimension: int
+    span: int  # rank of the stacked tangent images
+    preimages: list
+    reason: str
+    dimension_certificate: dict
+    fiber_certificate: dict
+    seconds: float = 0.0
+
+    kind = "singular-point"
+
+    @property
+    def certified(self) -> bool:
+        return self.verdict in ("singular", "smooth")
+
+    def summary(self) -> dict:
+        return {"architecture": self.arch.to_dict(), "verdict": self.verdict, "certified": self.certified,
+                "dimension": self.dimension, "span": self.span, "preimages": len(self.preimages),
+                "reason": self.reason, "seconds": round(self.seconds, 3)}
+
+    def to_json(self) -> dict:
+        rows = lambda M: [[str(M[r, c]) for c in range(M.ncols())] for r in range(M.nrows())]  # noqa: E731
+        return {"format": FORMAT, "version": VERSION, "kind": self.kind, "point": self.point, **self.summary(),
+                "preimage_weights": [[rows(Q), rows(K), rows(V)] for Q, K, V in self.preimages],
+                "dimension_certificate": self.dimension_certificate,
+                "fiber_certificate": self.fiber_certificate}
+
+    def save(self, path) -> Path:
+        return write_json(path, self.to_json())
+
+    def __str__(self) -> str:
+        return f"{self.arch}: {self.verdict} ({self.reason})"
+
+
+def is_singular(arch: Architecture, weights, seed: int | None = 0, extra: int = 3) -> SingularityVerdict:
+    """Decide, with a certificate, whether ``phi_W`` is a singular point of ``M`` (single layer, ``t >= 2``).
+
+    >>> arch = Architecture((2, 2), (1,), tokens=2)
+    >>> is_singular(arch, [[[[1, 0]], [[0, 1]], [[1, 1], [2, 2]]]]).verdict   # a rank-1 swap point
+    'singular'
+    """
+    single_layer(arch, "is_singular")
+    start = time.perf_counter()
+    rng = random.Random(seed)
+    point = read_point(arch, weights)
+    fib = fiber(arch, point)
+    dim_cert = certify_dimension(arch, seed=seed)
+    dim = dim_cert.dimension  # single layers, t >= 2: always certified
+    pre = _preimages(fib, rng, extra)
+    images = [tangent_image(*w) for w in pre]
+    stacked = fmpq_mat([[M[r, c] for M in images for c in range(M.ncols())] for r in range(images[0].nrows())])
+    span = stacked.rank()
+    d = arch.widths[0]
+    a = arch.ranks[0]
+    if span > dim:
+        verdict, reason = "singular", f"tangent images at {len(pre)} preimages span {span} > dim M = {dim}"
+    elif (fib.case != "zero" and len(fib.av) == 1 and fib.av[0].data["rank_A"] == min(a, d)
+          and images[0].rank() == dim):
+        verdict, reason = "smooth", "one fiber line, rank A = min(a, d), d psi of rank dim M"
+    else:
+        verdict = "undecided"
+        reason = f"span {span} = dim M at the preimages tried, and the smooth criterion does not apply"
+    return SingularityVerdict(arch, [str(x) for x in point], verdict, dim, span, pre, reason, dim_cert.to_json(),
+                              fib.to_json(), time.perf_counter() - start)
