@@ -31,7 +31,7 @@ from flint import fmpq, fmpq_mat
 from .architecture import Architecture
 from .certificate import FORMAT, VERSION, write_json
 from .dimension import certify_dimension
-from .fiber import Fiber, _frac, fiber, rank_factorization
+from .fiber import Fiber, _frac, determinantal_dimension, fiber, rank_factorization
 from .layerfunction import single_layer
 from .network import read_point
 
@@ -179,7 +179,7 @@ def is_singular(arch: Architecture, weights, seed: int | None = 0, extra: int = 
     if span > dim:
         verdict, reason = "singular", f"tangent images at {len(pre)} preimages span {span} > dim M = {dim}"
     elif (fib.case != "zero" and len(fib.av) == 1 and fib.av[0].data["rank_A"] == min(a, d)
-          and images[0].rank() == dim):
+          and images[0].rank() == dim == determinantal_dimension(d, a) + arch.widths[1] * d - 1):
         verdict, reason = "smooth", "one fiber line, rank A = min(a, d), d psi of rank dim M"
     else:
         verdict = "undecided"

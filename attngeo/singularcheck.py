@@ -110,6 +110,9 @@ def check_singular_point(cert: dict) -> str:
         A = _matrix(lines[0]["A"], d, d, "fiber line A")
         if A.rank() != min(a, d):
             _reject(f"smooth needs rank A = min(a, d) = {min(a, d)} on the fiber line")
+        r = min(a, d)
+        if dim != r * (2 * d - r) + dd * d - 1:
+            _reject("smooth needs dim M = dim {rank A <= a} x C^{d' x d} - 1 (the scaling quotient)")
         if first != dim or span != dim:
             _reject(f"smooth needs d psi of rank dim M = {dim} at the preimage, got {first}")
         if cert.get("certified") is not True:

@@ -87,3 +87,10 @@ TAMPERINGS = {
 def test_tampered_singular_point_certificates_are_rejected(certificates, key):
     kind, _ = key
     assert_rejected(certificates[kind], TAMPERINGS[key])
+
+
+def test_smooth_needs_the_quotient_dimension(certificates):
+    """A smooth claim over a dimension certificate of another value must fail."""
+    def shrink(c):
+        c["dimension"] = c["dimension"] - 1
+    assert_rejected(certificates["random"], shrink)
