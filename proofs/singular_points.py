@@ -1,0 +1,71 @@
+"""Certify singular and smooth points of single-layer neuromanifolds on a grid.
+
+Statement ([HMK] section 3, MATH.md section 2), t >= 2: phi_{A,V} is a singular
+point of M exactly when rank(A) rank(V) <= 1. Grid: d <= 4, d' <= 3, a <= d,
+at a generic point (expected smooth), a rank-1 swap and the zero function
+(expected singular), a rank-1 parallel point, and -- for 1 < a < d, MATH.md's
+open point, outside the statement -- points with rank A < a and V generic. Verdicts come from
+attngeo.singular (docs/singular.md) with certificates the checker re-verifies;
+"undecided" is reported, never rounded. Exit 1 when a certified verdict
+contradicts the statement or a certificate fails.
+"""
+
+import random
+
+from attngeo import Architecture
+from attngeo.fiber import special_point
+from attngeo.layerfunction import weights_AV
+from attngeo.proof import Outcome, main_guard, proof_arguments, run_cases
+from attngeo.singular import is_singular
+
+
+def deficient_point(arch, r, rng):
+    """rank A = r (< a), V with its generic rank."""
+    d, dd = arch.widths
+    a = arch.ranks[0]
+    while True:
+        Q = [[rng.randint(-3, 3) for _ in range(d)] if i < r else [0] * d for i in range(a)]
+        K = [[rng.randint(-3, 3) for _ in range(d)] if i < r else [0] * d for i in range(a)]
+        V = [[rng.randint(-3, 3) for _ in range(d)] for _ in range(dd)]
+        w = [[Q, K, V]]
+        A, Vm = weights_AV(arch, w)
+        if A.rank() == r and Vm.rank() == min(d, dd):
+            return w
+
+
+def outcomes(seed):
+    rng = random.Random(seed)
+    for d in range(2, 5):
+        for dd in range(1, 4):
+            for a in range(1, d + 1):
+                arch = Architecture((d, dd), (a,), tokens=2)
+                points = [(kind, special_point(arch, kind, rng)) for kind in
+                          ("random", "rank1-swap", "rank1-parallel", "zero")]
+                points += [(f"rank A = {r}", deficient_point(arch, r, rng)) for r in range(1, a) if a < d]
+                for kind, w in points:
+                    v = is_singular(arch, w, seed=seed, extra=6)
+                    A, V = weights_AV(arch, w)
+                    hmk = "singular" if A.rank() * V.rank() <= 1 else "smooth"
+                    if 1 < a < d and A.rank() < a and hmk == "smooth":
+                        hmk = "open"  # MATH.md section 2: not covered by the statement
+                    contradicts = v.certified and hmk != "open" and v.verdict != hmk
+                    finding = None
+                    if kind.startswith("rank A") and v.verdict == "singular":
+                        finding = ("1 < a < d: every tested point with rank A < a and V generic is singular "
+                                   "(certified; MATH.md's open point)")
+                    if contradicts:
+                        finding = (f"d={d}, d'={dd}, a={a}, {kind}: certified {v.verdict}, [HMK]'s statement says {hmk}")
+                    row = (f"{d:>2}{dd:>4}{a:>3}  {kind:<15}{v.verdict:<11}{v.span:>5}{v.dimension:>5}  "
+                           f"[HMK]: {hmk}" + ("  DIFFERS" if contradicts else ""))
+                    name = f"d{d}_dd{dd}_a{a}_{kind.replace(' ', '').replace('=', '')}"
+                    yield Outcome(name, v, row, contradicts, finding)
+
+
+def main() -> int:
+    args = proof_arguments(__doc__.splitlines()[0], "certificates/singular_points")
+    header = f"{'d':>2}{'dd':>4}{'a':>3}  {'point':<15}{'verdict':<11}{'span':>5}{'dim':>5}  statement"
+    return run_cases("[HMK] singular points of one layer", header, outcomes(args.seed), args)
+
+
+if __name__ == "__main__":
+    main_guard(main)
