@@ -253,11 +253,13 @@ def factor_verdicts(arch: Architecture, point: list[fmpq], basis: Basis, param: 
     return out
 
 
-def rational_solutions(param: Parametrization) -> list[list[fmpq]]:
-    """The solutions with rational coordinates: the roots of the linear factors of ``g``."""
+def rational_solutions(param: Parametrization, keep: list[bool] | None = None) -> list[list[fmpq]]:
+    """The solutions with rational coordinates: the roots of the linear factors of ``g``
+    (only of the factors flagged in ``keep``, in :func:`factor_verdicts` order, when given)."""
     out = []
-    for f, _ in param.g.factor()[1]:
-        if f.degree() == 1:
+    factors = param.g.factor()[1]
+    for (f, _), kept in zip(factors, keep if keep is not None else [True] * len(factors)):
+        if f.degree() == 1 and kept:
             r = -f.coeffs()[0] / f.coeffs()[1]
             out.append([p(r) for p in param.x])
     return out
@@ -415,10 +417,9 @@ def deep_fiber(arch: Architecture, seed: int | None = None, engine: str = "auto"
         if param is not None:
             factors = factor_verdicts(arch, point, basis, param)
             own = [v for nme, v in zip(arch.variable_names(), point) if nme in free]
-            for s in rational_solutions(param):
-                full = _fill(arch, point, free, s)
-                if s != own and same_function(arch, full, point):
-                    extra.append(full)
+            # the factor verdicts already proved these are fiber points
+            extra = [_fill(arch, point, free, s)
+                     for s in rational_solutions(param, [f["fiber"] for f in factors]) if s != own]
     line = fiber_line(arch, point, free, eqs) if count is None else None
     return DeepFiber(arch, point, Xs, basis, count, extra, line, factors, param, attempts,
                      time.perf_counter() - start)

@@ -24,7 +24,6 @@ In ``(Q, K, V)`` coordinates the fiber is the preimage under
 from __future__ import annotations
 
 import itertools
-import math
 import random
 import time
 from dataclasses import dataclass, field
@@ -35,7 +34,8 @@ from flint import fmpq, fmpq_mat
 
 from .architecture import Architecture
 from .exceptions import InvalidInputError, NotInNeuromanifoldError
-from .layerfunction import LayerFunction, call_evaluator, mat_rows, output_column, single_layer, weights_AV
+from .layerfunction import (LayerFunction, call_evaluator, integer_matrix, mat_rows, output_column, single_layer,
+                            weights_AV)
 from .certificate import FORMAT, VERSION, write_json
 from .network import ExactOps, network, read_input, read_point
 
@@ -87,7 +87,7 @@ def _latex_q(x: fmpq) -> str:
     return rf"{sign}\tfrac{{{abs(x.p)}}}{{{x.q}}}"
 
 
-def _q_rows(M: fmpq_mat) -> list[list[str]]:
+def str_rows(M: fmpq_mat) -> list[list[str]]:
     return [[str(M[r, c]) for c in range(M.ncols())] for r in range(M.nrows())]
 
 
@@ -122,10 +122,10 @@ def _line_components(index: int, A: fmpq_mat, V: fmpq_mat, a: int) -> tuple[Comp
         "AV", 1,
         f"{{(lambda A{sub}, V{sub} / lambda) : lambda != 0}}, rank A{sub} = {r}",
         rf"\{{(\lambda {_small(A, 'A' + sub)},\ \lambda^{{-1}} {_small(V, 'V' + sub)}) : \lambda \neq 0\}}",
-        {"A": _q_rows(A), "V": _q_rows(V), "rank_A": r},
+        {"A": str_rows(A), "V": str_rows(V), "rank_A": r},
     )
     Q, K = rank_factorization(A, a)  # the representative the parametrizations below start from
-    rep = {"Q": _q_rows(Q), "K": _q_rows(K), "V": _q_rows(V)}
+    rep = {"Q": str_rows(Q), "K": str_rows(K), "V": str_rows(V)}
     qkv = []
     for u, w, dim in product_fiber_strata(a, d, r):
         if u == w == r == min(a, d) and a <= d:
@@ -213,10 +213,8 @@ def _partners(slabs: np.ndarray, den: int, w: list[int]) -> list[list[fmpq]]:
 
 
 def _integer_vector(coeffs: list[fmpq]) -> list[int]:
-    den = 1
-    for c in coeffs:
-        den = den * int(c.q) // math.gcd(den, int(c.q))
-    return [int(c.p) * (den // int(c.q)) for c in coeffs]
+    """A nonzero integer multiple (the scale is immaterial: lines are up to scale)."""
+    return [int(x) for x in integer_matrix([coeffs])[0][0]]
 
 
 def _candidates(f: LayerFunction, a: int) -> tuple[tuple[int, int], list, list[Candidate]]:
@@ -253,6 +251,7 @@ class Fiber:
     argument: dict
     seconds: float = 0.0
     point: list[str] | None = None  # the weights the fiber was asked for, when given
+    lines: list[tuple[fmpq_mat, fmpq_mat]] = field(default_factory=list)  # (A_c, V_c) of each line, exactly
 
     kind = "fiber"
 
@@ -323,7 +322,7 @@ def _fiber_of(f: LayerFunction) -> Fiber:
         "factors": [[str(x) for x in _linear_coefficients(u, arch.widths[0])] for u in factors],
         "candidates": [{"factor": c.factor, "valid": c.valid, "reason": c.reason} for c in cands],
     }
-    return Fiber(arch, case, av, qkv, argument)
+    return Fiber(arch, case, av, qkv, argument, lines=[(c.A, c.V) for c in valid])
 
 
 def fiber(arch: Architecture, weights) -> Fiber:
@@ -415,7 +414,7 @@ class Recovery:
 
     def as_lists(self, index: int = 0) -> list:
         Q, K, V = self.weights[index]
-        return [[_q_rows(Q), _q_rows(K), _q_rows(V)]]
+        return [[str_rows(Q), str_rows(K), str_rows(V)]]
 
 
 def _unisolvent_inputs(d: int, t: int):
@@ -458,23 +457,13 @@ def recover_weights(arch: Architecture, f) -> Recovery:
         z = fmpq_mat(a, d)
         weights = [(z, fmpq_mat(a, d), fmpq_mat(dd, d))]
     else:
-        weights = []
-        for comp in fib.av:
-            A = fmpq_mat([[fmpq(*_frac(x)) for x in row] for row in comp.data["A"]])
-            V = fmpq_mat([[fmpq(*_frac(x)) for x in row] for row in comp.data["V"]])
-            Q, K = rank_factorization(A, a)
-            weights.append((Q, K, V))
+        weights = [(*rank_factorization(A, a), V) for A, V in fib.lines]
     verified = "F(y) = V y y^T A reproduced exactly"
     if black_box is not None:
         _verify_black_box(arch, black_box, weights[0])
         verified += "; black box matched on the degree-3 unisolvent set"
     fib.seconds = time.perf_counter() - start
     return Recovery(arch, weights, fib, verified)
-
-
-def _frac(text: str) -> tuple[int, int]:
-    num, _, den = text.partition("/")
-    return int(num), int(den or 1)
 
 
 def _verify_black_box(arch: Architecture, f, weights) -> None:

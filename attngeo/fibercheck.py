@@ -37,6 +37,13 @@ def _matrix(value, rows: int, cols: int, name: str) -> fmpq_mat:
     return fmpq_mat([[_rational(v, f"{name}[{i}][{j}]") for j, v in enumerate(r)] for i, r in enumerate(value)])
 
 
+def _split(point: list, a: int, d: int, dd: int, where: str) -> tuple[fmpq_mat, fmpq_mat, fmpq_mat]:
+    """``(Q, K, V)`` of a flat single-layer point."""
+    return (_matrix([point[i * d:(i + 1) * d] for i in range(a)], a, d, f"{where} Q"),
+            _matrix([point[(a + i) * d:(a + i + 1) * d] for i in range(a)], a, d, f"{where} K"),
+            _matrix([point[(2 * a + i) * d:(2 * a + i + 1) * d] for i in range(dd)], dd, d, f"{where} V"))
+
+
 def _forms(A: fmpq_mat, V: fmpq_mat, ctx) -> list[list]:
     """``F[k][p] = (V y)_k (A^T y)_p`` as polynomials."""
     y = ctx.gens()
@@ -86,9 +93,7 @@ def check_fiber(cert: dict) -> str:
     point = _field(cert, "point", "")
     if not isinstance(point, list) or len(point) != 2 * a * d + dd * d:
         _reject(f"point must list the {2 * a * d + dd * d} parameters")
-    Q = _matrix([point[i * d:(i + 1) * d] for i in range(a)], a, d, "Q")
-    K = _matrix([point[(a + i) * d:(a + i + 1) * d] for i in range(a)], a, d, "K")
-    V = _matrix([point[(2 * a + i) * d:(2 * a + i + 1) * d] for i in range(dd)], dd, d, "V")
+    Q, K, V = _split(point, a, d, dd, "point")
     A = K.transpose() * Q
     ctx = fmpq_mpoly_ctx.get(("y", d), "degrevlex")
     F = _forms(A, V, ctx)

@@ -31,13 +31,9 @@ from flint import fmpq, fmpq_mat
 from .architecture import Architecture
 from .certificate import FORMAT, VERSION, write_json
 from .dimension import certify_dimension
-from .fiber import Fiber, _frac, determinantal_dimension, fiber, rank_factorization
+from .fiber import Fiber, determinantal_dimension, fiber, rank_factorization, str_rows
 from .layerfunction import single_layer
 from .network import read_point
-
-
-def _matrix(rows) -> fmpq_mat:
-    return fmpq_mat([[fmpq(*_frac(x)) if isinstance(x, str) else fmpq(x) for x in row] for row in rows])
 
 
 def _gram_coordinates(d: int, dd: int):
@@ -94,8 +90,7 @@ def _preimages(fib: Fiber, rng: random.Random, extra: int) -> list[tuple[fmpq_ma
             out.append((Q, K, rand(dd, d)))  # on {A = 0}
             out.append((rand(a, d), rand(a, d), fmpq_mat(dd, d)))  # on {V = 0}
         return out
-    for comp in fib.av:
-        A, V = _matrix(comp.data["A"]), _matrix(comp.data["V"])
+    for A, V in fib.lines:
         Q, K = rank_factorization(A, a)
         out.append((Q, K, V))
         if A.rank() < min(a, d):
@@ -143,9 +138,8 @@ class SingularityVerdict:
                 "reason": self.reason, "seconds": round(self.seconds, 3)}
 
     def to_json(self) -> dict:
-        rows = lambda M: [[str(M[r, c]) for c in range(M.ncols())] for r in range(M.nrows())]  # noqa: E731
         return {"format": FORMAT, "version": VERSION, "kind": self.kind, "point": self.point, **self.summary(),
-                "preimage_weights": [[rows(Q), rows(K), rows(V)] for Q, K, V in self.preimages],
+                "preimage_weights": [[str_rows(Q), str_rows(K), str_rows(V)] for Q, K, V in self.preimages],
                 "dimension_certificate": self.dimension_certificate,
                 "fiber_certificate": self.fiber_certificate}
 

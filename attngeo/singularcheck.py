@@ -14,7 +14,7 @@ from __future__ import annotations
 from flint import fmpq_mat, fmpq_mpoly_ctx
 
 from .checker import _architecture, _field, _int, _reject, check_certificate
-from .fibercheck import _forms, _matrix, check_fiber
+from .fibercheck import _forms, _matrix, _split, check_fiber
 
 
 def _tangent(Q: fmpq_mat, K: fmpq_mat, V: fmpq_mat) -> list[list]:
@@ -58,13 +58,7 @@ def check_singular_point(cert: dict) -> str:
     P = 2 * a * d + dd * d
     if not isinstance(point, list) or len(point) != P:
         _reject(f"point must list the {P} parameters")
-
-    def split(flat, where):
-        return (_matrix([flat[i * d:(i + 1) * d] for i in range(a)], a, d, f"{where} Q"),
-                _matrix([flat[(a + i) * d:(a + i + 1) * d] for i in range(a)], a, d, f"{where} K"),
-                _matrix([flat[(2 * a + i) * d:(2 * a + i + 1) * d] for i in range(dd)], dd, d, f"{where} V"))
-
-    Q0, K0, V0 = split(point, "point")
+    Q0, K0, V0 = _split(point, a, d, dd, "point")
     ctx = fmpq_mpoly_ctx.get(("y", d), "degrevlex")
     F = _forms(K0.transpose() * Q0, V0, ctx)
     pre = _field(cert, "preimage_weights", "")
