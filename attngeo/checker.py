@@ -416,11 +416,18 @@ def _check_singular_point(cert: dict) -> str:
     return check_singular_point(cert)
 
 
+def _check_strata(cert: dict) -> str:
+    from .stratacheck import check_strata
+
+    return check_strata(cert)
+
+
 _CHECKERS = {
     "dimension": _check_dimension,
     "fiber": _check_fiber,
     "deep-fiber": _check_deep_fiber,
     "singular-point": _check_singular_point,
+    "strata": _check_strata,
 }
 
 

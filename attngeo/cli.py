@@ -136,6 +136,74 @@ def _cmd_fiber(args) -> int:
     return 0
 
 
+# -- singular / implicit --------------------------------------------------------------
+
+
+def _print_equations(latex_lines: list[str], plain: list, title: str, args) -> None:
+    print(title)
+    for i, (tex, poly) in enumerate(zip(latex_lines, plain), 1):
+        print(f"  {tex}" if args.latex else f"  g{i} = {poly}")
+
+
+def _cmd_singular(args) -> int:
+    from .strata import hmk_singular_ideal, stratify
+
+    arch = _architecture(args)
+    _refuse_folder(args)
+    strata = stratify(arch, seed=args.seed)
+    av = hmk_singular_ideal(arch, "AV", args.engine)
+    qkv = hmk_singular_ideal(arch, "QKV", args.engine) if args.qkv or args.json else None
+    if args.certificate:
+        strata.save(args.certificate)
+    if args.json:
+        out = {"architecture": arch.to_dict(), "strata": [st.row() for st in strata.strata],
+               "edges": [list(e) for e in strata.graph.edges()], "equations": av.latex(),
+               "equations_qkv": qkv.latex(), "disagreements_with_hmk": [st.name for st in strata.disagreements()],
+               "seconds": round(strata.seconds, 3)}
+        if args.certificate:
+            out["certificate"] = str(args.certificate)
+        print(json.dumps(out))
+        return 0
+    _print_equations(av.latex(), av.gens, f"[HMK] singular locus {{rank A * rank V <= 1}}: ideal in (A, V), "
+                     f"{len(av.gens)} generators of degrees {sorted(set(av.degrees()))}", args)
+    if qkv is not None:
+        _print_equations(qkv.latex(), qkv.gens, f"pulled back along A = K^T Q: {len(qkv.gens)} generators", args)
+    print()
+    print(strata.latex() if args.latex else strata.table())
+    for st in strata.disagreements():
+        print(f"stratum {st.name}: certified {st.label}, but [HMK]'s rank A * rank V <= 1 says "
+              f"{'singular' if st.hmk_singular() else 'smooth'}")
+    if args.certificate:
+        print(f"certificate    {args.certificate}")
+    return 0
+
+
+def _cmd_implicit(args) -> int:
+    from .implicit import implicit_equations
+
+    arch = _architecture(args)
+    _refuse_folder(args)
+    eq = implicit_equations(arch, engine=args.engine, timeout=args.timeout, seed=args.seed)
+    if args.certificate:
+        eq.save(args.certificate)
+    if args.json:
+        out = {**eq.summary(), "equations": eq.latex(), "plain": [str(g) for g in eq.equations]}
+        if args.certificate:
+            out["certificate"] = str(args.certificate)
+        print(json.dumps(out))
+        return 0
+    s = eq.summary()
+    _print_equations(eq.latex(), eq.equations, str(eq), args)
+    print(f"degrees {s['degrees']}, terms {s['terms']}")
+    print("proved: every generator vanishes on M; dim V(G) = dim M; every equation of M of degree <= "
+          f"{s['complete_through_degree']} lies in <G>")
+    print("generates I(M): " + ("proved (irreducible hypersurface of codimension 1)" if s["generates"] == "proved"
+                                else f"by {s['engine']}'s elimination (replayed by 'attngeo check')"))
+    if args.certificate:
+        print(f"certificate    {args.certificate}")
+    return 0
+
+
 # -- check ----------------------------------------------------------------------------
 
 
@@ -224,12 +292,33 @@ def build_parser() -> argparse.ArgumentParser:
     which.add_argument("--weights", metavar="FILE", help="JSON weights (integers, 'p/q' or decimals)")
     which.add_argument("--special", choices=["zero", "rank1-swap", "rank1-parallel"], help="a special point")
     p.add_argument("--seed", type=int, default=0, help="seed for the vectors of a --special point (default 0)")
-    p.add_argument("--engine", default="auto", choices=["auto", "msolve", "flint", "sympy"],
+    p.add_argument("--engine", default="auto", choices=["auto", "msolve", "singular", "flint", "sympy"],
                    help="Groebner engine for deep networks (default: msolve when installed)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--latex", action="store_true", help="print the components in LaTeX")
     p.add_argument("--certificate", metavar="FILE", help="write the certificate to FILE")
     p.set_defaults(run=_cmd_fiber)
+
+    engines = ["auto", "msolve", "singular", "flint", "sympy"]
+    p = sub.add_parser("singular", help="singular locus of a single layer: the ideal and the certified strata")
+    _add_architecture(p)
+    p.add_argument("--latex", action="store_true", help="print the ideal and the strata table in LaTeX")
+    p.add_argument("--json", action="store_true", help="print one JSON object (strata, equations)")
+    p.add_argument("--qkv", action="store_true", help="also print the ideal pulled back to (Q, K, V)")
+    p.add_argument("--engine", default="auto", choices=engines, help="Groebner engine (default: msolve when installed)")
+    p.add_argument("--seed", type=int, default=0, help="seed for the stratum points (default 0)")
+    p.add_argument("--certificate", metavar="FILE", help="write the strata certificate to FILE")
+    p.set_defaults(run=_cmd_singular)
+
+    p = sub.add_parser("implicit", help="implicit equations of a small single-layer neuromanifold")
+    _add_architecture(p)
+    p.add_argument("--latex", action="store_true", help="print the equations in LaTeX")
+    p.add_argument("--json", action="store_true", help="print one JSON object (equations as LaTeX strings)")
+    p.add_argument("--engine", default="auto", choices=engines, help="Groebner engine (default: msolve when installed)")
+    p.add_argument("--timeout", type=float, default=600.0, help="seconds the elimination may take (default 600)")
+    p.add_argument("--seed", type=int, default=0, help="seed for the evaluation points (default 0)")
+    p.add_argument("--certificate", metavar="FILE", help="write the certificate to FILE")
+    p.set_defaults(run=_cmd_implicit)
 
     p = sub.add_parser("check", help="re-verify a certificate file or every certificate in a folder")
     p.add_argument("path", help="certificate .json or a folder of them")

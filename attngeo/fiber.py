@@ -33,6 +33,7 @@ import numpy as np
 from flint import fmpq, fmpq_mat
 
 from .architecture import Architecture
+from . import latex
 from .exceptions import InvalidInputError, NotInNeuromanifoldError
 from .layerfunction import (LayerFunction, call_evaluator, integer_matrix, mat_rows, output_column, single_layer,
                             weights_AV)
@@ -75,18 +76,6 @@ def determinantal_dimension(d: int, a: int) -> int:
 # -- results --------------------------------------------------------------------------
 
 
-def _latex_matrix(M: fmpq_mat) -> str:
-    rows = [" & ".join(_latex_q(M[r, c]) for c in range(M.ncols())) for r in range(M.nrows())]
-    return r"\begin{pmatrix}" + r" \\ ".join(rows) + r"\end{pmatrix}"
-
-
-def _latex_q(x: fmpq) -> str:
-    if x.q == 1:
-        return str(x.p)
-    sign = "-" if x.p < 0 else ""
-    return rf"{sign}\tfrac{{{abs(x.p)}}}{{{x.q}}}"
-
-
 def str_rows(M: fmpq_mat) -> list[list[str]]:
     return [[str(M[r, c]) for c in range(M.ncols())] for r in range(M.nrows())]
 
@@ -111,7 +100,7 @@ class Component:
 
 def _small(M: fmpq_mat, name: str) -> str:
     """The matrix itself when small enough to read, else its name."""
-    return _latex_matrix(M) if M.nrows() * M.ncols() <= 16 else name
+    return latex.matrix(M) if M.nrows() * M.ncols() <= 16 else name
 
 
 def _line_components(index: int, A: fmpq_mat, V: fmpq_mat, a: int) -> tuple[Component, list[Component]]:

@@ -8,8 +8,8 @@
   span more than ``dim M`` dimensions, ``f`` is singular. Preimages: a
   representative of every component of the fiber (:func:`attngeo.fiber.fiber`)
   and, where ``K^T Q = A`` has many solutions (``rank A < a``), several of them.
-* **smooth** — ``F != 0``, the complex fiber in ``(A, V)`` is one line, ``A`` has
-  rank ``min(a, d)`` (the domain ``{rank A <= a}`` is smooth there), and ``d psi``
+* **smooth** — ``F != 0``, the complex fiber in ``(A, V)`` is one line, the domain
+  ``{rank A <= a}`` is smooth at ``A`` (``rank A = a``, or ``a >= d``), and ``d psi``
   has rank ``dim M`` at a preimage. Then, modulo the free scaling action, the
   map is an injective immersion of a smooth variety that is proper over a
   neighbourhood of ``f`` (``|sym(V (x) A)| >= c |V| |A|``), hence a closed
@@ -91,11 +91,25 @@ def _preimages(fib: Fiber, rng: random.Random, extra: int) -> list[tuple[fmpq_ma
             out.append((rand(a, d), rand(a, d), fmpq_mat(dd, d)))  # on {V = 0}
         return out
     for A, V in fib.lines:
-        Q, K = rank_factorization(A, a)
+        Q, K = _submersive(A, a)
         out.append((Q, K, V))
         if A.rank() < min(a, d):
             out.extend((*_with_product(A, a, rng), V) for _ in range(extra))
     return out
+
+
+def _submersive(A: fmpq_mat, a: int) -> tuple[fmpq_mat, fmpq_mat]:
+    """``(Q, K)`` with ``K^T Q = A`` at which ``(Q, K) -> K^T Q`` is a submersion onto ``{rank <= a}``.
+
+    A full-rank factorization when ``rank A = a``; for ``a >= d`` the point
+    ``Q = [I; 0]``, ``K = [A^T; 0]``, where ``d(K^T Q) = dK_top^T`` is every ``d x d`` matrix.
+    """
+    d = A.nrows()
+    if a < d:
+        return rank_factorization(A, a)
+    Q = fmpq_mat([[1 if (i == j) else 0 for j in range(d)] for i in range(a)])
+    K = fmpq_mat([[A[j, i] if i < d else 0 for j in range(d)] for i in range(a)])
+    return Q, K
 
 
 def _with_product(A: fmpq_mat, a: int, rng: random.Random) -> tuple[fmpq_mat, fmpq_mat]:
@@ -172,9 +186,9 @@ def is_singular(arch: Architecture, weights, seed: int | None = 0, extra: int = 
     a = arch.ranks[0]
     if span > dim:
         verdict, reason = "singular", f"tangent images at {len(pre)} preimages span {span} > dim M = {dim}"
-    elif (fib.case != "zero" and len(fib.av) == 1 and fib.av[0].data["rank_A"] == min(a, d)
+    elif (fib.case != "zero" and len(fib.av) == 1 and (a >= d or fib.av[0].data["rank_A"] == a)
           and images[0].rank() == dim == determinantal_dimension(d, a) + arch.widths[1] * d - 1):
-        verdict, reason = "smooth", "one fiber line, rank A = min(a, d), d psi of rank dim M"
+        verdict, reason = "smooth", "one fiber line, smooth domain at A (rank A = a or a >= d), d psi of rank dim M"
     else:
         verdict = "undecided"
         reason = f"span {span} = dim M at the preimages tried, and the smooth criterion does not apply"

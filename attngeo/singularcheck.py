@@ -102,8 +102,8 @@ def check_singular_point(cert: dict) -> str:
         if fib.get("case") == "zero" or len(lines) != 1:
             _reject("smooth needs a fiber of exactly one line")
         A = _matrix(lines[0]["A"], d, d, "fiber line A")
-        if A.rank() != min(a, d):
-            _reject(f"smooth needs rank A = min(a, d) = {min(a, d)} on the fiber line")
+        if a < d and A.rank() != a:
+            _reject(f"smooth needs a smooth domain at A: rank A = a = {a} on the fiber line (or a >= d)")
         r = min(a, d)
         if dim != r * (2 * d - r) + dd * d - 1:
             _reject("smooth needs dim M = dim {rank A <= a} x C^{d' x d} - 1 (the scaling quotient)")
@@ -111,7 +111,7 @@ def check_singular_point(cert: dict) -> str:
             _reject(f"smooth needs d psi of rank dim M = {dim} at the preimage, got {first}")
         if cert.get("certified") is not True:
             _reject("a smooth verdict is certified")
-        return f"smooth point of M ({w}): one fiber line, rank A = {min(a, d)}, d psi of rank {dim}"
+        return f"smooth point of M ({w}): one fiber line, smooth domain at A, d psi of rank {dim}"
     if verdict == "undecided":
         if cert.get("certified") is not False or span > dim:
             _reject("an undecided verdict is not certified and has span <= dim M")

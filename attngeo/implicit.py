@@ -1,0 +1,282 @@
+"""Implicit equations of small single-layer neuromanifolds (docs/singular.md §5).
+
+Coordinates (``t >= 2``): ``c_{k,p,mn}`` is the coefficient of ``y_m y_n``
+(``m <= n``) in ``F_kp(y) = (V y)_k (A^T y)_p``, i.e. ``V_km A_np + V_kn A_mp``
+(``V_km A_mp`` when ``m = n``) — the Gram coordinates of MATH.md §1. The
+equations are the elimination ideal ``<c - φ(w)> ∩ Q[c]`` (msolve's two-block
+order), with ``w = (A, V)`` when ``a >= d`` and ``w = (Q, K, V)``, ``A = K^T Q``,
+otherwise. That ideal is prime (the graph of a polynomial map has coordinate
+ring ``Q[w]``), so it *is* ``I(M)``; what is proved about the basis ``G`` the
+engine returned:
+
+* ``G ⊆ I(M)``: every ``g(φ(w))`` is the zero polynomial (exact composition);
+* ``dim V(G) = dim M`` (leading monomials of the Gröbner basis, and the embedded
+  dimension certificate);
+* degree by degree ``k <= max deg G``: ``dim Q[c]_k / <G>_k`` (counted from the
+  leading monomials) equals the rank, modulo a prime, of the degree-``k``
+  monomials evaluated at points of ``M``; as that rank is at most
+  ``dim Q[c]_k / I(M)_k``, every equation of ``M`` of degree ``<= max deg G`` lies
+  in ``<G>``;
+* a hypersurface (one generator, irreducible over Q, codimension 1) generates
+  ``I(M)`` outright; otherwise generation in higher degrees rests on the
+  elimination, which the checker replays.
+
+A point ``f`` is *smooth* when the Jacobian of ``G`` at ``f`` has rank ``codim M``
+(``G ⊆ I(M)`` is all this needs: ``T_f M ⊆ ker J_G(f)``, of dimension ``dim M``).
+It is *singular* when the rank is lower, given ``<G> = I(M)``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from flint import fmpq, fmpq_mat, nmod_mat
+
+from . import latex
+from .architecture import Architecture
+from .certificate import FORMAT, VERSION, write_json
+from .dimension import certify_dimension
+from .engine import Basis, groebner, ring
+from .ideal import Ideal, matrix_names
+from .layerfunction import single_layer
+
+#: A prime below 2**31: products of two residues fit in int64.
+PRIME = 2_147_483_629
+
+
+def coordinate_names(d: int, dd: int) -> list[str]:
+    """``c_k_p_mn`` (1-based), in the order ``k, p, (m <= n)``."""
+    return [f"c_{k + 1}_{p + 1}_{m + 1}{n + 1}" for k in range(dd) for p in range(d)
+            for m in range(d) for n in range(m, d)]
+
+
+def parameter_names(arch: Architecture) -> list[str]:
+    d, dd = arch.widths
+    a = arch.ranks[0]
+    blocks = [("A", d, d)] if a >= d else [("Q", a, d), ("K", a, d)]
+    return [n for base, r, c in blocks + [("V", dd, d)] for row in matrix_names(base, r, c) for n in row]
+
+
+def parametrization(arch: Architecture) -> tuple[tuple[str, ...], list]:
+    """The parameter names and ``φ(w)``, one polynomial per coordinate."""
+    d, dd = arch.widths
+    a = arch.ranks[0]
+    names = tuple(parameter_names(arch))
+    gens = dict(zip(names, ring(names).gens()))
+    if a >= d:
+        A = [[gens[f"A_{n + 1}_{p + 1}"] for p in range(d)] for n in range(d)]
+    else:
+        A = [[sum(gens[f"K_{i + 1}_{n + 1}"] * gens[f"Q_{i + 1}_{p + 1}"] for i in range(a)) for p in range(d)]
+             for n in range(d)]
+    V = [[gens[f"V_{k + 1}_{m + 1}"] for m in range(d)] for k in range(dd)]
+    phi = []
+    for k in range(dd):
+        for p in range(d):
+            for m in range(d):
+                for n in range(m, d):
+                    phi.append(V[k][m] * A[n][p] + V[k][n] * A[m][p] if m != n else V[k][m] * A[m][p])
+    return names, phi
+
+
+def staircase_count(leads: list[tuple], nvars: int, k: int) -> int:
+    """Number of degree-``k`` monomials divisible by no leading monomial."""
+    count = 0
+    for combo in itertools.combinations_with_replacement(range(nvars), k):
+        e = [0] * nvars
+        for i in combo:
+            e[i] += 1
+        if not any(all(x >= y for x, y in zip(e, lead)) for lead in leads):
+            count += 1
+    return count
+
+
+def _multidegree(d: int, dd: int) -> list[tuple]:
+    """Torus weights of the coordinates: ``c_{k,p,mn}`` has weight ``(e_k, e_p, e_m + e_n)``."""
+    out = []
+    for k in range(dd):
+        for p in range(d):
+            for m in range(d):
+                for n in range(m, d):
+                    w = [0] * (dd + 2 * d)
+                    w[k] += 1
+                    w[dd + p] += 1
+                    w[dd + d + m] += 1
+                    w[dd + d + n] += 1
+                    out.append(tuple(w))
+    return out
+
+
+def evaluation_rank(arch: Architecture, k: int, rng: random.Random, extra: int = 8) -> int:
+    """Rank mod :data:`PRIME` of the degree-``k`` monomials in ``c`` at random integer points of ``M``.
+
+    A lower bound for ``dim Q[c]_k / I(M)_k``: at integer points a rank mod p is at
+    most the rank over Q, which is at most the dimension of the restrictions. The
+    torus ``V -> R V D``, ``A -> D A S`` (diagonal ``R, D, S``) preserves ``M``, so
+    ``I(M)`` is multigraded by the weights of :func:`_multidegree`: the count is a
+    sum of ranks over the weight spaces, small blocks instead of one large matrix.
+    """
+    d, dd = arch.widths
+    names, phi = parametrization(arch)
+    weights = _multidegree(d, dd)
+    blocks: dict[tuple, list] = {}
+    for combo in itertools.combinations_with_replacement(range(len(phi)), k):
+        w = tuple(map(sum, zip(*(weights[i] for i in combo))))
+        blocks.setdefault(w, []).append(combo)
+    rows = max(len(b) for b in blocks.values()) + extra
+    points = [[rng.randint(-10**6, 10**6) for _ in names] for _ in range(rows)]
+    values = np.array([[int(f(*w)) % PRIME if f != 0 else 0 for f in phi] for w in points], dtype=np.int64)
+    total = 0
+    for combos in blocks.values():
+        cols = []
+        for combo in combos:
+            col = np.ones(rows, dtype=np.int64)
+            for i in combo:
+                col = (col * values[:, i]) % PRIME
+            cols.append(col)
+        total += nmod_mat(np.array(cols).T.tolist(), PRIME).rank()
+    return total
+
+
+@dataclass
+class ImplicitEquations:
+    """The implicit equations of a single-layer neuromanifold, with what is proved about them."""
+
+    arch: Architecture
+    ideal: Ideal  # generated by the reduced Gröbner basis G
+    parameters: tuple[str, ...]
+    dimension: int  # dim M, certified
+    variety_dimension: int  # dim V(G), from leading monomials
+    hilbert: list[dict]  # per degree: monomials, staircase (of <G>), rank at points of M
+    irreducible: bool | None  # for one generator: irreducible over Q
+    basis: Basis
+    dimension_certificate: dict
+    seconds: float
+
+    kind = "implicit"
+
+    @property
+    def equations(self) -> list:
+        return self.ideal.gens
+
+    @property
+    def codimension(self) -> int:
+        return len(self.ideal.variables) - self.dimension
+
+    @property
+    def generates(self) -> str:
+        """``proved`` (a certified hypersurface) or ``elimination`` (rests on the engine)."""
+        return "proved" if (self.irreducible and self.codimension == 1) else "elimination"
+
+    @property
+    def complete_through(self) -> int:
+        """Every equation of M of degree at most this lies in ``<G>`` (proved by Hilbert-function counts)."""
+        k = 0
+        for h in self.hilbert:
+            if h["staircase"] != h["rank"]:
+                break
+            k = h["degree"]
+        return k
+
+    def summary(self) -> dict:
+        return {"architecture": self.arch.to_dict(), "coordinates": list(self.ideal.variables),
+                "dimension": self.dimension, "codimension": self.codimension,
+                "generators": len(self.equations), "degrees": [int(g.total_degree()) for g in self.equations],
+                "terms": [len(g) for g in self.equations], "generates": self.generates,
+                "complete_through_degree": self.complete_through, "engine": self.basis.engine,
+                "seconds": round(self.seconds, 3)}
+
+    def latex(self) -> list[str]:
+        return self.ideal.latex()
+
+    def to_json(self) -> dict:
+        return {"format": FORMAT, "version": VERSION, "kind": self.kind, **self.summary(),
+                "parameters": list(self.parameters), "equations": [str(g) for g in self.equations],
+                "latex": self.latex(), "variety_dimension": self.variety_dimension, "hilbert": self.hilbert,
+                "irreducible": self.irreducible, "dimension_certificate": self.dimension_certificate}
+
+    def save(self, path) -> Path:
+        return write_json(path, self.to_json())
+
+    def jacobian_rank(self, point: dict | list) -> int:
+        """Exact rank of the Jacobian of ``G`` at a point (coordinate values, in coordinate order)."""
+        values = [fmpq(point[n]) for n in self.ideal.variables] if isinstance(point, dict) else [fmpq(x) for x in point]
+        J = [[g.derivative(i)(*values) for i in range(len(values))] for g in self.equations]
+        return fmpq_mat(J).rank() if J else 0
+
+    def point_verdict(self, coordinates) -> str:
+        """``smooth`` (proved), ``singular`` (given ``<G> = I(M)``), or ``not on M``."""
+        values = [fmpq(x) for x in coordinates]
+        if any(g(*values) != 0 for g in self.equations):
+            return "not on M"
+        return "smooth" if self.jacobian_rank(values) == self.codimension else "singular"
+
+    def __str__(self) -> str:
+        s = self.summary()
+        return (f"implicit equations of {self.arch}: {s['generators']} generators of degrees {s['degrees']} "
+                f"in {len(self.ideal.variables)} coordinates (dim M = {self.dimension}, codim {self.codimension})")
+
+    def _repr_latex_(self) -> str:
+        return self.ideal._repr_latex_()
+
+
+def coordinates_of(arch: Architecture, weights) -> list[fmpq]:
+    """The coordinates ``c`` of the function computed by single-layer weights."""
+    from .layerfunction import weights_AV
+
+    A, V = weights_AV(arch, weights)
+    d, dd = arch.widths
+    out = []
+    for k in range(dd):
+        for p in range(d):
+            for m in range(d):
+                for n in range(m, d):
+                    out.append(V[k, m] * A[n, p] + V[k, n] * A[m, p] if m != n else V[k, m] * A[m, p])
+    return out
+
+
+def implicit_equations(arch: Architecture, engine: str = "auto", timeout: float = 600.0,
+                       seed: int | None = 0, max_monomials: int = 20_000) -> ImplicitEquations:
+    """The implicit equations of ``M`` for a single layer (``t >= 2``), by elimination.
+
+    >>> eq = implicit_equations(Architecture((2, 1), (2,), tokens=2))
+    >>> eq.summary()["degrees"], eq.generates
+    ([4], 'proved')
+    """
+    single_layer(arch, "implicit_equations")
+    start = time.perf_counter()
+    rng = random.Random(seed)
+    d, dd = arch.widths
+    coords = coordinate_names(d, dd)
+    names, phi = parametrization(arch)
+    full = ring(names + tuple(coords))
+    lift = [full.from_dict({e + (0,) * len(coords): c for e, c in f.to_dict().items()}) for f in phi]
+    cgens = full.gens()[len(names):]
+    basis = groebner([c - f for c, f in zip(cgens, lift)], names + tuple(coords), engine, timeout,
+                     eliminate=len(names))
+    ideal = Ideal(basis.polys, coords)
+    phi_c = [ring(names).from_dict(f.to_dict()) for f in phi]
+    for g in ideal.gens:  # G ⊆ I(M), exactly
+        if g.compose(*phi_c, ctx=ring(names)) != 0:
+            raise AssertionError("an eliminated equation does not vanish on the parametrization")
+    dim_cert = certify_dimension(arch, seed=seed)
+    var_dim = ideal.dimension()
+    leads = [g.monoms()[0] for g in ideal.gens]
+    hilbert = []
+    for k in range(1, max((int(g.total_degree()) for g in ideal.gens), default=0) + 1):
+        monomials = math.comb(len(coords) + k - 1, k)
+        if monomials > max_monomials:
+            break  # the count is then reported as stopping below the top degree
+        hilbert.append({"degree": k, "monomials": monomials, "staircase": staircase_count(leads, len(coords), k),
+                        "rank": evaluation_rank(arch, k, rng)})
+    irreducible = None
+    if len(ideal.gens) == 1:
+        factors = ideal.gens[0].factor()[1]
+        irreducible = len(factors) == 1 and factors[0][1] == 1
+    return ImplicitEquations(arch, ideal, names, dim_cert.dimension, var_dim, hilbert, irreducible, basis,
+                             dim_cert.to_json(), time.perf_counter() - start)
