@@ -422,12 +422,26 @@ def _check_strata(cert: dict) -> str:
     return check_strata(cert)
 
 
+def _check_implicit(cert: dict) -> str:
+    from .implicitcheck import check_implicit
+
+    return check_implicit(cert)
+
+
+def _check_boundary_point(cert: dict) -> str:
+    from .boundarycheck import check_boundary_point
+
+    return check_boundary_point(cert)
+
+
 _CHECKERS = {
     "dimension": _check_dimension,
     "fiber": _check_fiber,
     "deep-fiber": _check_deep_fiber,
     "singular-point": _check_singular_point,
     "strata": _check_strata,
+    "implicit": _check_implicit,
+    "boundary-point": _check_boundary_point,
 }
 
 

@@ -33,6 +33,7 @@ from .certificate import FORMAT, VERSION, write_json
 from .dimension import certify_dimension
 from .fiber import Fiber, determinantal_dimension, fiber, rank_factorization, str_rows
 from .layerfunction import single_layer
+from .exceptions import InvalidInputError
 from .network import read_point
 
 
@@ -139,6 +140,8 @@ class SingularityVerdict:
     dimension_certificate: dict
     fiber_certificate: dict
     seconds: float = 0.0
+    implicit_certificate: dict | None = None  # when the verdict comes from the implicit equations
+    jacobian_rank: int | None = None
 
     kind = "singular-point"
 
@@ -155,7 +158,9 @@ class SingularityVerdict:
         return {"format": FORMAT, "version": VERSION, "kind": self.kind, "point": self.point, **self.summary(),
                 "preimage_weights": [[str_rows(Q), str_rows(K), str_rows(V)] for Q, K, V in self.preimages],
                 "dimension_certificate": self.dimension_certificate,
-                "fiber_certificate": self.fiber_certificate}
+                "fiber_certificate": self.fiber_certificate,
+                **({"implicit_certificate": self.implicit_certificate, "jacobian_rank": self.jacobian_rank}
+                   if self.implicit_certificate else {})}
 
     def save(self, path) -> Path:
         return write_json(path, self.to_json())
@@ -164,8 +169,14 @@ class SingularityVerdict:
         return f"{self.arch}: {self.verdict} ({self.reason})"
 
 
-def is_singular(arch: Architecture, weights, seed: int | None = 0, extra: int = 3) -> SingularityVerdict:
+def is_singular(arch: Architecture, weights, seed: int | None = 0, extra: int = 3,
+                equations=None) -> SingularityVerdict:
     """Decide, with a certificate, whether ``phi_W`` is a singular point of ``M`` (single layer, ``t >= 2``).
+
+    ``equations`` (an :class:`attngeo.implicit.ImplicitEquations` of the same
+    architecture) decides points the two criteria leave open: Jacobian rank
+    ``= codim M`` ⇒ smooth (needs only ``G ⊆ I(M)``); lower ⇒ singular (needs
+    ``<G> = I(M)``, proved for hypersurfaces, else msolve's replayed elimination).
 
     >>> arch = Architecture((2, 2), (1,), tokens=2)
     >>> is_singular(arch, [[[[1, 0]], [[0, 1]], [[1, 1], [2, 2]]]]).verdict   # a rank-1 swap point
@@ -192,5 +203,19 @@ def is_singular(arch: Architecture, weights, seed: int | None = 0, extra: int = 
     else:
         verdict = "undecided"
         reason = f"span {span} = dim M at the preimages tried, and the smooth criterion does not apply"
+    implicit, jrank = None, None
+    if verdict == "undecided" and equations is not None:
+        from .implicit import coordinates_of
+
+        if equations.arch != arch:
+            raise InvalidInputError(f"the implicit equations are for {equations.arch}, not {arch}")
+        jrank = equations.jacobian_rank(coordinates_of(arch, point))
+        implicit = equations.to_json()
+        if jrank == equations.codimension:
+            verdict, reason = "smooth", f"Jacobian of the implicit equations has rank codim M = {jrank}"
+        else:
+            how = "an irreducible hypersurface" if equations.generates == "proved" else "msolve's elimination, replayed"
+            verdict = "singular"
+            reason = f"Jacobian of the implicit equations has rank {jrank} < codim M = {equations.codimension} ({how})"
     return SingularityVerdict(arch, [str(x) for x in point], verdict, dim, span, pre, reason, dim_cert.to_json(),
-                              fib.to_json(), time.perf_counter() - start)
+                              fib.to_json(), time.perf_counter() - start, implicit, jrank)

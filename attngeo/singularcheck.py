@@ -14,6 +14,7 @@ from __future__ import annotations
 from flint import fmpq_mat, fmpq_mpoly_ctx
 
 from .checker import _architecture, _field, _int, _reject, check_certificate
+from .engine import parse_poly
 from .fibercheck import _forms, _matrix, _split, check_fiber
 
 
@@ -46,6 +47,35 @@ def _tangent(Q: fmpq_mat, K: fmpq_mat, V: fmpq_mat) -> list[list]:
                             col.append(terms.get(tuple(e), 0))
                 cols.append(col)
     return cols
+
+
+def _by_equations(cert: dict, F: list[list], ctx, d: int, dd: int, w: str, span: int, dim: int) -> str:
+    """A verdict read off the Jacobian of the implicit equations at the point's coordinates."""
+    eq = cert["implicit_certificate"]
+    if not isinstance(eq, dict) or eq.get("kind") != "implicit" or eq.get("architecture") != cert.get("architecture"):
+        _reject("the embedded implicit certificate must be for the same architecture")
+    check_certificate(eq)
+    if span > dim:
+        _reject("the equations are consulted only where the tangent images do not already prove singularity")
+    coords = []
+    for k in range(dd):
+        for p in range(d):
+            terms = F[k][p].to_dict()
+            for m in range(d):
+                for n in range(m, d):
+                    coords.append(terms.get(tuple(int(i == m) + int(i == n) for i in range(d)), 0))
+    cctx = fmpq_mpoly_ctx.get(tuple(eq["coordinates"]), "degrevlex")
+    G = [parse_poly(t, cctx) for t in eq["equations"]]
+    if any(g(*coords) != 0 for g in G):
+        _reject("the point's coordinates do not satisfy the implicit equations")
+    rank = fmpq_mat([[g.derivative(i)(*coords) for i in range(len(coords))] for g in G]).rank()
+    codim = len(coords) - eq["dimension"]
+    if cert.get("jacobian_rank") != rank or cert.get("certified") is not True:
+        _reject(f"the Jacobian of the implicit equations has rank {rank}")
+    expected = "smooth" if rank == codim else "singular"
+    if cert.get("verdict") != expected:
+        _reject(f"Jacobian rank {rank} against codim M = {codim} means {expected}")
+    return f"{expected} point of M ({w}): Jacobian of the implicit equations has rank {rank}, codim M = {codim}"
 
 
 def check_singular_point(cert: dict) -> str:
@@ -87,6 +117,8 @@ def check_singular_point(cert: dict) -> str:
         _reject("the dimension must be the certified one of the embedded certificate")
     verdict = cert.get("verdict")
     w = f"widths {d},{dd}, rank {a}"
+    if "implicit_certificate" in cert:
+        return _by_equations(cert, F, ctx, d, dd, w, span, dim)
     if verdict == "singular":
         if span <= dim:
             _reject(f"singular needs a span above dim M = {dim}, got {span}")

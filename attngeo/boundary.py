@@ -1,0 +1,169 @@
+"""Real points, boundary points and the closedness of a single-layer neuromanifold (docs/singular.md §6).
+
+``M_R`` is the image of *real* weights, ``M_C`` of complex ones; ``F`` is real.
+Write ``S_kp`` for the Gram matrix of ``F_kp(y) = (V y)_k (A^T y)_p``.
+
+**Lemma B.** A real point of ``M_C`` has no real preimage iff ``F = q(y) R`` with
+``R`` a real rank-1 matrix and ``q`` a *definite* quadric of rank 2 (the
+product of two complex-conjugate linear forms: a conjugate swap pair). The
+boundary of ``M_R`` inside ``M_C ∩ R^N`` is ``{0}`` together with the points
+``F = (s·y)^2 R`` (``s`` real, ``R`` real of rank 1): the rank-1 *parallel*
+points ``A = s q^T``, ``V = r s^T``. (Proof in docs/singular.md §6.)
+
+So the test is exact linear algebra over Q: do all nonzero ``S_kp`` lie on one
+line with a rank-1 coefficient matrix, what is the rank of the common quadric,
+and, for rank 2, the sign of a nonzero principal 2x2 minor (negative:
+indefinite, real factors; positive: definite, conjugate factors).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from flint import fmpq, fmpq_mat
+
+from .architecture import Architecture
+from .certificate import FORMAT, VERSION, write_json
+from .exceptions import InvalidInputError, NotInNeuromanifoldError
+from .fiber import recover_weights, str_rows
+from .layerfunction import LayerFunction, single_layer
+
+VERDICTS = ("boundary", "interior", "outside")
+
+
+def gram_matrices(f: LayerFunction) -> dict[tuple[int, int], fmpq_mat]:
+    """The nonzero Gram matrices ``S_kp`` of a layer function."""
+    dd, d = f.shape
+    den = f.denominator
+    out = {}
+    for k in range(dd):
+        for p in range(d):
+            block = f.numerators[k, :, :, p]
+            if block.any():
+                out[(k, p)] = fmpq_mat([[fmpq(int(block[m, n]), den) for n in range(d)] for m in range(d)])
+    return out
+
+
+def quadric_factor(f: LayerFunction) -> tuple[fmpq_mat, fmpq_mat] | None:
+    """``(q, R)`` with ``F = q(y) R`` and ``R`` of rank 1, when ``F`` has that shape (else None)."""
+    S = gram_matrices(f)
+    if not S:
+        return None
+    (k0, p0), q = next(iter(S.items()))
+    i, j = next((i, j) for i in range(q.nrows()) for j in range(q.ncols()) if q[i, j] != 0)
+    dd, d = f.shape
+    R = fmpq_mat(dd, d)
+    for (k, p), M in S.items():
+        c = M[i, j] / q[i, j]
+        if M != c * q:
+            return None
+        R[k, p] = c
+    return (q, R) if R.rank() == 1 else None
+
+
+def principal_minor(q: fmpq_mat) -> tuple[int, int, fmpq] | None:
+    """A nonzero principal 2x2 minor ``(i, j, det)`` of a symmetric matrix (one exists when rank = 2)."""
+    n = q.nrows()
+    for i in range(n):
+        for j in range(i + 1, n):
+            det = q[i, i] * q[j, j] - q[i, j] * q[j, i]
+            if det != 0:
+                return i, j, det
+    return None
+
+
+@dataclass
+class BoundaryVerdict:
+    arch: Architecture
+    function: LayerFunction
+    verdict: str  # boundary / interior / outside
+    shape: str  # zero / square / indefinite / definite / general
+    reason: str
+    evidence: dict
+    seconds: float = 0.0
+
+    kind = "boundary-point"
+
+    @property
+    def in_real_image(self) -> bool:
+        return self.verdict != "outside"
+
+    def summary(self) -> dict:
+        return {"architecture": self.arch.to_dict(), "verdict": self.verdict, "shape": self.shape,
+                "in_real_image": self.in_real_image, "certified": True, "reason": self.reason,
+                "seconds": round(self.seconds, 3)}
+
+    def to_json(self) -> dict:
+        f = self.function
+        return {"format": FORMAT, "version": VERSION, "kind": self.kind, **self.summary(),
+                "tensor": f.numerators.astype(object).astype(str).tolist(), "denominator": str(f.denominator),
+                "evidence": self.evidence}
+
+    def save(self, path) -> Path:
+        return write_json(path, self.to_json())
+
+    def __str__(self) -> str:
+        return f"{self.arch}: {self.verdict} ({self.reason})"
+
+
+def is_boundary_point(arch: Architecture, point) -> BoundaryVerdict:
+    """Classify a real point of ``M_C`` as a boundary point of ``M_R``, an interior one, or outside ``M_R``.
+
+    ``point`` is single-layer weights (real rationals: the point is then in
+    ``M_R``) or a :class:`LayerFunction` (any rational Gram tensor; refused when
+    it is not in ``M_C``).
+
+    >>> arch = Architecture((2, 1), (1,), tokens=2)
+    >>> is_boundary_point(arch, [[[[1, 2]], [[3, 5]], [[3, 5]]]]).verdict   # V = K: the parallel point
+    'boundary'
+    >>> is_boundary_point(arch, [[[[1, 2]], [[3, 5]], [[1, 1]]]]).verdict
+    'interior'
+    """
+    single_layer(arch, "is_boundary_point")
+    start = time.perf_counter()
+    d = arch.widths[0]
+    f = point if isinstance(point, LayerFunction) else LayerFunction.from_weights(arch, point)
+    if f.arch != arch:
+        raise InvalidInputError(f"the layer function is for {f.arch}, not {arch}")
+    done = lambda *args: BoundaryVerdict(arch, f, *args, time.perf_counter() - start)  # noqa: E731
+    if d < 2:  # Lemma B: nothing is outside, so nothing is on the boundary
+        return done("interior", "zero" if f.is_zero() else "general",
+                    "d = 1: there is no definite quadric of rank 2, so M_R = M_C ∩ R^N", {})
+    if f.is_zero():
+        return done("boundary", "zero", "the zero function is the limit of eps * (y_1^2 + y_2^2) E_11, "
+                    "real points without real weights", {})
+    qr = quadric_factor(f)
+    if qr is not None and qr[0].rank() <= 2:
+        q, R = qr
+        evidence = {"quadric": str_rows(q), "R": str_rows(R), "rank_q": q.rank()}
+        if q.rank() == 1:
+            evidence["direction"] = _transverse(q)
+            return done("boundary", "square", "F = (s.y)^2 R: the limit of (s.y)^2 + eps^2 (u.y)^2 times R, "
+                        "definite quadrics without real weights", evidence)
+        i, j, det = principal_minor(q)
+        evidence["minor"] = [i, j, str(det)]
+        if det > 0:
+            return done("outside", "definite", "F = q(y) R with q definite of rank 2: its linear factors are complex "
+                        "conjugate, so every preimage is complex", evidence)
+        return done("interior", "indefinite", "F = q(y) R with q indefinite of rank 2: real factors, and nearby "
+                    "real points keep them", evidence)
+    try:
+        rec = recover_weights(arch, f)
+    except NotInNeuromanifoldError as exc:
+        raise NotInNeuromanifoldError(f"this tensor is not in the neuromanifold: {exc}") from None
+    A, V = rec.fiber.lines[0]
+    return done("interior", "general", "F is not q(y) R with q of rank <= 2: the fiber line is conjugation-stable, "
+                "so the point and its neighbours have real weights", {"A": str_rows(A), "V": str_rows(V)})
+
+
+def _transverse(q: fmpq_mat) -> list[str]:
+    """A standard basis vector outside the line spanned by ``q = c s s^T`` (``u`` of the curve)."""
+    d = q.nrows()
+    s = next([q[i, j] for j in range(d)] for i in range(d) if any(q[i, j] != 0 for j in range(d)))
+    for i in range(d):
+        e = [fmpq(int(i == j)) for j in range(d)]
+        if fmpq_mat([s, e]).rank() == 2:
+            return [str(x) for x in e]
+    raise AssertionError("d >= 2 has a transverse basis vector")
