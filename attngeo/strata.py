@@ -252,8 +252,11 @@ def hmk_singular_ideal(arch: Architecture, coordinates: str = "AV", engine: str 
     return ideal.pullback(sub, qkv)
 
 
-def stratify(arch: Architecture, seed: int | None = 0, attempts: int = 8) -> Stratification:
+def stratify(arch: Architecture, seed: int | None = 0, attempts: int = 8, equations=None) -> Stratification:
     """Every stratum of a single-layer architecture (t >= 2), with certified dimension and label.
+
+    ``equations`` (:func:`attngeo.implicit.implicit_equations` of the same
+    architecture) lets the point test decide what the tangent criteria leave open.
 
     >>> st = stratify(Architecture((2, 2), (2,), tokens=2))
     >>> [(s.name, s.dimension, s.label) for s in st.strata]
@@ -282,7 +285,7 @@ def stratify(arch: Architecture, seed: int | None = 0, attempts: int = 8) -> Str
             Q = [[str(C[i, j]) if i < r else "0" for j in range(d)] for i in range(a)]
             K = [[str(B[j, i]) if i < r else "0" for j in range(d)] for i in range(a)]
             weights = [[Q, K, str_rows(D * E)]]
-            verdict = is_singular(arch, weights, seed=rng.randrange(10**6))
+            verdict = is_singular(arch, weights, seed=rng.randrange(10**6), equations=equations)
             strata.append(Stratum(r, s, dim_s, rank, dim_s - 1, verdict.verdict,
                                   [B, C, D, E], verdict.to_json()))
     return Stratification(arch, strata, time.perf_counter() - start)

@@ -124,3 +124,24 @@ def test_fiber_refusals_exit_2(capsys, tmp_path):
     assert main(["fiber", "--widths", "2,2", "--ranks", "1", "--tokens", "1", "--random", "1"]) == 2
     assert "t >= 2" in capsys.readouterr().err
     assert main(["fiber", "--widths", "2,2", "--ranks", "1", "--weights", str(tmp_path / "missing.json")]) == 2
+
+
+def test_singular_and_implicit_commands(capsys, tmp_path):
+    from attngeo.engine import find_msolve
+    from attngeo.latex import balanced
+
+    cert = tmp_path / "strata.json"
+    assert main(["singular", "--widths", "2,2", "--ranks", "2", "--json", "--certificate", str(cert)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert {"rank_A", "rank_V", "dimension", "singular", "certified"} <= set(out["strata"][0])
+    assert out["equations"] and all(balanced(e) for e in out["equations"])
+    assert main(["check", str(cert)]) == 0
+    capsys.readouterr()
+    assert main(["singular", "--widths", "2,2,2", "--ranks", "2,2"]) == 2
+    assert "single-layer" in capsys.readouterr().err
+    assert main(["implicit", "--widths", "2,1", "--ranks", "2", "--tokens", "1"]) == 2
+    assert "t >= 2" in capsys.readouterr().err
+    if find_msolve() is not None:
+        assert main(["implicit", "--widths", "2,1", "--ranks", "2", "--json"]) == 0
+        eq = json.loads(capsys.readouterr().out)
+        assert len(eq["equations"]) == 1 and eq["degrees"] == [4] and balanced(eq["equations"][0])

@@ -1,0 +1,73 @@
+"""Ideals over Q: determinantal ideals, intersections, saturation, elimination, and [HMK]'s singular locus."""
+
+import pytest
+from flint import fmpq
+
+from attngeo import Architecture
+from attngeo.engine import find_msolve, find_singular, ring
+from attngeo.ideal import Ideal, determinantal_ideal, matrix_names, minors, symbolic_matrix
+from attngeo.latex import balanced
+from attngeo.strata import hmk_singular_ideal, stratum_dimension
+
+needs_msolve = pytest.mark.skipif(find_msolve() is None, reason="msolve is not installed")
+
+
+@pytest.mark.parametrize("n,r", [(2, 1), (3, 1), (3, 2)])
+def test_determinantal_variety_has_the_classical_dimension(n, r):
+    """{rank <= r} in n x n matrices has dimension r (2n - r)."""
+    assert determinantal_ideal("A", n, n, r + 1).dimension() == r * (2 * n - r)
+
+
+def test_minors_of_a_generic_matrix_expand_the_determinant():
+    ctx = ring([x for row in matrix_names("M", 3, 3) for x in row])
+    M = symbolic_matrix(ctx, "M", 3, 3)
+    (det,) = minors(M, 3)
+    values = [[2, 0, 1], [1, 3, 2], [1, 1, 1]]
+    flat = [fmpq(v) for row in values for v in row]
+    assert det(*flat) == 2 * (3 - 2) - 0 + 1 * (1 - 3)  # cofactor expansion by hand
+    assert len(minors(M, 2)) == 9
+
+
+def test_intersection_of_ideals_in_disjoint_variables_is_their_product():
+    names = [x for row in matrix_names("A", 2, 2) + matrix_names("V", 1, 2) for x in row]
+    IA, IV = determinantal_ideal("A", 2, 2, 1, names), determinantal_ideal("V", 1, 2, 1, names)
+    assert IA.intersect(IV) == IA * IV
+
+
+def test_saturation_removes_a_component_and_elimination_implicitizes():
+    ctx = ring(("x", "y"))
+    x, y = ctx.gens()
+    I = Ideal([x * y, x**2], ("x", "y"))  # the line x = 0 with an embedded point
+    assert I.saturate(Ideal([y], ("x", "y"))) == Ideal([x], ("x", "y"))
+    t_ctx = ring(("t", "x", "y"))
+    t, X, Y = t_ctx.gens()
+    cubic = Ideal([X - t**2, Y - t**3], ("t", "x", "y")).eliminate(["t"])
+    assert cubic.variables == ("x", "y") and cubic.gens == [cubic.ctx.gens()[0] ** 3 - cubic.ctx.gens()[1] ** 2]
+
+
+@pytest.mark.skipif(find_singular() is None, reason="Singular is not installed")
+def test_singular_and_the_default_engine_agree_on_the_singular_locus():
+    arch = Architecture((2, 2), (2,), tokens=2)
+    assert hmk_singular_ideal(arch, engine="singular").gens == hmk_singular_ideal(arch).gens
+
+
+@pytest.mark.parametrize("d,dd,a", [(2, 2, 2), (2, 1, 2), (3, 2, 2)])
+def test_hmk_locus_is_the_rank_one_stratum_and_its_pullback_vanishes_there(d, dd, a):
+    arch = Architecture((d, dd), (a,), tokens=2)
+    av = hmk_singular_ideal(arch)
+    # components: {rank A <= 1, rank V <= 1}, {A = 0} (V free), {V = 0} (rank A <= a)
+    r = min(a, d)
+    assert av.dimension() == max(stratum_dimension(d, dd, 1, 1), dd * d, r * (2 * d - r))
+    qkv = hmk_singular_ideal(arch, "QKV")
+    names = qkv.variables
+    # a rank-1 swap point in (Q, K, V): A = K^T Q rank 1, V rank 1 -> every generator vanishes
+    point = {n: 0 for n in names}
+    for j in range(d):
+        point[f"Q_1_{j + 1}"], point[f"K_1_{j + 1}"] = j + 1, 2 - j
+        for k in range(dd):
+            point[f"V_{k + 1}_{j + 1}"] = (k + 1) * (j + 3)
+    values = [fmpq(point[n]) for n in names]
+    assert all(g(*values) == 0 for g in qkv.gens)
+    generic = [fmpq(i * i % 7 + 1) for i in range(len(names))]
+    assert any(g(*generic) != 0 for g in qkv.gens)
+    assert all(balanced(s) for s in av.latex() + qkv.latex())

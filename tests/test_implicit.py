@@ -1,0 +1,100 @@
+"""Implicit equations of small neuromanifolds; point verdicts from their Jacobian; boundary points."""
+
+import random
+
+import pytest
+from flint import fmpq
+
+from conftest import assert_rejected
+
+from attngeo import Architecture, check_certificate
+from attngeo.boundary import is_boundary_point
+from attngeo.engine import find_msolve, find_singular
+from attngeo.fiber import special_point
+from attngeo.implicit import coordinates_of, implicit_equations
+from attngeo.latex import balanced
+from attngeo.layerfunction import LayerFunction
+from attngeo.singular import is_singular
+
+pytestmark = pytest.mark.skipif(find_msolve() is None, reason="elimination at these sizes needs msolve")
+
+
+@pytest.fixture(scope="module")
+def hypersurface():
+    return implicit_equations(Architecture((2, 1), (2,), tokens=2))
+
+
+@pytest.fixture(scope="module")
+def rank_one():
+    return implicit_equations(Architecture((2, 1), (1,), tokens=2))
+
+
+def test_the_d2_hypersurface_vanishes_exactly_on_m(hypersurface):
+    eq = hypersurface
+    assert eq.codimension == 1 and eq.generates == "proved" and eq.irreducible
+    arch = eq.arch
+    rng = random.Random(3)
+    for _ in range(5):
+        assert eq.point_verdict(coordinates_of(arch, special_point(arch, "random", rng))) == "smooth"
+    off = [fmpq(i * i + 1) for i in range(6)]
+    assert eq.point_verdict(off) == "not on M"
+    assert all(balanced(s) for s in eq.latex())
+    check_certificate(eq.to_json())
+
+
+def test_hilbert_counts_meet_and_varieties_have_dimension_dim_m(rank_one):
+    for h in rank_one.hilbert:
+        assert h["rank"] == h["staircase"] <= h["monomials"]
+    assert rank_one.variety_dimension == rank_one.dimension == 4
+
+
+@pytest.mark.skipif(find_singular() is None, reason="Singular is not installed")
+def test_singular_eliminates_to_the_same_ideal(rank_one):
+    again = implicit_equations(rank_one.arch, engine="singular")
+    assert again.ideal == rank_one.ideal
+
+
+def test_equations_decide_the_points_tangents_leave_open(rank_one, hypersurface):
+    arch = rank_one.arch  # a = 1, d' = 1: every point is a rank-1 point
+    w = special_point(arch, "rank1-swap", random.Random(0))
+    assert is_singular(arch, w).verdict == "undecided"
+    v = is_singular(arch, w, equations=rank_one)
+    assert v.verdict == "smooth"
+    check_certificate(v.to_json())
+    assert_rejected(v.to_json(), lambda c: c.update(jacobian_rank=1), "rank")
+    assert_rejected(v.to_json(), lambda c: c.update(verdict="singular"), "means smooth")
+    arch2 = hypersurface.arch  # the parallel point: one fiber line but singular
+    p = is_singular(arch2, special_point(arch2, "rank1-parallel", random.Random(0)), equations=hypersurface)
+    assert p.verdict == "singular" and p.jacobian_rank == 0
+    check_certificate(p.to_json())
+
+
+def test_tampered_implicit_certificates_are_rejected(hypersurface, rank_one):
+    cert = hypersurface.to_json()
+    assert_rejected(cert, lambda c: c["equations"].__setitem__(0, c["equations"][0] + " + c_1_1_11"), "vanish")
+    assert_rejected(cert, lambda c: c.update(dimension=4), "dim")
+    two = rank_one.to_json()
+    assert_rejected(two, lambda c: c.update(generates="proved"), "hypersurface")
+    assert_rejected(two, lambda c: c["equations"].pop(), "Groebner|dim|staircase|different")
+    assert_rejected(two, lambda c: c["hilbert"][1].update(staircase=17), "staircase")
+
+
+def test_boundary_points_follow_lemma_b():
+    arch = Architecture((2, 2), (2,), tokens=2)
+    rng = random.Random(1)
+    assert is_boundary_point(arch, special_point(arch, "random", rng)).verdict == "interior"
+    assert is_boundary_point(arch, special_point(arch, "rank1-parallel", rng)).verdict == "boundary"
+    assert is_boundary_point(arch, special_point(arch, "zero", rng)).verdict == "boundary"
+    q = [[1, 0], [0, 1]]  # y1^2 + y2^2 times R = [[1, 2], [0, 0]]
+    R = [[1, 2], [0, 0]]
+    definite = LayerFunction.from_tensor(arch, [[[[q[m][n] * R[k][p] for p in range(2)] for n in range(2)]
+                                                 for m in range(2)] for k in range(2)])
+    out = is_boundary_point(arch, definite)
+    assert out.verdict == "outside" and not out.in_real_image
+    cert = out.to_json()
+    check_certificate(cert)
+    assert_rejected(cert, lambda c: c.update(verdict="interior"), "Lemma B")
+    par = is_boundary_point(arch, special_point(arch, "rank1-parallel", rng)).to_json()
+    assert_rejected(par, lambda c: c["evidence"].update(direction=["0", "0"]), "definite")
+    gen = is_boundary_point(arch, special_point(arch, "random", rng)).to_json()
+    assert_rejected(gen, lambda c: c["evidence"]["A"][0].__setitem__(0, "99"), "reproduce")
