@@ -199,6 +199,11 @@ def _cmd_implicit(args) -> int:
           f"{s['complete_through_degree']} lies in <G>")
     print("generates I(M): " + ("proved (irreducible hypersurface of codimension 1)" if s["generates"] == "proved"
                                 else f"by {s['engine']}'s elimination (replayed by 'attngeo check')"))
+    try:
+        sing = eq.singular_locus()
+        print(f"singular locus (Jacobian criterion): {len(sing.gens)} generators, dimension {sing.dimension()}")
+    except AttngeoError as exc:
+        print(f"singular locus: not computed ({exc})")
     if args.certificate:
         print(f"certificate    {args.certificate}")
     return 0

@@ -82,6 +82,8 @@ class Ideal:
         self._bases: dict[str, Basis] = {}
 
     def _lift(self, g):
+        if not hasattr(g, "context"):  # a rational constant (e.g. a minor of constant entries)
+            return self.ctx.constant(g)
         names = g.context().names()
         if names == self.variables:
             return g

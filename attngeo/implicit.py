@@ -43,6 +43,7 @@ from .architecture import Architecture
 from .certificate import FORMAT, VERSION, write_json
 from .dimension import certify_dimension
 from .engine import Basis, groebner, ring
+from .exceptions import NotCertifiedError
 from .ideal import Ideal, matrix_names
 from .layerfunction import single_layer
 
@@ -208,6 +209,23 @@ class ImplicitEquations:
         values = [fmpq(point[n]) for n in self.ideal.variables] if isinstance(point, dict) else [fmpq(x) for x in point]
         J = [[g.derivative(i)(*values) for i in range(len(values))] for g in self.equations]
         return fmpq_mat(J).rank() if J else 0
+
+    def singular_locus(self, max_minors: int = 5_000) -> Ideal:
+        """``Sing M = V(I(M) + I_c(J_G))`` (Jacobian criterion, ``c = codim M``), as an ideal.
+
+        Exact when ``<G> = I(M)`` (proved for hypersurfaces, else msolve's
+        elimination). Refused when the ``c``-minors of the Jacobian are more than
+        ``max_minors``.
+        """
+        from .ideal import minors
+
+        c, n = self.codimension, len(self.ideal.variables)
+        count = math.comb(len(self.equations), c) * math.comb(n, c)
+        if count > max_minors:
+            raise NotCertifiedError(f"the Jacobian has {count} minors of size codim M = {c}; "
+                                    f"beyond max_minors = {max_minors}")
+        J = [[g.derivative(i) for i in range(n)] for g in self.equations]
+        return (self.ideal + Ideal(minors(J, c), self.ideal.variables)).reduced()
 
     def point_verdict(self, coordinates) -> str:
         """``smooth`` (proved), ``singular`` (given ``<G> = I(M)``), or ``not on M``."""

@@ -7,11 +7,14 @@ stratum: its image dimension (exact Jacobian rank = dim S - 1) and its label
 attngeo.strata (docs/singular.md section 4). For d = 2, d' <= 2 the implicit equations
 of M are computed too (attngeo.implicit) and decide what the tangent criteria
 leave open; their Jacobian at every stratum point must agree with each
-certified label. Disagreements with [HMK]'s statement are printed as findings;
+certified label, and where the Jacobian criterion is small enough (codimension
+1, or few minors) the dimension of Sing M it gives must equal that of the
+largest singular stratum. Disagreements with [HMK]'s statement are printed as findings;
 exit 1 only when a certificate fails or the two routes disagree.
 """
 
 from attngeo import Architecture
+from attngeo.exceptions import AttngeoError
 from attngeo.implicit import coordinates_of, implicit_equations
 from attngeo.proof import Outcome, main_guard, proof_arguments, run_cases
 from attngeo.strata import stratify
@@ -40,6 +43,14 @@ def outcomes(seed):
                             other = eq.point_verdict(coordinates_of(arch, _point(st)))
                             if other != st.label:
                                 differs.append(f"{st.name}: tangents say {st.label}, equations say {other}")
+                if eq is not None:  # Sing M from the Jacobian criterion, against the largest singular stratum
+                    try:
+                        sing = eq.singular_locus().dimension()
+                    except AttngeoError:
+                        sing = None
+                    largest = max(st.dimension for st in strata.strata if st.label == "singular")
+                    if sing is not None and sing != largest:
+                        differs.append(f"dim Sing M = {sing} from the equations, {largest} from the strata")
                 findings = [f"d={d}, d'={dd}, a={a}: stratum {st.name} is certified {st.label}, [HMK]'s "
                             f"rank A * rank V <= 1 says {'singular' if st.hmk_singular() else 'smooth'}"
                             for st in strata.disagreements()]

@@ -98,3 +98,9 @@ def test_boundary_points_follow_lemma_b():
     assert_rejected(par, lambda c: c["evidence"].update(direction=["0", "0"]), "definite")
     gen = is_boundary_point(arch, special_point(arch, "random", rng)).to_json()
     assert_rejected(gen, lambda c: c["evidence"]["A"][0].__setitem__(0, "99"), "reproduce")
+
+
+def test_jacobian_singular_locus_matches_the_strata(hypersurface, rank_one):
+    """dim Sing M from the equations = the largest singular stratum (the (1,1) stratum, or only 0)."""
+    assert hypersurface.singular_locus().dimension() == 4  # the rank-1/rank-1 stratum of widths 2,1, a = 2
+    assert rank_one.singular_locus().dimension() == 0  # a = 1, d' = 1: only the zero function
