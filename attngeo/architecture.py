@@ -14,7 +14,6 @@ from typing import Iterator
 
 from .exceptions import InvalidArchitectureError
 
-NORMALIZATIONS = ("lightning", "softmax")
 
 
 def _positive_ints(name: str, values, fix: str) -> tuple[int, ...]:
@@ -97,9 +96,12 @@ class Architecture:
             raise InvalidArchitectureError(f"tokens = {t!r} is not an integer; give the number of tokens t >= 1")
         if t < 1:
             raise InvalidArchitectureError(f"tokens = {t} must be at least 1")
-        if self.normalization not in NORMALIZATIONS:
+        from .normalizer import NORMALIZERS  # registered normalizers are valid too
+
+        known = ("lightning", *NORMALIZERS)
+        if self.normalization not in known:
             raise InvalidArchitectureError(
-                f"normalization = {self.normalization!r} is unknown; use one of {', '.join(NORMALIZATIONS)}"
+                f"normalization = {self.normalization!r} is unknown; use one of {', '.join(known)}"
             )
         object.__setattr__(self, "widths", widths)
         object.__setattr__(self, "ranks", ranks)

@@ -102,6 +102,7 @@ class _Arch:
     widths: tuple
     ranks: tuple
     tokens: int
+    normalization: str = "lightning"
 
     def shapes(self):
         """``(layer, name, rows, cols, offset)`` in flattening order."""
@@ -128,9 +129,12 @@ def _architecture(cert: dict) -> _Arch:
     for k, v in enumerate(widths + ranks):
         _int(v, "a width or rank", 1, _MAX_INNER)
     tokens = _int(_field(a, "tokens", "architecture."), "architecture.tokens", 1, _MAX_INNER)
-    if _field(a, "normalization", "architecture.") != "lightning":
-        _reject("this checker verifies lightning (polynomial) dimension certificates only")
-    return _Arch(tuple(widths), tuple(ranks), tokens)
+    normalization = _field(a, "normalization", "architecture.")
+    if not isinstance(normalization, str):
+        _reject("architecture.normalization must be a name")
+    if normalization != "lightning" and cert.get("kind") != "dimension":
+        _reject(f"{cert.get('kind')} certificates are for lightning networks")
+    return _Arch(tuple(widths), tuple(ranks), tokens, normalization)
 
 
 def _weights(point: np.ndarray, arch: _Arch) -> dict:
@@ -245,6 +249,10 @@ def _witness(cert: dict, key: str, arch: _Arch) -> tuple[dict, int, np.ndarray]:
 
 
 def _check_lower(cert: dict, arch: _Arch) -> int:
+    if arch.normalization != "lightning":  # exp is not polynomial: the witness is a ball determinant
+        from .ballcheck import check_ball_lower
+
+        return check_ball_lower(cert, arch)
     lw, p, point = _witness(cert, "lower_witness", arch)
     P = arch.parameters
     inputs = _field(lw, "inputs", "lower_witness.")
@@ -295,9 +303,19 @@ _IDENTITIES = {
 }
 
 
-def _identities_hold(kind: str) -> bool:
+# Normalized layers V Y S(Y' K' Q Y): the families must fix the score and the value
+# (the inter family's outgoing side moves the value by E), for any normalizer S.
+_SCORE, _VALUE = ("Y'", "K'", "Q", "Y"), ("V", "Y")
+
+
+def _identities_hold(kind: str, normalized: bool = False) -> bool:
     for tangent, expected in _IDENTITIES[kind]:
-        if _word_derivative(_LAYER, tangent) != expected:
+        if not normalized:
+            if _word_derivative(_LAYER, tangent) != expected:
+                return False
+            continue
+        moves_value = {("E",) + _VALUE: 1} if expected else {}
+        if _word_derivative(_SCORE, tangent) != {} or _word_derivative(_VALUE, tangent) != moves_value:
             return False
     return True
 
@@ -306,7 +324,8 @@ def _expected_families(arch: _Arch) -> list[dict]:
     out = []
     for i, a in enumerate(arch.ranks, start=1):
         out.append({"kind": "intra", "layer": i, "size": a * a})
-        out.append({"kind": "scaling", "layer": i, "size": 1})
+        if arch.normalization == "lightning":  # a normalizer is not homogeneous: no scaling symmetry
+            out.append({"kind": "scaling", "layer": i, "size": 1})
         if i < len(arch.ranks):
             out.append({"kind": "inter", "layer": i, "size": arch.widths[i] ** 2})
     return out
@@ -335,10 +354,11 @@ def _field_rows(arch: _Arch, point: np.ndarray, p: int) -> np.ndarray:
                 put(vec, i, "Q", dQ)
                 put(vec, i, "K", dK)
                 rows.append(vec)
-        vec = np.zeros(P, dtype=np.int64)
-        put(vec, i, "Q", Q)
-        put(vec, i, "V", -V)
-        rows.append(vec)
+        if arch.normalization == "lightning":
+            vec = np.zeros(P, dtype=np.int64)
+            put(vec, i, "Q", Q)
+            put(vec, i, "V", -V)
+            rows.append(vec)
         if i < l:
             Vi = V
             Qn, Kn, Vn = W[(i + 1, "Q")], W[(i + 1, "K")], W[(i + 1, "V")]
@@ -364,7 +384,7 @@ def _check_upper(cert: dict, arch: _Arch) -> int:
     if fams != _expected_families(arch):
         _reject("upper_witness.families is not the symmetry families of this architecture in canonical order")
     for kind in {f["kind"] for f in fams}:
-        if not _identities_hold(kind):  # pragma: no cover - the checker's own definitions
+        if not _identities_hold(kind, arch.normalization != "lightning"):  # pragma: no cover - own definitions
             _reject(f"the invariance identity of the {kind} family does not hold")
     rank = _int(_field(uw, "field_rank", "upper_witness."), "upper_witness.field_rank", 0)
     F = _field_rows(arch, point, p)
@@ -393,9 +413,10 @@ def _check_dimension(cert: dict) -> str:
     if dim != (lower if lower == upper else None):
         _reject(f"dimension = {dim!r} does not follow from lower = {lower}, upper = {upper}")
     w, a = ",".join(map(str, arch.widths)), ",".join(map(str, arch.ranks))
+    norm = "" if arch.normalization == "lightning" else f", {arch.normalization}"
     if lower == upper:
-        return f"dim M = {lower} for widths {w}, ranks {a}, t={arch.tokens}"
-    return f"{lower} <= dim M <= {upper} for widths {w}, ranks {a}, t={arch.tokens}"
+        return f"dim M = {lower} for widths {w}, ranks {a}, t={arch.tokens}{norm}"
+    return f"{lower} <= dim M <= {upper} for widths {w}, ranks {a}, t={arch.tokens}{norm}"
 
 
 def _check_fiber(cert: dict) -> str:

@@ -34,7 +34,7 @@ from .exceptions import InvalidInputError, NotCertifiedError
 from .formulas import hmk_formula
 from .jacobian import jacobian_mod_p
 from .rank import det_mod_p, independent_rows, maximal_minor_mod_p, random_prime
-from .symmetry import families, field_matrix, gauge_minor, invariance_identities
+from .symmetry import families, field_matrix, gauge_minor, invariance_identities, normalized_invariance_identities
 
 #: How often the inputs may be doubled at one point while the rank still grows.
 MAX_DOUBLINGS = 4
@@ -59,7 +59,7 @@ def _upper(arch: Architecture, point: np.ndarray, p: int) -> tuple[int, dict, li
         rank, rows, cols = maximal_minor_mod_p(F, p)
         det = det_mod_p(F[np.ix_(rows, cols)], p)
         how = "pivots of a reduced echelon form"
-    identities = invariance_identities()
+    identities = invariance_identities() if arch.normalization == "lightning" else normalized_invariance_identities()
     if not all(i.holds for i in identities):  # pragma: no cover - would be a bug in symmetry.py
         raise AssertionError("an invariance identity failed; the upper bound would be unsound")
     witness = {
@@ -121,7 +121,8 @@ def certify_dimension(
     Parameters
     ----------
     arch : Architecture
-        A lightning network (softmax networks are not yet supported here).
+        A lightning network, or a normalized one (softmax or a registered
+        normalizer: lower bound in ball arithmetic, see :mod:`attngeo.softmax`).
     seed : int, optional
         Seed for the random point, inputs and prime (reproducible certificates).
     max_attempts : int
@@ -144,12 +145,12 @@ def certify_dimension(
     ----------
     [HMK] section 3 (dimension theorems); MATH.md section 5.
     """
-    if arch.normalization != "lightning":
-        raise InvalidInputError(
-            f"certified dimension is implemented for lightning networks; {arch.normalization} is not yet supported"
-        )
     if max_attempts < 1:
         raise InvalidInputError(f"max_attempts = {max_attempts} must be at least 1")
+    if arch.normalization != "lightning":  # exp is not polynomial: ball arithmetic (attngeo.softmax)
+        from .softmax import certify_normalized_dimension
+
+        return certify_normalized_dimension(arch, seed=seed, max_attempts=max_attempts, inputs=inputs)
     start = time.perf_counter()
     rng = random.Random(seed)
     best_lower, best_upper = (-1, None), (arch.parameter_count + 1, None)

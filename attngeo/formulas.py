@@ -63,7 +63,7 @@ def hmk_formula(arch: Architecture) -> FormulaComparison:
     False
     """
     if arch.normalization != "lightning":
-        return FormulaComparison("none", None, False, f"{arch.normalization} networks: no lightning formula applies")
+        return _normalized_formula(arch)
     t, l = arch.tokens, arch.depth
     if l == 1:
         d, d_out, a = arch.widths[0], arch.widths[1], arch.ranks[0]
@@ -85,3 +85,29 @@ def hmk_formula(arch: Architecture) -> FormulaComparison:
     return FormulaComparison(
         "none", None, False, "unequal widths or ranks: [HMK] give no closed form (compare naive_count)"
     )
+
+
+def _normalized_formula(arch: Architecture) -> FormulaComparison:
+    """Normalized networks: [HMK]'s single-layer theorem and Conjecture 3.10, both "lightning + l".
+
+    >>> hmk_formula(Architecture((3, 3), (2,), tokens=2, normalization="softmax")).value
+    17
+    >>> hmk_formula(Architecture((3, 3, 3), (2, 2), tokens=3, normalization="softmax")).name
+    'l a (2d - a) + d^2 (Conj. 3.10)'
+    """
+    from dataclasses import replace
+
+    base = hmk_formula(replace(arch, normalization="lightning"))
+    if base.value is None:
+        return base
+    l = arch.depth
+    value = base.value + l
+    if l == 1:
+        name = "a(2d - a) + dd'" if arch.ranks[0] <= arch.widths[0] else "d^2 + dd'"
+        reason = base.reason if not base.applies else "single normalized layer, t >= 2 ([HMK]: generically one-to-one)"
+    else:
+        name = "l a (2d - a) + d^2 (Conj. 3.10)"
+        reason = base.reason if not base.applies else "equal widths and ranks, a <= d, t >= 2: a conjecture, not a theorem"
+    if arch.tokens < 2:
+        reason = "t = 1: every normalized score matrix is 1 x 1, so S = 1 and phi = V X (dim d d' for one layer)"
+    return FormulaComparison(name, value, base.applies and arch.tokens >= 2, reason)

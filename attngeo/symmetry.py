@@ -138,6 +138,40 @@ def invariance_identities() -> tuple[Identity, ...]:
     return tuple(out)
 
 
+def normalized_invariance_identities() -> tuple[Identity, ...]:
+    """Invariance for normalized layers ``V Y S(Y^T K^T Q Y)``, any entrywise normalizer ``S``.
+
+    The layer depends on the weights only through the score ``Y^T K^T Q Y`` and
+    the value ``V Y``; a family that fixes the score and fixes (intra) or moves
+    the value by ``E`` (inter, outgoing) — and on the incoming side fixes both
+    when ``Y`` moves by ``E Y`` — fixes the layer, whatever ``S`` is. The scaling
+    family moves the score (``Q -> λQ``), so it is not among them.
+
+    >>> all(identity.holds for identity in normalized_invariance_identities())
+    True
+    """
+    E, Q, K, V, Y = _symbols("E", "Q", "K", "V", "Y")
+    score, value = Y.T @ K.T @ Q @ Y, V @ Y
+    out = []
+    for spec in FAMILIES.values():
+        if not spec.survives_softmax:
+            continue
+        tangent = spec.tangent(E, Q, K, V)
+        if spec.incoming is None:
+            out.append(Identity(spec.kind, f"D(score)[{spec.kind}] = 0 for score = {score}",
+                                str(score.derivative(tangent))))
+            out.append(Identity(spec.kind, f"D(value)[{spec.kind}] = 0 for value = {value}",
+                                str(value.derivative(tangent))))
+        else:
+            out.append(Identity(spec.kind, f"D(score)[{spec.kind}, out] = 0", str(score.derivative(tangent))))
+            out.append(Identity(spec.kind, f"D(value)[{spec.kind}, out] = E value",
+                                str(value.derivative(tangent) - E @ value)))
+            incoming = {**spec.incoming(E, Q, K, V), "Y": E @ Y}
+            out.append(Identity(spec.kind, f"D(score)[{spec.kind}, in] = 0", str(score.derivative(incoming))))
+            out.append(Identity(spec.kind, f"D(value)[{spec.kind}, in] = 0", str(value.derivative(incoming))))
+    return tuple(out)
+
+
 # -- vector fields at a point -------------------------------------------------
 
 

@@ -1,0 +1,140 @@
+"""Independent replay of ball-arithmetic lower bounds (normalized networks).
+
+The prover differentiates by a hand-written chain rule. Here each weight is
+moved to ``w + eps`` and the network is evaluated on *dual numbers*, a matrix
+``M0 + eps M1`` stored as the block matrix ``[[M0, M1], [0, M0]]`` so that
+products of blocks are products of duals; only the entrywise normalizer
+(``exp``, known here independently) and the column division are written per
+entry. Every entry is an ``arb`` ball at the recorded precision, so the minor's
+determinant ball encloses the true minor: excluding 0 proves ``rank >= r``.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from flint import arb, arb_mat, ctx, fmpq
+
+from .checker import _field, _index_list, _int, _reject
+from .exceptions import CannotVerify
+
+_KNOWN = {"softmax": (lambda x: x.exp(), lambda x: x.exp())}
+
+
+def _q(value, name: str) -> fmpq:
+    if not isinstance(value, str):
+        _reject(f"{name} must be a rational written as a string")
+    try:
+        f = Fraction(value)
+    except (ValueError, ZeroDivisionError):
+        _reject(f"{name} = {value!r} is not a rational")
+    return fmpq(f.numerator, f.denominator)
+
+
+def _dual(M0: arb_mat, M1: arb_mat | None = None) -> arb_mat:
+    r, c = M0.nrows(), M0.ncols()
+    D = arb_mat(2 * r, 2 * c)
+    for i in range(r):
+        for j in range(c):
+            D[i, j] = D[r + i, c + j] = M0[i, j]
+            if M1 is not None:
+                D[i, c + j] = M1[i, j]
+    return D
+
+
+def _parts(D: arb_mat) -> tuple[list, list]:
+    r, c = D.nrows() // 2, D.ncols() // 2
+    return ([[D[i, j] for j in range(c)] for i in range(r)], [[D[i, c + j] for j in range(c)] for i in range(r)])
+
+
+def _transpose(D: arb_mat) -> arb_mat:
+    v, e = _parts(D)
+    r, c = len(v), len(v[0])
+    return _dual(arb_mat([[v[i][j] for i in range(r)] for j in range(c)]),
+                 arb_mat([[e[i][j] for i in range(r)] for j in range(c)]))
+
+
+def _output(weights: list, X: arb_mat, f, fp) -> arb_mat:
+    """The network at dual weights (``weights``: per layer the dual Q, K, V)."""
+    Y = _dual(X)
+    for Q, K, V in weights:
+        M = _transpose(Y) * _transpose(K) * Q * Y
+        m, dm = _parts(M)
+        t = len(m)
+        F = [[f(m[i][j]) for j in range(t)] for i in range(t)]
+        dF = [[fp(m[i][j]) * dm[i][j] for j in range(t)] for i in range(t)]
+        s = [sum((F[i][j] for i in range(t)), arb(0)) for j in range(t)]
+        ds = [sum((dF[i][j] for i in range(t)), arb(0)) for j in range(t)]
+        S0 = arb_mat([[F[i][j] / s[j] for j in range(t)] for i in range(t)])
+        S1 = arb_mat([[(dF[i][j] * s[j] - F[i][j] * ds[j]) / (s[j] * s[j]) for j in range(t)] for i in range(t)])
+        Y = V * Y * _dual(S0, S1)
+    return Y
+
+
+def check_ball_lower(cert: dict, arch) -> int:
+    lw = _field(cert, "lower_witness", "")
+    if arch.normalization not in _KNOWN:
+        raise CannotVerify(f"this checker knows the normalizers {sorted(_KNOWN)}, not {arch.normalization!r}")
+    f, fp = _KNOWN[arch.normalization]
+    prec = _int(_field(lw, "precision", "lower_witness."), "lower_witness.precision", 53, 1 << 16)
+    P = arch.parameters
+    point = _field(lw, "point", "lower_witness.")
+    if not isinstance(point, list) or len(point) != P:
+        _reject(f"lower_witness.point must list {P} rationals")
+    point = [_q(x, "lower_witness.point") for x in point]
+    inputs = _field(lw, "inputs", "lower_witness.")
+    d0, t, dl = arch.widths[0], arch.tokens, arch.widths[-1]
+    if not isinstance(inputs, list) or not inputs or any(
+            not isinstance(X, list) or len(X) != d0 or any(not isinstance(r, list) or len(r) != t for r in X)
+            for X in inputs):
+        _reject(f"lower_witness.inputs must be a nonempty list of {d0} x {t} matrices")
+    w = _field(lw, "functionals", "lower_witness.")
+    if not isinstance(w, list) or len(w) != len(inputs) or not w[0]:
+        _reject("lower_witness.functionals must hold the same number of functionals for every input")
+    c = len(w[0])
+    for n in range(len(inputs)):
+        if not isinstance(w[n], list) or len(w[n]) != c or any(
+                not isinstance(wk, list) or len(wk) != dl or any(
+                    not isinstance(r, list) or len(r) != t or any(isinstance(x, bool) or not isinstance(x, int)
+                                                                  for x in r) for r in wk) for wk in w[n]):
+            _reject(f"functionals of input {n} must be {c} integer {dl} x {t} matrices")
+    rank = _int(_field(lw, "rank", "lower_witness."), "lower_witness.rank", 0)
+    if rank != _int(_field(cert, "lower", ""), "lower"):
+        _reject(f"lower = {cert['lower']} but the witness has rank {rank}")
+    if rank == 0:
+        return 0
+    rows = _index_list(_field(lw, "rows", "lower_witness."), rank, len(inputs) * c, "lower_witness.rows")
+    cols = _index_list(_field(lw, "columns", "lower_witness."), rank, P, "lower_witness.columns")
+    old = ctx.prec
+    ctx.prec = prec
+    try:
+        shapes = arch.shapes()
+        base = {}
+        for i, name, r, cc, off in shapes:
+            base[(i, name)] = arb_mat(r, cc, [arb(x) for x in point[off: off + r * cc]])
+        needed = sorted({k // c for k in rows})
+        Xs = {n: arb_mat([[arb(_q(x, "lower_witness.inputs")) for x in r] for r in inputs[n]]) for n in needed}
+        columns = {}
+        for j in cols:
+            i0, name0, r0, c0, off0 = next(s for s in shapes if s[4] <= j < s[4] + s[2] * s[3])
+            weights = []
+            for i in range(1, len(arch.ranks) + 1):
+                layer = []
+                for name in ("Q", "K", "V"):
+                    M = base[(i, name)]
+                    E = None
+                    if (i, name) == (i0, name0):
+                        E = arb_mat(M.nrows(), M.ncols())
+                        E[(j - off0) // c0, (j - off0) % c0] = 1
+                    layer.append(_dual(M, E))
+                weights.append(layer)
+            columns[j] = {n: _parts(_output(weights, Xs[n], f, fp))[1] for n in needed}
+        minor = arb_mat([[sum((columns[j][k // c][a][b] * w[k // c][k % c][a][b]
+                               for a in range(dl) for b in range(t) if w[k // c][k % c][a][b]), arb(0))
+                          for j in cols] for k in rows])
+        det = minor.det()
+    finally:
+        ctx.prec = old
+    if det.contains(0):
+        _reject(f"the Jacobian minor's determinant ball {det.str(radius=True)} contains 0 at {prec} bits")
+    return rank

@@ -1,0 +1,228 @@
+"""Certified dimension of normalized (softmax) attention networks, in ball arithmetic.
+
+``exp`` is not polynomial, so the lightning machinery (ranks mod p) does not
+apply. Instead (MATH.md section 5, docs/softmax.md):
+
+* **Lower bound.** The Jacobian of ``W -> (<w_nr, phi_W(X_n)>)`` at a *rational*
+  point and rational inputs, evaluated in python-flint ball arithmetic
+  (``arb_mat``) by forward-mode differentiation written out by the chain rule.
+  Floats (the balls' midpoints) only *choose* rows and columns; the decision is
+  the determinant of the chosen ``r x r`` minor, a ball that must exclude 0 —
+  then the true minor is nonzero and ``rank J >= r``, which is at most the
+  generic rank. The precision is doubled until the ball excludes 0 (or a cap).
+* **Upper bound.** The symmetries that survive normalization: intra-layer
+  ``GL_{a_i}`` and inter-layer ``GL_{d_i}`` (the scaling does not: ``f`` is not
+  homogeneous). Both leave every score matrix ``Y^T K^T Q Y`` and every value
+  ``V Y`` invariant (or equivariant), proved as free-algebra identities
+  (:func:`attngeo.symmetry.normalized_invariance_identities`), hence every
+  normalized layer; the orbit rank is the field rank mod p at an integer point.
+
+The certificate is a :class:`attngeo.certificate.DimensionCertificate` whose
+``lower_witness`` records what a checker needs to replay the ball computation:
+point, inputs, functionals, precision, rows, columns and the determinant ball.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+
+import numpy as np
+from flint import arb, arb_mat, ctx, fmpq
+
+from .architecture import Architecture
+from .certificate import DimensionCertificate
+from .exceptions import InvalidInputError
+from .normalizer import NORMALIZERS
+
+#: Precisions tried for the deciding determinant (bits).
+PRECISIONS = (128, 256, 512, 1024, 2048)
+#: Point entries are ``k / POINT_DENOMINATOR`` with ``|k| <= 3``; inputs likewise.
+POINT_DENOMINATOR = 4
+
+
+def _layers(arch: Architecture, point: list[fmpq]) -> list[tuple[arb_mat, arb_mat, arb_mat]]:
+    out, mats = [], {}
+    for b in arch.blocks():
+        vals = point[b.offset: b.offset + b.rows * b.cols]
+        mats[(b.layer, b.name)] = arb_mat(b.rows, b.cols, [arb(v) for v in vals])
+    for i in range(1, arch.depth + 1):
+        out.append((mats[(i, "Q")], mats[(i, "K")], mats[(i, "V")]))
+    return out
+
+
+def _entrywise(M: arb_mat, fn) -> arb_mat:
+    return arb_mat(M.nrows(), M.ncols(), [fn(M[i, j]) for i in range(M.nrows()) for j in range(M.ncols())])
+
+
+def _forward(layers, X: arb_mat, norm) -> list[dict]:
+    """Values of every layer at one input, kept for the tangent pass."""
+    records, Y = [], X
+    for Q, K, V in layers:
+        A = K.transpose() * Q
+        Yt = Y.transpose()
+        M = Yt * A * Y
+        F, Fp = _entrywise(M, norm.f), _entrywise(M, norm.fprime)
+        t = M.ncols()
+        sigma = [sum((F[i, j] for i in range(t)), arb(0)) for j in range(t)]
+        S = arb_mat(t, t, [F[i, j] / sigma[j] for i in range(t) for j in range(t)])
+        VY = V * Y
+        records.append({"Y": Y, "Yt": Yt, "A": A, "AY": A * Y, "YtA": Yt * A, "Fp": Fp, "sigma": sigma,
+                        "S": S, "VY": VY, "Q": Q, "K": K, "V": V})
+        Y = VY * S
+    records.append({"Y": Y})
+    return records
+
+
+def _tangent(rec: dict, dY=None, dQ=None, dK=None, dV=None) -> arb_mat:
+    """Directional derivative of one normalized layer's output (the chain rule, written out)."""
+    t = rec["S"].nrows()
+    dM = None
+    if dY is not None:
+        dM = dY.transpose() * rec["AY"] + rec["YtA"] * dY
+    if dQ is not None or dK is not None:
+        dA = (dK.transpose() * rec["Q"]) if dK is not None else rec["K"].transpose() * dQ
+        term = rec["Yt"] * dA * rec["Y"]
+        dM = term if dM is None else dM + term
+    out = None
+    if dM is not None:
+        S, Fp, sigma = rec["S"], rec["Fp"], rec["sigma"]
+        dF = [[Fp[i, j] * dM[i, j] for j in range(t)] for i in range(t)]
+        dsig = [sum((dF[i][j] for i in range(t)), arb(0)) for j in range(t)]
+        dS = arb_mat(t, t, [(dF[i][j] - S[i, j] * dsig[j]) / sigma[j] for i in range(t) for j in range(t)])
+        out = rec["VY"] * dS
+    if dY is not None:
+        term = rec["V"] * dY * rec["S"]
+        out = term if out is None else out + term
+    if dV is not None:
+        term = dV * rec["Y"] * rec["S"]
+        out = term if out is None else out + term
+    return out
+
+
+def _unit(rows: int, cols: int, r: int, c: int) -> arb_mat:
+    E = arb_mat(rows, cols)
+    E[r, c] = 1
+    return E
+
+
+def ball_jacobian(arch: Architecture, point: list[fmpq], inputs: list, functionals: np.ndarray, prec: int) -> arb_mat:
+    """Rows ``<w_nr, d phi(X_n)>``, one column per parameter, as balls at ``prec`` bits."""
+    norm = NORMALIZERS[arch.normalization]
+    old = ctx.prec
+    ctx.prec = prec
+    try:
+        layers = _layers(arch, point)
+        blocks = list(arch.blocks())
+        rows = []
+        for X, w in zip(inputs, functionals):
+            recs = _forward(layers, arb_mat(len(X), len(X[0]), [arb(x) for r in X for x in r]), norm)
+            cols = []
+            for b in blocks:
+                for r in range(b.rows):
+                    for c in range(b.cols):
+                        E = _unit(b.rows, b.cols, r, c)
+                        dY = _tangent(recs[b.layer - 1], **{"d" + b.name: E})
+                        for rec in recs[b.layer: arch.depth]:
+                            dY = _tangent(rec, dY=dY)
+                        cols.append(dY)
+            for wk in w:  # c functionals on the d_l x t output
+                rows.append([sum((dY[i, j] * int(wk[i][j]) for i in range(dY.nrows()) for j in range(dY.ncols())
+                                  if wk[i][j]), arb(0)) for dY in cols])
+        return arb_mat(rows)
+    finally:
+        ctx.prec = old
+
+
+def float_pivots(J: np.ndarray, tol: float = 1e-9) -> tuple[list[int], list[int]]:
+    """Rows and columns of a well-conditioned square minor (complete pivoting on floats: a guide only)."""
+    A = np.array(J, dtype=float)
+    rows, cols = [], []
+    scale = np.abs(A).max() if A.size else 0.0
+    free_r, free_c = list(range(A.shape[0])), list(range(A.shape[1]))
+    while free_r and free_c:
+        sub = np.abs(A[np.ix_(free_r, free_c)])
+        k = int(np.argmax(sub))
+        i, j = free_r[k // len(free_c)], free_c[k % len(free_c)]
+        if A[i, j] == 0 or abs(A[i, j]) <= tol * scale:
+            break
+        rows.append(i)
+        cols.append(j)
+        free_r.remove(i)
+        free_c.remove(j)
+        A[free_r, :] -= np.outer(A[free_r, j] / A[i, j], A[i, :])
+    return rows, cols
+
+
+def _mids(J: arb_mat) -> np.ndarray:
+    return np.array([[float(J[i, j].mid()) for j in range(J.ncols())] for i in range(J.nrows())])
+
+
+def _random_rationals(rng: random.Random, n: int) -> list[fmpq]:
+    return [fmpq(rng.randint(-3, 3), POINT_DENOMINATOR) for _ in range(n)]
+
+
+def _ball_lower(arch, point, inputs, w) -> tuple[int, dict]:
+    """The certified rank bound at one point and input set, with its witness."""
+    guide = ball_jacobian(arch, point, inputs, w, 64)
+    rows, cols = float_pivots(_mids(guide))
+    while rows:
+        for prec in PRECISIONS:
+            J = ball_jacobian(arch, point, inputs, w, prec)
+            old = ctx.prec
+            ctx.prec = prec
+            try:
+                det = arb_mat([[J[i, j] for j in cols] for i in rows]).det()
+            finally:
+                ctx.prec = old
+            if not det.contains(0):
+                return len(rows), {
+                    "method": "ball arithmetic: determinant of a Jacobian minor whose ball excludes 0",
+                    "normalization": arch.normalization, "precision": prec,
+                    "point": [str(x) for x in point],
+                    "inputs": [[[str(x) for x in r] for r in X] for X in inputs],
+                    "functionals": np.asarray(w).tolist(), "rank": len(rows), "rows": rows, "columns": cols,
+                    "determinant": det.str(radius=True, more=False),
+                }
+        rows, cols = rows[:-1], cols[:-1]  # the guide overestimated the rank: drop its weakest pivot
+    return 0, {"method": "ball arithmetic", "normalization": arch.normalization, "rank": 0, "rows": [], "columns": []}
+
+
+def certify_normalized_dimension(arch: Architecture, *, seed: int | None = None, max_attempts: int = 3,
+                                 inputs: int | None = None) -> DimensionCertificate:
+    """Lower and upper bounds on ``dim M`` for a normalized network; equal bounds certify it."""
+    from .dimension import _functional_count, _random_ints, _upper  # the shared upper-bound machinery
+    from .formulas import hmk_formula
+    from .rank import random_prime
+
+    if arch.normalization not in NORMALIZERS:
+        raise InvalidInputError(f"{arch.normalization!r} is not a registered normalizer")
+    start = time.perf_counter()
+    rng = random.Random(seed)
+    best_lower, best_upper = (-1, None), (arch.parameter_count + 1, None)
+    d_l, t = arch.output_shape
+    c = _functional_count(arch)
+    attempt = 0
+    for attempt in range(1, max_attempts + 1):
+        p = random_prime(rng)
+        upper, witness, _ = _upper(arch, _random_ints(rng, (arch.parameter_count,)), p)
+        if upper < best_upper[0]:
+            best_upper = (upper, witness)
+        n = inputs if inputs is not None else max(1, -(-(best_upper[0] + 2) // c)) * (2 ** (attempt - 1))
+        point = _random_rationals(rng, arch.parameter_count)
+        X = [[[fmpq(rng.randint(-3, 3), POINT_DENOMINATOR) for _ in range(t)] for _ in range(arch.widths[0])]
+             for _ in range(n)]
+        w = np.array([[[[rng.randint(-3, 3) for _ in range(t)] for _ in range(d_l)] for _ in range(c)]
+                      for _ in range(n)])
+        lower = _ball_lower(arch, point, X, w)
+        if lower[0] > best_lower[0]:
+            best_lower = lower
+        if best_lower[0] == best_upper[0]:
+            break
+    notes = []
+    if best_lower[0] != best_upper[0]:
+        notes.append(f"bounds differ after {attempt} attempts (ball arithmetic lower bound, symmetry upper bound)")
+    return DimensionCertificate(architecture=arch, lower=best_lower[0], upper=best_upper[0],
+                                lower_witness=best_lower[1], upper_witness=best_upper[1],
+                                formula=hmk_formula(arch).to_dict(), seconds=time.perf_counter() - start,
+                                attempts=attempt, notes=notes)
