@@ -67,7 +67,7 @@ def _save_and_print_json(result, args) -> bool:
 def _cmd_dim(args) -> int:
     from .dimension import certify_dimension
 
-    arch = _architecture(args)
+    arch = _architecture(args, "softmax" if args.softmax else "lightning")
     _refuse_folder(args)
     cert = certify_dimension(arch, seed=args.seed)
     if _save_and_print_json(cert, args):
@@ -77,7 +77,9 @@ def _cmd_dim(args) -> int:
     rows = [
         ("architecture", str(arch)),
         ("parameters", str(cert.parameters)),
-        ("lower bound", f"{cert.lower}  (Jacobian minor mod {lw['prime']}, {len(lw['inputs'])} inputs)"),
+        ("lower bound", f"{cert.lower}  (Jacobian minor mod {lw['prime']}, {len(lw['inputs'])} inputs)" if "prime" in lw
+         else f"{cert.lower}  (Jacobian minor in ball arithmetic, {lw.get('precision')} bits, "
+              f"{len(lw.get('inputs', []))} inputs: determinant {lw.get('determinant')})"),
         ("upper bound", f"{cert.upper}  ({cert.parameters} parameters - field rank {uw['field_rank']})"),
     ]
     if cert.certified:
@@ -285,6 +287,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("dim", help="certified dimension of the neuromanifold")
     _add_architecture(p)
+    p.add_argument("--softmax", action="store_true",
+                   help="softmax-normalized attention (lower bound in ball arithmetic)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--certificate", metavar="FILE", help="write the certificate to FILE")
     p.add_argument("--seed", type=int, default=None, help="seed for the random point, inputs and prime")

@@ -45,11 +45,13 @@ def deep_equal_width_dimension(depth: int, d: int, a: int) -> int:
 def naive_count(arch: Architecture) -> int:
     """Parameters minus the dimension of the symmetry group, ignoring stabilizers.
 
-    ``sum_i (2 a_i d_{i-1} + d_i d_{i-1} - a_i^2 - 1) - sum_{0<i<l} d_i^2``. [HMK]
+    ``sum_i (2 a_i d_{i-1} + d_i d_{i-1} - a_i^2 - 1) - sum_{0<i<l} d_i^2`` (no ``- 1`` per
+    layer for normalized networks, which have no scaling symmetry). [HMK]
     note this can fail for unequal widths; the deep proof script reports where.
     """
     P = arch.parameter_count
-    return P - sum(a * a + 1 for a in arch.ranks) - sum(d * d for d in arch.widths[1:-1])
+    scaling = 1 if arch.normalization == "lightning" else 0  # a normalizer breaks the scaling symmetry
+    return P - sum(a * a + scaling for a in arch.ranks) - sum(d * d for d in arch.widths[1:-1])
 
 
 def hmk_formula(arch: Architecture) -> FormulaComparison:

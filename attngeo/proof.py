@@ -27,6 +27,7 @@ class Case:
     arch: Architecture
     in_hypotheses: bool
     formula: int | None  # the value the statement predicts, or None
+    conjecture: bool = False  # the formula is a conjecture: a disagreement is a finding, not a failure
 
 
 def _name(arch: Architecture) -> str:
@@ -43,8 +44,8 @@ def proof_arguments(description: str, default_out: str) -> argparse.Namespace:
     return parser.parse_args()
 
 
-def run_dimension_proof(title: str, cases: list[Case], args: argparse.Namespace) -> int:
-    """Certify every case, print a table, return the exit code."""
+def run_dimension_proof(title: str, cases: list[Case], args: argparse.Namespace, results: list | None = None) -> int:
+    """Certify every case, print a table, return the exit code (``results`` collects ``(case, cert)``)."""
     out = Path(args.out)
     print(title)
     header = f"{'widths':<14}{'ranks':<9}{'t':>2}{'P':>6}{'lower':>7}{'upper':>7}{'naive':>7}{'formula':>8}  status"
@@ -63,6 +64,8 @@ def run_dimension_proof(title: str, cases: list[Case], args: argparse.Namespace)
             failures.append(f"{arch}: {exc}")
             print(f"{arch}: ERROR {exc}")
             continue
+        if results is not None:
+            results.append((case, cert))
         naive = naive_count(arch)
         if cert.certified:
             stats["certified"] += 1
@@ -80,7 +83,9 @@ def run_dimension_proof(title: str, cases: list[Case], args: argparse.Namespace)
             else:
                 stats["disagree"] += 1
                 status += ", DISAGREES with formula"
-        if not case.in_hypotheses:
+        if case.conjecture:
+            status += " [conjecture]"
+        elif not case.in_hypotheses:
             status += " [outside hypotheses]"
         elif not cert.certified or (case.formula is not None and case.formula != cert.dimension):
             failures.append(f"{arch}: {status}")

@@ -37,8 +37,11 @@ from .normalizer import NORMALIZERS
 
 #: Precisions tried for the deciding determinant (bits).
 PRECISIONS = (128, 256, 512, 1024, 2048)
-#: Point entries are ``k / POINT_DENOMINATOR`` with ``|k| <= 3``; inputs likewise.
-POINT_DENOMINATOR = 4
+#: Point and input entries are ``k / POINT_DENOMINATOR`` with ``|k| < POINT_DENOMINATOR``:
+#: scores of order 1 keep softmax away from both saturation and uniformity, where the
+#: Jacobian's singular values decay and the float guide loses pivots (measured: widths
+#: 3,3,3,3, t = 2 reach the upper bound 33 with k/16, only 27 with k/4, |k| <= 3).
+POINT_DENOMINATOR = 16
 
 
 def _layers(arch: Architecture, point: list[fmpq]) -> list[tuple[arb_mat, arb_mat, arb_mat]]:
@@ -134,7 +137,7 @@ def ball_jacobian(arch: Architecture, point: list[fmpq], inputs: list, functiona
         ctx.prec = old
 
 
-def float_pivots(J: np.ndarray, tol: float = 1e-9) -> tuple[list[int], list[int]]:
+def float_pivots(J: np.ndarray, tol: float = 1e-11) -> tuple[list[int], list[int]]:
     """Rows and columns of a well-conditioned square minor (complete pivoting on floats: a guide only)."""
     A = np.array(J, dtype=float)
     rows, cols = [], []
@@ -154,18 +157,50 @@ def float_pivots(J: np.ndarray, tol: float = 1e-9) -> tuple[list[int], list[int]
     return rows, cols
 
 
+def wide_pivots(J: arb_mat, digits: int = 60) -> tuple[list[int], list[int]]:
+    """Like :func:`float_pivots`, on the midpoints with ``digits`` decimal digits (mpmath).
+
+    Deep normalized networks have Jacobians whose singular values decay over
+    many orders of magnitude; float64 stops choosing pivots early. Still a guide.
+    """
+    import mpmath
+
+    with mpmath.workdps(digits):
+        A = [[mpmath.mpf(J[i, j].mid().str(digits + 5, radius=False)) for j in range(J.ncols())]
+             for i in range(J.nrows())]
+        scale = max((abs(x) for r in A for x in r), default=mpmath.mpf(0))
+        rows, cols = [], []
+        free_r, free_c = list(range(J.nrows())), list(range(J.ncols()))
+        tol = mpmath.mpf(10) ** (12 - digits) * scale
+        while free_r and free_c:
+            i, j = max(((i, j) for i in free_r for j in free_c), key=lambda ij: abs(A[ij[0]][ij[1]]))
+            if abs(A[i][j]) <= tol:
+                break
+            rows.append(i)
+            cols.append(j)
+            free_r.remove(i)
+            free_c.remove(j)
+            for k in free_r:
+                factor = A[k][j] / A[i][j]
+                if factor:
+                    A[k] = [x - factor * y for x, y in zip(A[k], A[i])]
+    return rows, cols
+
+
 def _mids(J: arb_mat) -> np.ndarray:
     return np.array([[float(J[i, j].mid()) for j in range(J.ncols())] for i in range(J.nrows())])
 
 
 def _random_rationals(rng: random.Random, n: int) -> list[fmpq]:
-    return [fmpq(rng.randint(-3, 3), POINT_DENOMINATOR) for _ in range(n)]
+    return [fmpq(rng.randint(1 - POINT_DENOMINATOR, POINT_DENOMINATOR - 1), POINT_DENOMINATOR) for _ in range(n)]
 
 
-def _ball_lower(arch, point, inputs, w) -> tuple[int, dict]:
+def _ball_lower(arch, point, inputs, w, target: int) -> tuple[int, dict]:
     """The certified rank bound at one point and input set, with its witness."""
     guide = ball_jacobian(arch, point, inputs, w, 64)
     rows, cols = float_pivots(_mids(guide))
+    if len(rows) < target:  # float64 ran out of digits: guide again with wide midpoints
+        rows, cols = wide_pivots(ball_jacobian(arch, point, inputs, w, 256))
     while rows:
         for prec in PRECISIONS:
             J = ball_jacobian(arch, point, inputs, w, prec)
@@ -210,11 +245,10 @@ def certify_normalized_dimension(arch: Architecture, *, seed: int | None = None,
             best_upper = (upper, witness)
         n = inputs if inputs is not None else max(1, -(-(best_upper[0] + 2) // c)) * (2 ** (attempt - 1))
         point = _random_rationals(rng, arch.parameter_count)
-        X = [[[fmpq(rng.randint(-3, 3), POINT_DENOMINATOR) for _ in range(t)] for _ in range(arch.widths[0])]
-             for _ in range(n)]
+        X = [[_random_rationals(rng, t) for _ in range(arch.widths[0])] for _ in range(n)]
         w = np.array([[[[rng.randint(-3, 3) for _ in range(t)] for _ in range(d_l)] for _ in range(c)]
                       for _ in range(n)])
-        lower = _ball_lower(arch, point, X, w)
+        lower = _ball_lower(arch, point, X, w, best_upper[0])
         if lower[0] > best_lower[0]:
             best_lower = lower
         if best_lower[0] == best_upper[0]:
