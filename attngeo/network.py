@@ -233,7 +233,8 @@ def evaluate(arch: Architecture, weights, X) -> fmpq_mat:
     [5, 10]
     """
     if arch.normalization != "lightning":
-        raise InvalidInputError("exact rational evaluation exists for lightning networks only")
+        raise InvalidInputError("exact rational evaluation exists for lightning networks only; for "
+                                f"{arch.normalization} use attngeo.softmax.evaluate_ball (ball arithmetic)")
     layers = split_point(arch, read_point(arch, weights))
     Y = network(ExactOps(), layers, read_input(arch, X))
     return fmpq_mat(Y.tolist())

@@ -103,6 +103,32 @@ def _tangent(rec: dict, dY=None, dQ=None, dK=None, dV=None) -> arb_mat:
     return out
 
 
+def evaluate_ball(arch: Architecture, weights, X, prec: int = 128) -> arb_mat:
+    """``phi_W(X)`` of a normalized network as a matrix of balls (rational weights and input).
+
+    ``weights`` in any form :func:`attngeo.network.read_point` accepts; ``X`` a
+    ``d_0 x t`` matrix of rationals. Every true entry lies in its ball.
+
+    >>> arch = Architecture((2, 2), (1,), tokens=2, normalization="softmax")
+    >>> Y = evaluate_ball(arch, [[[[1, 0]], [[0, 1]], [[1, 0], [0, 1]]]], [[1, 1], [2, 2]])
+    >>> Y[1, 0].contains(2)   # equal tokens: uniform attention, output V x
+    True
+    """
+    from .network import read_input, read_point
+
+    if arch.normalization not in NORMALIZERS:
+        raise InvalidInputError(f"evaluate_ball is for normalized networks; {arch} is {arch.normalization}")
+    point = list(read_point(arch, weights))
+    Xq = read_input(arch, X)
+    old = ctx.prec
+    ctx.prec = prec
+    try:
+        Xa = arb_mat(arch.widths[0], arch.tokens, [arb(fmpq(x)) for row in Xq for x in row])
+        return _forward(_layers(arch, point), Xa, NORMALIZERS[arch.normalization])[-1]["Y"]
+    finally:
+        ctx.prec = old
+
+
 def _unit(rows: int, cols: int, r: int, c: int) -> arb_mat:
     E = arb_mat(rows, cols)
     E[r, c] = 1
