@@ -21,26 +21,30 @@ FORMAT = "attngeo-certificate"
 VERSION = 1
 
 
-def write_json(path: str | os.PathLike, data: dict) -> Path:
-    """Write ``data`` to ``path`` atomically; the parent folder is created if needed."""
+def write_text(path: str | os.PathLike, text: str) -> Path:
+    """Write ``text`` to ``path`` atomically (a crash never leaves a half-written file)."""
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     except OSError as exc:
-        raise InvalidInputError(f"cannot write certificate {path}: {exc.strerror}; choose a writable path") from None
+        raise InvalidInputError(f"cannot write {path}: {exc.strerror}; choose a writable path") from None
     try:
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; certificates are meant to be shared
         with os.fdopen(fd, "w") as fh:
-            json.dump(data, fh, separators=(",", ":"))
-            fh.write("\n")
+            fh.write(text)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def write_json(path: str | os.PathLike, data: dict) -> Path:
+    """Write ``data`` to ``path`` atomically; the parent folder is created if needed."""
+    return write_text(path, json.dumps(data, separators=(",", ":")) + "\n")
 
 
 def read_json(path: str | os.PathLike) -> dict:

@@ -259,26 +259,55 @@ def _proofs_folder(given: str | None) -> Path:
     return folder
 
 
+def _progress(k: int, n: int, width: int = 20) -> str:
+    filled = round(width * k / n) if n else width
+    return "[" + "#" * filled + "." * (width - filled) + f"] {k}/{n}"
+
+
 def _cmd_certify(args) -> int:
+    from .report import Outcome, write_reports
+    from .theorems import get as statement
+    from .theorems import order
+
     folder = _proofs_folder(args.proofs)
     out = Path(args.out)
-    scripts = sorted(folder.glob("*.py"))
-    if args.only:
-        scripts = [s for s in scripts if s.stem == args.only]
-        if not scripts:
-            raise CertificateFormatError(f"--only {args.only}: no proofs/{args.only}.py")
-    summary = []
-    for script in scripts:
-        print(f"== {script.stem}", flush=True)
+    if out.exists() and not out.is_dir():
+        raise CertificateFormatError(f"--out {out} is a file; give a folder for the certificates")
+    names = [statement(args.only).name] if args.only else order()
+    registered = {statement(n).script for n in order()}
+    extra = [] if args.only else sorted(p.stem for p in folder.glob("*.py") if p.stem not in registered)
+    for stem in extra:
+        print(f"note: proofs/{stem}.py is not in the theorem registry (attngeo/theorems.py); it is not run")
+    outcomes, begin = [], time.perf_counter()
+    for k, name in enumerate(names):
+        s = statement(name)
+        script = folder / f"{s.script}.py"
+        print(f"{_progress(k, len(names))}  {s.name}: proofs/{s.script}.py ...", flush=True)
         start = time.perf_counter()
-        code = subprocess.call([sys.executable, str(script), "--out", str(out / script.stem)])
-        summary.append((script.stem, code, time.perf_counter() - start))
+        if not script.exists():
+            outcomes.append(Outcome(s, 2, 0.0, "", 0, missing=True))
+            print(f"  FAILED: proofs/{s.script}.py is missing")
+            continue
+        run = subprocess.run([sys.executable, str(script), "--out", str(out / s.script)],
+                             capture_output=True, text=True)
+        log = run.stdout + (("\n" + run.stderr) if run.stderr else "")
+        count = len(list((out / s.script).glob("*.json"))) if (out / s.script).is_dir() else 0
+        o = Outcome(s, run.returncode, time.perf_counter() - start, log, count)
+        outcomes.append(o)
+        (out / "logs").mkdir(parents=True, exist_ok=True)
+        (out / "logs" / f"{s.script}.txt").write_text(log)
+        print(f"  {'certified' if o.ok else 'FAILED (exit %d)' % o.exit_code}: {o.summary}  ({o.seconds:.1f} s)")
+        for f in o.findings:
+            print(f"  finding: {f}")
+    total = time.perf_counter() - begin
+    print(f"{_progress(len(names), len(names))}  done in {total:.1f} s")
+    md, tex = write_reports(outcomes, out, total)
     print("\nsummary")
-    for name, code, seconds in summary:
-        status = "certified" if code == 0 else f"FAILED (exit {code})"
-        print(f"  {name:<28} {status:<18} {seconds:7.1f} s")
-    print(f"certificates in {out}/ ; re-check them with: attngeo check {out}")
-    return 0 if all(code == 0 for _, code, _ in summary) else 1
+    for o in outcomes:
+        status = "certified" if o.ok else f"FAILED (exit {o.exit_code})"
+        print(f"  {o.statement.name:<24} {status:<18} {o.seconds:7.1f} s")
+    print(f"certificates in {out}/ ; report {md} and {tex} ; re-check them with: attngeo check {out}")
+    return 0 if all(o.ok for o in outcomes) else 1
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -333,9 +362,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("path", help="certificate .json or a folder of them")
     p.set_defaults(run=_cmd_check)
 
-    p = sub.add_parser("certify", help="run every proof script in proofs/ and summarize")
+    p = sub.add_parser("certify", help="certify every registered statement in dependency order; write a report")
     p.add_argument("--out", default="certificates", help="folder for the certificates (default: certificates)")
-    p.add_argument("--only", metavar="NAME", help="run only proofs/NAME.py")
+    p.add_argument("--only", metavar="NAME", help="run only this statement (a registry name or its script name)")
     p.add_argument("--proofs", metavar="DIR", help="folder of proof scripts (default: ./proofs)")
     p.set_defaults(run=_cmd_certify)
     return parser

@@ -1,0 +1,56 @@
+"""The theorem registry, dependency-ordered certification and its reports."""
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+from attngeo.cli import main
+from attngeo.latex import balanced
+from attngeo.theorems import STATEMENTS, graph, order
+
+PROOFS = Path(__file__).resolve().parent.parent / "proofs"
+
+
+def test_registry_is_a_dag_covering_every_proof_script():
+    g = graph()
+    assert nx.is_directed_acyclic_graph(g)
+    assert {s.script for s in STATEMENTS} == {p.stem for p in PROOFS.glob("*.py")}
+    position = {name: k for k, name in enumerate(order())}
+    for u, v in g.edges():
+        assert position[u] < position[v]
+    assert all(balanced(s.latex) and s.latex.count("$") % 2 == 0 for s in STATEMENTS)
+
+
+def _report(out: Path) -> tuple[str, str]:
+    return (out / "report.md").read_text(), (out / "report.tex").read_text()
+
+
+def test_certify_one_statement_writes_both_reports(tmp_path, capsys):
+    assert main(["certify", "--only", "boundary-points", "--out", str(tmp_path)]) == 0
+    md, tex = _report(tmp_path)
+    assert "certified" in md and "174 cases" in md
+    assert tex.startswith(r"\documentclass") and tex.rstrip().endswith(r"\end{document}") and balanced(tex)
+    assert list((tmp_path / "boundary_points").glob("*.json"))
+    assert main(["check", str(tmp_path)]) == 0
+
+
+def test_a_failing_proof_fails_the_run_and_the_report_says_so(tmp_path, capsys):
+    proofs = tmp_path / "proofs"
+    proofs.mkdir()
+    (proofs / "boundary_points.py").write_text("print('FAILED (1):')\nprint('  d=2: wrong')\nraise SystemExit(1)\n")
+    out = tmp_path / "out"
+    assert main(["certify", "--proofs", str(proofs), "--only", "boundary_points", "--out", str(out)]) == 1
+    md, tex = _report(out)
+    assert "FAILED" in md and "d=2: wrong" in md and "failed" in tex
+    assert main(["certify", "--only", "no-such-statement", "--out", str(out)]) == 2
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex is not installed")
+def test_the_latex_report_compiles(tmp_path, capsys):
+    assert main(["certify", "--only", "boundary-points", "--out", str(tmp_path)]) == 0
+    run = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "report.tex"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout[-2000:]
