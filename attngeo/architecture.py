@@ -167,6 +167,6 @@ class Architecture:
         return f"widths {w}, ranks {a}, t={self.tokens}, {self.normalization}"
 
     def _repr_latex_(self) -> str:
-        d = ", ".join(map(str, self.widths))
-        a = ", ".join(map(str, self.ranks))
-        return rf"$\text{{{self.normalization} attention}}\; d = ({d}),\; a = ({a}),\; t = {self.tokens}$"
+        from . import latex
+
+        return f"${latex.architecture(self)}$"

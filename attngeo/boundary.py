@@ -107,6 +107,12 @@ class BoundaryVerdict:
     def __str__(self) -> str:
         return f"{self.arch}: {self.verdict} ({self.reason})"
 
+    def _repr_latex_(self) -> str:
+        what = {"boundary": r"\text{a boundary point of } \mathcal M_{\mathbb R}",
+                "interior": r"\text{an interior point of } \mathcal M_{\mathbb R}",
+                "outside": r"\in \mathcal M_{\mathbb C} \setminus \mathcal M_{\mathbb R}"}[self.verdict]
+        return rf"$F \text{{ is }} {what}\ \text{{({self.shape})}}$"
+
 
 def is_boundary_point(arch: Architecture, point) -> BoundaryVerdict:
     """Classify a real point of ``M_C`` as a boundary point of ``M_R``, an interior one, or outside ``M_R``.

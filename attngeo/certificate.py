@@ -144,9 +144,10 @@ class DimensionCertificate:
         )
         return f"{self.architecture}: {status}"
 
+    def latex(self) -> str:
+        from . import latex
+
+        return f"{latex.dimension(self.lower, self.upper)}\\quad ({latex.architecture(self.architecture)})"
+
     def _repr_latex_(self) -> str:
-        if self.certified:
-            body = rf"\dim \mathcal{{M}} = {self.dimension}\ \text{{(certified)}}"
-        else:
-            body = rf"{self.lower} \le \dim \mathcal{{M}} \le {self.upper}\ \text{{(bounds only)}}"
-        return "$" + body + "$"
+        return f"${self.latex()}$"

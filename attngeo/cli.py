@@ -72,6 +72,9 @@ def _cmd_dim(args) -> int:
     cert = certify_dimension(arch, seed=args.seed)
     if _save_and_print_json(cert, args):
         return 0
+    if args.latex:
+        print(rf"\[ {cert.latex()} \]")
+        return 0
     f = cert.formula
     lw, uw = cert.lower_witness, cert.upper_witness
     rows = [
@@ -318,6 +321,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_architecture(p)
     p.add_argument("--softmax", action="store_true",
                    help="softmax-normalized attention (lower bound in ball arithmetic)")
+    p.add_argument("--latex", action="store_true", help="print the result as LaTeX")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--certificate", metavar="FILE", help="write the certificate to FILE")
     p.add_argument("--seed", type=int, default=None, help="seed for the random point, inputs and prime")

@@ -8,6 +8,8 @@ renders as itself.
 
 from __future__ import annotations
 
+import re
+
 from flint import fmpq, fmpq_mat
 
 
@@ -27,7 +29,8 @@ def variable(name: str) -> str:
     """``A_1_2`` -> ``A_{12}``; ``c_1_2_12`` -> ``c_{1,2,12}``."""
     base, *indices = name.split("_")
     if not indices:
-        return base
+        plain = re.fullmatch(r"([A-Za-z]+)(\d+)", name)  # y0 -> y_{0}
+        return f"{plain.group(1)}_{{{plain.group(2)}}}" if plain else base
     joiner = "," if any(len(i) > 1 for i in indices) else ""
     return f"{base}_{{{joiner.join(indices)}}}"
 
@@ -72,3 +75,23 @@ def balanced(text: str) -> bool:
         if depth < 0:
             return False
     return depth == 0
+
+
+def architecture(arch) -> str:
+    """An architecture as inline math (no dollars)."""
+    d = ", ".join(map(str, arch.widths))
+    a = ", ".join(map(str, arch.ranks))
+    return rf"\text{{{arch.normalization} attention}}\; d = ({d}),\; a = ({a}),\; t = {arch.tokens}"
+
+
+def dimension(lower: int, upper: int) -> str:
+    """``dim M = n (certified)`` or the two bounds."""
+    if lower == upper:
+        return rf"\dim \mathcal{{M}} = {lower}\ \text{{(certified)}}"
+    return rf"{lower} \le \dim \mathcal{{M}} \le {upper}\ \text{{(bounds only)}}"
+
+
+def forms(F: list[list]) -> str:
+    """A matrix of polynomials (e.g. the quadratic forms ``F_kp(y)``) as a pmatrix."""
+    rows = [" & ".join(polynomial(p) for p in row) for row in F]
+    return r"\begin{pmatrix}" + r" \\ ".join(rows) + r"\end{pmatrix}"

@@ -209,6 +209,14 @@ class LayerFunction:
         dd, d = self.shape
         return f"LayerFunction(d={d}, d'={dd}, zero={self.is_zero()})"
 
+    def _repr_latex_(self) -> str:
+        from . import latex
+
+        dd, d = self.shape
+        if dd * d > 16:
+            return rf"$F(y) = V y y^T A,\ d = {d},\ d' = {dd}$"
+        return f"$F(y) = {latex.forms([[self.form(k, p) for p in range(d)] for k in range(dd)])}$"
+
 
 @lru_cache(maxsize=None)
 def _monomials(d: int):

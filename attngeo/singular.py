@@ -168,6 +168,12 @@ class SingularityVerdict:
     def __str__(self) -> str:
         return f"{self.arch}: {self.verdict} ({self.reason})"
 
+    def _repr_latex_(self) -> str:
+        what = {"singular": r"\text{a singular point of } \mathcal M", "smooth": r"\text{a smooth point of } \mathcal M",
+                "undecided": r"\text{undecided}"}[self.verdict]
+        return (rf"$\varphi_W \text{{ is }} {what}:\ \dim \textstyle\sum_w d\psi_w(T_w) = {self.span},\ "
+                rf"\dim \mathcal M = {self.dimension}$")
+
 
 def is_singular(arch: Architecture, weights, seed: int | None = 0, extra: int = 3,
                 equations=None) -> SingularityVerdict:

@@ -84,7 +84,7 @@ STATEMENTS: tuple[Statement, ...] = (
         "softmax-single-layer", "theorem", "[HMK] Thm. (normalized, one layer)",
         "Dimension of one softmax layer",
         r"$\dim \mathcal M = a(2d - a) + dd'$ for $a \le d$ ($t \ge 2$)",
-        "softmax_single_layer", "d <= 5, d' <= 3, a <= d + 1, t in {2, 3} (160 cases)",
+        "softmax_single_layer", "d <= 5, d' <= 3, a <= d + 1, t in {2, 3} (120 cases)",
         ("single-layer-dimension",)),
     Statement(
         "softmax-conjecture", "conjecture", "[HMK] Conj. 3.10",
