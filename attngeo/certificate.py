@@ -147,7 +147,12 @@ class DimensionCertificate:
     def latex(self) -> str:
         from . import latex
 
-        return f"{latex.dimension(self.lower, self.upper)}\\quad ({latex.architecture(self.architecture)})"
+        out = f"{latex.dimension(self.lower, self.upper)}\\quad ({latex.architecture(self.architecture)})"
+        f = self.formula
+        if f.get("value") is not None:
+            verdict = r"\text{applies}" if f["applies"] else r"\text{does not apply}"
+            out += rf";\quad \text{{[HMK]: }} {latex.formula(f['name'])} = {f['value']}\ ({verdict})"
+        return out
 
     def _repr_latex_(self) -> str:
         return f"${self.latex()}$"

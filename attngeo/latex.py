@@ -95,3 +95,19 @@ def forms(F: list[list]) -> str:
     """A matrix of polynomials (e.g. the quadratic forms ``F_kp(y)``) as a pmatrix."""
     rows = [" & ".join(polynomial(p) for p in row) for row in F]
     return r"\begin{pmatrix}" + r" \\ ".join(rows) + r"\end{pmatrix}"
+
+
+#: [HMK]'s closed forms (attngeo.formulas names) in LaTeX.
+FORMULAS = {
+    "2ad + dd' - a^2 - 1": r"2ad + dd' - a^2 - 1",
+    "d^2 + dd' - 1": r"d^2 + dd' - 1",
+    "l a (2d - a) + d^2 - l": r"l\,a(2d - a) + d^2 - l",
+    "a(2d - a) + dd'": r"a(2d - a) + dd'",
+    "d^2 + dd'": r"d^2 + dd'",
+    "l a (2d - a) + d^2 (Conj. 3.10)": r"l\,a(2d - a) + d^2\ \text{(Conj. 3.10)}",
+}
+
+
+def formula(name: str) -> str:
+    """A formula name of :mod:`attngeo.formulas` in LaTeX (``\\text{...}`` when unknown)."""
+    return FORMULAS.get(name, rf"\text{{{name}}}")
