@@ -76,13 +76,18 @@ def parametrization(arch: Architecture) -> tuple[tuple[str, ...], list]:
         A = [[sum(gens[f"K_{i + 1}_{n + 1}"] * gens[f"Q_{i + 1}_{p + 1}"] for i in range(a)) for p in range(d)]
              for n in range(d)]
     V = [[gens[f"V_{k + 1}_{m + 1}"] for m in range(d)] for k in range(dd)]
-    phi = []
+    return names, _coordinates(A, V, d, dd)
+
+
+def _coordinates(A, V, d: int, dd: int) -> list:
+    """``c_{k,p,mn} = V_km A_np + V_kn A_mp`` (``V_km A_mp`` when ``m = n``), for any entries (numbers or polynomials)."""
+    out = []
     for k in range(dd):
         for p in range(d):
             for m in range(d):
                 for n in range(m, d):
-                    phi.append(V[k][m] * A[n][p] + V[k][n] * A[m][p] if m != n else V[k][m] * A[m][p])
-    return names, phi
+                    out.append(V[k][m] * A[n][p] + V[k][n] * A[m][p] if m != n else V[k][m] * A[m][p])
+    return out
 
 
 def staircase_count(leads: list[tuple], nvars: int, k: int) -> int:
@@ -245,17 +250,11 @@ class ImplicitEquations:
 
 def coordinates_of(arch: Architecture, weights) -> list[fmpq]:
     """The coordinates ``c`` of the function computed by single-layer weights."""
-    from .layerfunction import weights_AV
+    from .layerfunction import mat_rows, weights_AV
 
     A, V = weights_AV(arch, weights)
     d, dd = arch.widths
-    out = []
-    for k in range(dd):
-        for p in range(d):
-            for m in range(d):
-                for n in range(m, d):
-                    out.append(V[k, m] * A[n, p] + V[k, n] * A[m, p] if m != n else V[k, m] * A[m, p])
-    return out
+    return _coordinates(mat_rows(A), mat_rows(V), d, dd)
 
 
 def implicit_equations(arch: Architecture, engine: str = "auto", timeout: float = 600.0,

@@ -246,7 +246,10 @@ def _ball_lower(arch, point, inputs, w, target: int) -> tuple[int, dict]:
                     "determinant": det.str(radius=True, more=False),
                 }
         rows, cols = rows[:-1], cols[:-1]  # the guide overestimated the rank: drop its weakest pivot
-    return 0, {"method": "ball arithmetic", "normalization": arch.normalization, "rank": 0, "rows": [], "columns": []}
+    return 0, {"method": "ball arithmetic: no minor was separated from 0 (the trivial bound)",
+               "normalization": arch.normalization, "precision": PRECISIONS[-1], "point": [str(x) for x in point],
+               "inputs": [[[str(x) for x in r] for r in X] for X in inputs], "functionals": np.asarray(w).tolist(),
+               "rank": 0, "rows": [], "columns": [], "determinant": "1"}
 
 
 def certify_normalized_dimension(arch: Architecture, *, seed: int | None = None, max_attempts: int = 3,

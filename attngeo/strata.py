@@ -33,6 +33,7 @@ from flint import fmpq, fmpq_mat
 
 from .architecture import Architecture
 from .certificate import FORMAT, VERSION, write_json
+from .engine import ring
 from .fiber import str_rows
 from .ideal import Ideal, determinantal_ideal, matrix_names
 from .layerfunction import single_layer
@@ -243,8 +244,6 @@ def hmk_singular_ideal(arch: Architecture, coordinates: str = "AV", engine: str 
     if coordinates == "AV":
         return ideal
     qkv = tuple(n for row in matrix_names("Q", a, d) + matrix_names("K", a, d) + matrix_names("V", dd, d) for n in row)
-    from .engine import ring
-
     gens = dict(zip(qkv, ring(qkv).gens()))
     sub = {f"A_{n + 1}_{p + 1}": sum(gens[f"K_{i + 1}_{n + 1}"] * gens[f"Q_{i + 1}_{p + 1}"] for i in range(a))
            for n in range(d) for p in range(d)}
