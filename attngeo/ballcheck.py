@@ -11,24 +11,13 @@ determinant ball encloses the true minor: excluding 0 proves ``rank >= r``.
 
 from __future__ import annotations
 
-from fractions import Fraction
-
-from flint import arb, arb_mat, ctx, fmpq
+from flint import arb, arb_mat, ctx
 
 from .checker import _field, _index_list, _int, _reject
+from .fibercheck import _rational
 from .exceptions import CannotVerify
 
 _KNOWN = {"softmax": (lambda x: x.exp(), lambda x: x.exp())}
-
-
-def _q(value, name: str) -> fmpq:
-    if not isinstance(value, str):
-        _reject(f"{name} must be a rational written as a string")
-    try:
-        f = Fraction(value)
-    except (ValueError, ZeroDivisionError):
-        _reject(f"{name} = {value!r} is not a rational")
-    return fmpq(f.numerator, f.denominator)
 
 
 def _dual(M0: arb_mat, M1: arb_mat | None = None) -> arb_mat:
@@ -81,7 +70,7 @@ def check_ball_lower(cert: dict, arch) -> int:
     point = _field(lw, "point", "lower_witness.")
     if not isinstance(point, list) or len(point) != P:
         _reject(f"lower_witness.point must list {P} rationals")
-    point = [_q(x, "lower_witness.point") for x in point]
+    point = [_rational(x, "lower_witness.point") for x in point]
     inputs = _field(lw, "inputs", "lower_witness.")
     d0, t, dl = arch.widths[0], arch.tokens, arch.widths[-1]
     if not isinstance(inputs, list) or not inputs or any(
@@ -113,7 +102,7 @@ def check_ball_lower(cert: dict, arch) -> int:
         for i, name, r, cc, off in shapes:
             base[(i, name)] = arb_mat(r, cc, [arb(x) for x in point[off: off + r * cc]])
         needed = sorted({k // c for k in rows})
-        Xs = {n: arb_mat([[arb(_q(x, "lower_witness.inputs")) for x in r] for r in inputs[n]]) for n in needed}
+        Xs = {n: arb_mat([[arb(_rational(x, "lower_witness.inputs")) for x in r] for r in inputs[n]]) for n in needed}
         columns = {}
         for j in cols:
             i0, name0, r0, c0, off0 = next(s for s in shapes if s[4] <= j < s[4] + s[2] * s[3])

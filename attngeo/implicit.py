@@ -38,7 +38,6 @@ from pathlib import Path
 import numpy as np
 from flint import fmpq, fmpq_mat, nmod_mat
 
-from . import latex
 from .architecture import Architecture
 from .certificate import FORMAT, VERSION, write_json
 from .dimension import certify_dimension

@@ -8,7 +8,7 @@ certified, bounds), its findings, how long it took, and what failed.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from .certificate import write_text
