@@ -71,7 +71,7 @@ STATEMENTS: tuple[Statement, ...] = (
         "Strata, implicit equations and the corrected singular locus",
         r"for $1 < a < d$ every stratum with $\operatorname{rank} A < a$ is singular; "
         r"for $a = 1$, $d' = 1$ the rank-1 swap points are smooth ($d = 2, 3$)",
-        "singular_strata", "d <= 4, d' <= 3, a <= d (33 architectures); implicit equations at d = 2, d' <= 2",
+        "singular_strata", "d <= 4, d' <= 3, a <= d (33 architectures); implicit equations at d = 2, d' <= 2 and 3,1 a = 1",
         ("singular-points",)),
     Statement(
         "boundary-points", "corollary", "[HMK] (boundary points); attngeo Lemma B",

@@ -4,7 +4,7 @@ Statement ([HMK] section 3, MATH.md section 2), t >= 2: the singular points are
 those with rank(A) rank(V) <= 1. Grid: d <= 4, d' <= 3, a <= d. For every
 stratum: its image dimension (exact Jacobian rank = dim S - 1) and its label
 (singular on the whole stratum / smooth on a dense open part), certified by
-attngeo.strata (docs/singular.md section 4). For d = 2, d' <= 2 the implicit equations
+attngeo.strata (docs/singular.md section 4). For d = 2, d' <= 2 (and 3,1, a = 1) the implicit equations
 of M are computed too (attngeo.implicit) and decide what the tangent criteria
 leave open; their Jacobian at every stratum point must agree with each
 certified label, and where the Jacobian criterion is small enough (codimension
@@ -29,7 +29,7 @@ def outcomes(seed):
         for dd in range(1, 4):
             for a in range(1, d + 1):
                 arch = Architecture((d, dd), (a,), tokens=2)
-                eq = implicit_equations(arch, seed=seed) if d == 2 and dd <= 2 else None
+                eq = implicit_equations(arch, seed=seed) if (d == 2 and dd <= 2) or (d, dd, a) == (3, 1, 1) else None
                 if eq is not None:
                     yield Outcome(f"d{d}_dd{dd}_a{a}_implicit", eq,
                                   f"{d:>2}{dd:>4}{a:>3}  implicit: {len(eq.equations)} equations, degrees "
