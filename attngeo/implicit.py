@@ -296,3 +296,17 @@ def implicit_equations(arch: Architecture, engine: str = "auto", timeout: float 
         irreducible = len(factors) == 1 and factors[0][1] == 1
     return ImplicitEquations(arch, ideal, names, dim_cert.dimension, var_dim, hilbert, irreducible, basis,
                              dim_cert.to_json(), time.perf_counter() - start)
+
+
+def implicit_equations_if_available(arch: Architecture, seed: int | None = 0) -> ImplicitEquations | None:
+    """:func:`implicit_equations`, or None when no installed engine can eliminate at this size.
+
+    For proof scripts that use the equations only to decide more points: without
+    msolve they still run, and those points stay undecided.
+    """
+    from .engine import EngineUnavailable
+
+    try:
+        return implicit_equations(arch, seed=seed)
+    except EngineUnavailable:
+        return None
