@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -384,6 +385,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("attngeo: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader (e.g. `| head`) stopped early: nothing is wrong here
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the final flush is silent
+        return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

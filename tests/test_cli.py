@@ -145,3 +145,12 @@ def test_singular_and_implicit_commands(capsys, tmp_path):
         assert main(["implicit", "--widths", "2,1", "--ranks", "2", "--json"]) == 0
         eq = json.loads(capsys.readouterr().out)
         assert len(eq["equations"]) == 1 and eq["degrees"] == [4] and balanced(eq["equations"][0])
+
+
+def test_a_reader_closing_the_pipe_is_not_an_error(tmp_path):
+    import subprocess
+    import sys
+
+    run = subprocess.run(f"{sys.executable} -m attngeo singular --widths 3,3 --ranks 2 --json | head -c 10",
+                         shell=True, capture_output=True, text=True, timeout=120)
+    assert "Traceback" not in run.stderr and "BrokenPipe" not in run.stderr
