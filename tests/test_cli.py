@@ -151,6 +151,6 @@ def test_a_reader_closing_the_pipe_is_not_an_error(tmp_path):
     import subprocess
     import sys
 
-    run = subprocess.run(f"{sys.executable} -m attngeo singular --widths 3,3 --ranks 2 --json | head -c 10",
+    run = subprocess.run(f"{sys.executable} -m attngeo singular --widths 4,2 --ranks 3 --json | head -c 10",  # > 64 KB
                          shell=True, capture_output=True, text=True, timeout=120)
     assert "Traceback" not in run.stderr and "BrokenPipe" not in run.stderr
