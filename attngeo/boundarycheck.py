@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from flint import fmpq, fmpq_mat
 
-from .checker import _architecture, _field, _reject
+from .checker import _field, _reject, _single_layer
 from .fibercheck import _matrix, _rational
 
 
@@ -44,10 +44,7 @@ def _definite_minor(q: fmpq_mat) -> fmpq | None:
 
 
 def check_boundary_point(cert: dict) -> str:
-    arch = _architecture(cert)
-    if len(arch.ranks) != 1 or arch.tokens < 2:
-        _reject("boundary-point certificates are for single layers with t >= 2")
-    d, dd = arch.widths
+    arch, d, dd, _ = _single_layer(cert)
     S = _quadrics(cert, d, dd)
     verdict, shape = cert.get("verdict"), cert.get("shape")
     ev = _field(cert, "evidence", "")

@@ -19,6 +19,7 @@ input, exit 2).
 
 from __future__ import annotations
 
+import importlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -135,6 +136,14 @@ def _architecture(cert: dict) -> _Arch:
     if normalization != "lightning" and cert.get("kind") != "dimension":
         _reject(f"{cert.get('kind')} certificates are for lightning networks")
     return _Arch(tuple(widths), tuple(ranks), tokens, normalization)
+
+
+def _single_layer(cert: dict) -> tuple[_Arch, int, int, int]:
+    """The architecture of a single-layer certificate (``t >= 2``) and its ``d, d', a``."""
+    arch = _architecture(cert)
+    if len(arch.ranks) != 1 or arch.tokens < 2:
+        _reject(f"{cert.get('kind')} certificates are for single-layer networks with t >= 2 tokens")
+    return arch, arch.widths[0], arch.widths[1], arch.ranks[0]
 
 
 def _weights(point: np.ndarray, arch: _Arch) -> dict:
@@ -419,51 +428,24 @@ def _check_dimension(cert: dict) -> str:
     return f"{lower} <= dim M <= {upper} for widths {w}, ranks {a}, t={arch.tokens}{norm}"
 
 
-def _check_fiber(cert: dict) -> str:
-    from .fibercheck import check_fiber  # that module builds on the readers above
-
-    return check_fiber(cert)
-
-
-def _check_deep_fiber(cert: dict) -> str:
-    from .deepfibercheck import check_deep_fiber
-
-    return check_deep_fiber(cert)
-
-
-def _check_singular_point(cert: dict) -> str:
-    from .singularcheck import check_singular_point
-
-    return check_singular_point(cert)
-
-
-def _check_strata(cert: dict) -> str:
-    from .stratacheck import check_strata
-
-    return check_strata(cert)
-
-
-def _check_implicit(cert: dict) -> str:
-    from .implicitcheck import check_implicit
-
-    return check_implicit(cert)
-
-
-def _check_boundary_point(cert: dict) -> str:
-    from .boundarycheck import check_boundary_point
-
-    return check_boundary_point(cert)
-
-
-_CHECKERS = {
-    "dimension": _check_dimension,
-    "fiber": _check_fiber,
-    "deep-fiber": _check_deep_fiber,
-    "singular-point": _check_singular_point,
-    "strata": _check_strata,
-    "implicit": _check_implicit,
-    "boundary-point": _check_boundary_point,
+# The other kinds live in their own modules, which build on the readers above, so they
+# are imported when first needed (importing them here would be circular).
+_KIND_CHECKERS = {
+    "fiber": ("fibercheck", "check_fiber"),
+    "deep-fiber": ("deepfibercheck", "check_deep_fiber"),
+    "singular-point": ("singularcheck", "check_singular_point"),
+    "strata": ("stratacheck", "check_strata"),
+    "implicit": ("implicitcheck", "check_implicit"),
+    "boundary-point": ("boundarycheck", "check_boundary_point"),
 }
+_CHECKERS = ("dimension", *_KIND_CHECKERS)
+
+
+def _checker(kind: str):
+    if kind == "dimension":
+        return _check_dimension
+    module, name = _KIND_CHECKERS[kind]
+    return getattr(importlib.import_module(f".{module}", __package__), name)
 
 
 def check_certificate(source: str | os.PathLike | dict) -> CheckResult:
@@ -487,7 +469,7 @@ def check_certificate(source: str | os.PathLike | dict) -> CheckResult:
     kind = cert.get("kind")
     if kind not in _CHECKERS:
         _reject(f"unknown certificate kind {kind!r}")
-    return CheckResult(path, kind, _CHECKERS[kind](cert))
+    return CheckResult(path, kind, _checker(kind)(cert))
 
 
 def check_folder(folder: str | os.PathLike) -> list[tuple[str, CheckResult | Exception]]:

@@ -18,7 +18,7 @@ from fractions import Fraction
 
 from flint import fmpq, fmpq_mat, fmpq_mpoly_ctx
 
-from .checker import _architecture, _field, _int, _reject
+from .checker import _field, _int, _reject, _single_layer
 
 
 def _rational(value, name: str) -> fmpq:
@@ -83,12 +83,7 @@ def _proportional(M: fmpq_mat, N: fmpq_mat) -> bool:
 
 
 def check_fiber(cert: dict) -> str:
-    arch = _architecture(cert)
-    if len(arch.ranks) != 1:
-        _reject("fiber certificates are for single-layer networks")
-    if arch.tokens < 2:
-        _reject("the fiber theorem needs t >= 2 tokens")
-    d, dd = arch.widths
+    arch, d, dd, _ = _single_layer(cert)
     a = arch.ranks[0]
     point = _field(cert, "point", "")
     if not isinstance(point, list) or len(point) != 2 * a * d + dd * d:

@@ -24,7 +24,7 @@ import random
 import numpy as np
 from flint import fmpq_mpoly_ctx, fmpz_mpoly_ctx, fmpz_mpoly_vec, nmod_mat
 
-from .checker import _architecture, _field, _reject, check_certificate
+from .checker import _field, _reject, _single_layer, check_certificate
 from .engine import find_msolve, groebner, integer_polys, parse_poly
 from .exceptions import CannotVerify
 from .ideal import _hitting_set
@@ -71,11 +71,7 @@ def _rank_count(phi: list, pnames: int, weights: list[tuple], k: int, rng: rando
 
 
 def check_implicit(cert: dict) -> str:
-    arch = _architecture(cert)
-    if len(arch.ranks) != 1 or arch.tokens < 2:
-        _reject("implicit certificates are for single layers with t >= 2")
-    d, dd = arch.widths
-    a = arch.ranks[0]
+    arch, d, dd, a = _single_layer(cert)
     coords = _field(cert, "coordinates", "")
     expected = [f"c_{k + 1}_{p + 1}_{m + 1}{n + 1}" for k, p, m, n in _coordinates(d, dd)]
     if coords != expected:

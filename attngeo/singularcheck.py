@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from flint import fmpq_mat, fmpq_mpoly_ctx
 
-from .checker import _architecture, _field, _int, _reject, check_certificate
+from .checker import _field, _int, _reject, _single_layer, check_certificate
 from .engine import parse_poly
 from .fibercheck import _forms, _matrix, _split, check_fiber
 
@@ -79,11 +79,7 @@ def _by_equations(cert: dict, F: list[list], ctx, d: int, dd: int, w: str, span:
 
 
 def check_singular_point(cert: dict) -> str:
-    arch = _architecture(cert)
-    if len(arch.ranks) != 1 or arch.tokens < 2:
-        _reject("singular-point certificates are for single layers with t >= 2")
-    d, dd = arch.widths
-    a = arch.ranks[0]
+    arch, d, dd, a = _single_layer(cert)
     point = _field(cert, "point", "")
     P = 2 * a * d + dd * d
     if not isinstance(point, list) or len(point) != P:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import random
 import time
+from contextlib import contextmanager
 
 import numpy as np
 from flint import arb, arb_mat, ctx, fmpq
@@ -42,6 +43,17 @@ PRECISIONS = (128, 256, 512, 1024, 2048)
 #: Jacobian's singular values decay and the float guide loses pivots (measured: widths
 #: 3,3,3,3, t = 2 reach the upper bound 33 with k/16, only 27 with k/4, |k| <= 3).
 POINT_DENOMINATOR = 16
+
+
+@contextmanager
+def _precision(bits: int):
+    """python-flint's working precision set to ``bits`` inside the block, restored after."""
+    old = ctx.prec
+    ctx.prec = bits
+    try:
+        yield
+    finally:
+        ctx.prec = old
 
 
 def _layers(arch: Architecture, point: list[fmpq]) -> list[tuple[arb_mat, arb_mat, arb_mat]]:
@@ -120,13 +132,9 @@ def evaluate_ball(arch: Architecture, weights, X, prec: int = 128) -> arb_mat:
         raise InvalidInputError(f"evaluate_ball is for normalized networks; {arch} is {arch.normalization}")
     point = list(read_point(arch, weights))
     Xq = read_input(arch, X)
-    old = ctx.prec
-    ctx.prec = prec
-    try:
+    with _precision(prec):
         Xa = arb_mat(arch.widths[0], arch.tokens, [arb(fmpq(x)) for row in Xq for x in row])
         return _forward(_layers(arch, point), Xa, NORMALIZERS[arch.normalization])[-1]["Y"]
-    finally:
-        ctx.prec = old
 
 
 def _unit(rows: int, cols: int, r: int, c: int) -> arb_mat:
@@ -138,9 +146,7 @@ def _unit(rows: int, cols: int, r: int, c: int) -> arb_mat:
 def ball_jacobian(arch: Architecture, point: list[fmpq], inputs: list, functionals: np.ndarray, prec: int) -> arb_mat:
     """Rows ``<w_nr, d phi(X_n)>``, one column per parameter, as balls at ``prec`` bits."""
     norm = NORMALIZERS[arch.normalization]
-    old = ctx.prec
-    ctx.prec = prec
-    try:
+    with _precision(prec):
         layers = _layers(arch, point)
         blocks = list(arch.blocks())
         rows = []
@@ -159,8 +165,6 @@ def ball_jacobian(arch: Architecture, point: list[fmpq], inputs: list, functiona
                 rows.append([sum((dY[i, j] * int(wk[i][j]) for i in range(dY.nrows()) for j in range(dY.ncols())
                                   if wk[i][j]), arb(0)) for dY in cols])
         return arb_mat(rows)
-    finally:
-        ctx.prec = old
 
 
 def float_pivots(J: np.ndarray, tol: float = 1e-11) -> tuple[list[int], list[int]]:
@@ -223,33 +227,29 @@ def _random_rationals(rng: random.Random, n: int) -> list[fmpq]:
 
 def _ball_lower(arch, point, inputs, w, target: int) -> tuple[int, dict]:
     """The certified rank bound at one point and input set, with its witness."""
-    guide = ball_jacobian(arch, point, inputs, w, 64)
-    rows, cols = float_pivots(_mids(guide))
+    jacobians: dict[int, arb_mat] = {}
+
+    def J(prec: int) -> arb_mat:  # each precision is computed once, however many minors are tried
+        if prec not in jacobians:
+            jacobians[prec] = ball_jacobian(arch, point, inputs, w, prec)
+        return jacobians[prec]
+
+    witness = {"normalization": arch.normalization, "point": [str(x) for x in point],
+               "inputs": [[[str(x) for x in r] for r in X] for X in inputs], "functionals": np.asarray(w).tolist()}
+    rows, cols = float_pivots(_mids(J(64)))
     if len(rows) < target:  # float64 ran out of digits: guide again with wide midpoints
-        rows, cols = wide_pivots(ball_jacobian(arch, point, inputs, w, 256))
+        rows, cols = wide_pivots(J(256))
     while rows:
         for prec in PRECISIONS:
-            J = ball_jacobian(arch, point, inputs, w, prec)
-            old = ctx.prec
-            ctx.prec = prec
-            try:
-                det = arb_mat([[J[i, j] for j in cols] for i in rows]).det()
-            finally:
-                ctx.prec = old
+            with _precision(prec):
+                det = arb_mat([[J(prec)[i, j] for j in cols] for i in rows]).det()
             if not det.contains(0):
-                return len(rows), {
-                    "method": "ball arithmetic: determinant of a Jacobian minor whose ball excludes 0",
-                    "normalization": arch.normalization, "precision": prec,
-                    "point": [str(x) for x in point],
-                    "inputs": [[[str(x) for x in r] for r in X] for X in inputs],
-                    "functionals": np.asarray(w).tolist(), "rank": len(rows), "rows": rows, "columns": cols,
-                    "determinant": det.str(radius=True, more=False),
-                }
+                return len(rows), {"method": "ball arithmetic: determinant of a Jacobian minor whose ball excludes 0",
+                                   **witness, "precision": prec, "rank": len(rows), "rows": rows, "columns": cols,
+                                   "determinant": det.str(radius=True, more=False)}
         rows, cols = rows[:-1], cols[:-1]  # the guide overestimated the rank: drop its weakest pivot
-    return 0, {"method": "ball arithmetic: no minor was separated from 0 (the trivial bound)",
-               "normalization": arch.normalization, "precision": PRECISIONS[-1], "point": [str(x) for x in point],
-               "inputs": [[[str(x) for x in r] for r in X] for X in inputs], "functionals": np.asarray(w).tolist(),
-               "rank": 0, "rows": [], "columns": [], "determinant": "1"}
+    return 0, {"method": "ball arithmetic: no minor was separated from 0 (the trivial bound)", **witness,
+               "precision": PRECISIONS[-1], "rank": 0, "rows": [], "columns": [], "determinant": "1"}
 
 
 def certify_normalized_dimension(arch: Architecture, *, seed: int | None = None, max_attempts: int = 3,

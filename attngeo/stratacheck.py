@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from flint import fmpq, fmpq_mat
 
-from .checker import _architecture, _field, _int, _reject, check_certificate
+from .checker import _field, _int, _reject, _single_layer, check_certificate
 from .fibercheck import _matrix
 from .singularcheck import _tangent
 
@@ -52,11 +52,7 @@ def _point_of(B: fmpq_mat, C: fmpq_mat, D: fmpq_mat, E: fmpq_mat, a: int) -> lis
 
 
 def check_strata(cert: dict) -> str:
-    arch = _architecture(cert)
-    if len(arch.ranks) != 1 or arch.tokens < 2:
-        _reject("strata certificates are for single layers with t >= 2")
-    d, dd = arch.widths
-    a = arch.ranks[0]
+    arch, d, dd, a = _single_layer(cert)
     strata = _field(cert, "strata", "")
     expected = [(0, 0)] + [(r, s) for r in range(1, min(a, d) + 1) for s in range(1, min(d, dd) + 1)]
     if not isinstance(strata, list) or [(st.get("rank_A"), st.get("rank_V")) for st in strata
