@@ -30,9 +30,6 @@ from .exceptions import InvalidInputError, NotInNeuromanifoldError
 from .fiber import recover_weights, str_rows
 from .layerfunction import LayerFunction, single_layer
 
-VERDICTS = ("boundary", "interior", "outside")
-
-
 def gram_matrices(f: LayerFunction) -> dict[tuple[int, int], fmpq_mat]:
     """The nonzero Gram matrices ``S_kp`` of a layer function."""
     dd, d = f.shape
@@ -51,7 +48,7 @@ def quadric_factor(f: LayerFunction) -> tuple[fmpq_mat, fmpq_mat] | None:
     S = gram_matrices(f)
     if not S:
         return None
-    (k0, p0), q = next(iter(S.items()))
+    q = next(iter(S.values()))
     i, j = next((i, j) for i in range(q.nrows()) for j in range(q.ncols()) if q[i, j] != 0)
     dd, d = f.shape
     R = fmpq_mat(dd, d)
@@ -141,10 +138,11 @@ def is_boundary_point(arch: Architecture, point) -> BoundaryVerdict:
         return done("boundary", "zero", "the zero function is the limit of eps * (y_1^2 + y_2^2) E_11, "
                     "real points without real weights", {})
     qr = quadric_factor(f)
-    if qr is not None and qr[0].rank() <= 2:
+    rank_q = qr[0].rank() if qr is not None else None
+    if qr is not None and rank_q <= 2:
         q, R = qr
-        evidence = {"quadric": str_rows(q), "R": str_rows(R), "rank_q": q.rank()}
-        if q.rank() == 1:
+        evidence = {"quadric": str_rows(q), "R": str_rows(R), "rank_q": rank_q}
+        if rank_q == 1:
             evidence["direction"] = _transverse(q)
             return done("boundary", "square", "F = (s.y)^2 R: the limit of (s.y)^2 + eps^2 (u.y)^2 times R, "
                         "definite quadrics without real weights", evidence)

@@ -252,3 +252,10 @@ def determinantal_ideal(base: str, rows: int, cols: int, r: int, variables=None)
     variables = tuple(variables) if variables is not None else tuple(names)
     M = symbolic_matrix(ring(variables), base, rows, cols)
     return Ideal(minors(M, r), variables)
+
+
+def rank_ideal(base: str, rows: int, cols: int, r: int, variables) -> Ideal:
+    """The ideal of ``{rank <= r}``: ``I_{r+1}``, or the zero ideal when every matrix qualifies."""
+    if r >= min(rows, cols):
+        return Ideal([], variables)
+    return determinantal_ideal(base, rows, cols, r + 1, variables)

@@ -29,13 +29,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import networkx as nx
-from flint import fmpq, fmpq_mat
+from flint import fmpq_mat
 
 from .architecture import Architecture
 from .certificate import FORMAT, VERSION, write_json
 from .engine import ring
 from .fiber import str_rows
-from .ideal import Ideal, determinantal_ideal, matrix_names
+from .ideal import Ideal, matrix_names, rank_ideal
 from .layerfunction import single_layer
 from .singular import is_singular, tangent_image
 
@@ -74,14 +74,13 @@ def rank_directions(D: fmpq_mat, E: fmpq_mat) -> list[fmpq_mat]:
 def image_rank(B: fmpq_mat, C: fmpq_mat, D: fmpq_mat, E: fmpq_mat) -> int:
     """Exact rank of the Jacobian of ``(B, C, D, E) -> psi(B C, D E)`` at a point."""
     J = tangent_image(C, B.transpose(), D * E)  # Q = C, K = B^T: A = K^T Q = B C
-    r, d = C.nrows(), C.ncols()
-    qk = 2 * r * d
-    cols = [[J[i, c] for i in range(J.nrows())] for c in range(qk)]
-    for dV in rank_directions(D, E):
-        flat = [dV[i, j] for i in range(dV.nrows()) for j in range(dV.ncols())]
-        cols.append([sum((J[i, qk + k] * w for k, w in enumerate(flat) if w != 0), fmpq(0))
-                     for i in range(J.nrows())])
-    return fmpq_mat(cols).rank()
+    qk = 2 * C.nrows() * C.ncols()
+    rows = [[J[i, c] for c in range(J.ncols())] for i in range(J.nrows())]
+    # the V columns of J are linear in dV: move along the rank-s variety by multiplying
+    T = fmpq_mat([[dV[i, j] for i in range(dV.nrows()) for j in range(dV.ncols())]
+                  for dV in rank_directions(D, E)]).transpose()
+    along = fmpq_mat([row[qk:] for row in rows]) * T
+    return fmpq_mat([row[:qk] + [along[i, c] for c in range(along.ncols())] for i, row in enumerate(rows)]).rank()
 
 
 @dataclass
@@ -163,10 +162,10 @@ class Stratification:
         for st in self.strata:
             if st.label != "singular":
                 continue
-            part = (determinantal_ideal("A", d, d, st.rank_A + 1, names) if st.rank_A < d else Ideal([], names)) + \
-                (determinantal_ideal("V", dd, d, st.rank_V + 1, names) if st.rank_V < min(d, dd) else Ideal([], names))
-            if st.rank_A == 0:
-                part = determinantal_ideal("A", d, d, 1, names) * determinantal_ideal("V", dd, d, 1, names)
+            if st.rank_A == 0:  # {A = 0} ∪ {V = 0}
+                part = rank_ideal("A", d, d, 0, names) * rank_ideal("V", dd, d, 0, names)
+            else:
+                part = rank_ideal("A", d, d, st.rank_A, names) + rank_ideal("V", dd, d, st.rank_V, names)
             ideal = part if ideal is None else ideal.intersect(part, engine)
         ideal = ideal if ideal is not None else Ideal([1], names)
         return (ideal + domain_ideal(self.arch)).reduced(engine)
@@ -220,7 +219,7 @@ def domain_ideal(arch: Architecture) -> Ideal:
     d, dd = arch.widths
     a = arch.ranks[0]
     names = _av_names(d, dd)
-    return determinantal_ideal("A", d, d, a + 1, names) if a < d else Ideal([], names)
+    return rank_ideal("A", d, d, a, names)
 
 
 def hmk_singular_ideal(arch: Architecture, coordinates: str = "AV", engine: str = "auto") -> Ideal:
@@ -237,9 +236,8 @@ def hmk_singular_ideal(arch: Architecture, coordinates: str = "AV", engine: str 
     d, dd = arch.widths
     a = arch.ranks[0]
     names = _av_names(d, dd)
-    zero = determinantal_ideal("A", d, d, 1, names) * determinantal_ideal("V", dd, d, 1, names)
-    rank_one = determinantal_ideal("A", d, d, 2, names) + \
-        (determinantal_ideal("V", dd, d, 2, names) if min(d, dd) >= 2 else Ideal([], names))
+    zero = rank_ideal("A", d, d, 0, names) * rank_ideal("V", dd, d, 0, names)
+    rank_one = rank_ideal("A", d, d, 1, names) + rank_ideal("V", dd, d, 1, names)
     ideal = (zero.intersect(rank_one, engine) + domain_ideal(arch)).reduced(engine)
     if coordinates == "AV":
         return ideal

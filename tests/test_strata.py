@@ -43,3 +43,13 @@ def test_tampered_strata_certificates_are_rejected():
     assert_rejected(cert, lambda c: c["strata"].pop(1), "exactly")
     assert_rejected(cert, lambda c: c["edges"].pop(), "closure order")
     assert_rejected(cert, lambda c: c["strata"][3]["factors"][0][0].__setitem__(0, "17"), "another point|rank")
+
+
+def test_singular_strata_ideal_is_hmks_where_they_agree_and_larger_where_not():
+    from attngeo.strata import hmk_singular_ideal
+
+    agree = Architecture((2, 2), (2,), tokens=2)  # a = d: the certified labels are [HMK]'s
+    assert stratify(agree).singular_parameter_ideal() == hmk_singular_ideal(agree)
+    differ = Architecture((3, 2), (2,), tokens=2)  # 1 < a < d: the (1,2) stratum is singular too
+    ours, theirs = stratify(differ).singular_parameter_ideal(), hmk_singular_ideal(differ)
+    assert ours <= theirs and not theirs <= ours  # a larger locus: a smaller ideal
