@@ -61,6 +61,28 @@ def minors(M: list[list], r: int) -> list:
     return [det(rs, cs) for rs in itertools.combinations(range(rows), r) for cs in itertools.combinations(range(cols), r)]
 
 
+def lift(g, variables):
+    """``g`` (a polynomial over fewer or reordered variables, or a rational) in ``ring(variables)``."""
+    ctx = ring(variables)
+    variables = tuple(variables)
+    if not hasattr(g, "context"):  # a rational constant (e.g. a minor of constant entries)
+        return ctx.constant(g)
+    names = g.context().names()
+    if names == variables:
+        return g
+    try:
+        where = [variables.index(n) for n in names]
+    except ValueError:
+        raise InvalidInputError(f"a polynomial uses variables {names} outside {variables}") from None
+    out = {}
+    for exps, c in g.to_dict().items():
+        full = [0] * len(variables)
+        for i, e in zip(where, exps):
+            full[i] = e
+        out[tuple(full)] = c
+    return ctx.from_dict(out)
+
+
 class Ideal:
     """An ideal of ``Q[variables]`` given by generators.
 
@@ -82,22 +104,7 @@ class Ideal:
         self._bases: dict[str, Basis] = {}
 
     def _lift(self, g):
-        if not hasattr(g, "context"):  # a rational constant (e.g. a minor of constant entries)
-            return self.ctx.constant(g)
-        names = g.context().names()
-        if names == self.variables:
-            return g
-        try:
-            where = [self.variables.index(n) for n in names]
-        except ValueError:
-            raise InvalidInputError(f"a generator uses variables {names} outside {self.variables}") from None
-        out = {}
-        for exps, c in g.to_dict().items():
-            full = [0] * len(self.variables)
-            for i, e in zip(where, exps):
-                full[i] = e
-            out[tuple(full)] = c
-        return self.ctx.from_dict(out)
+        return lift(g, self.variables)
 
     def _same_ring(self, other: "Ideal") -> None:
         if other.variables != self.variables:
@@ -176,8 +183,7 @@ class Ideal:
     def intersect(self, other: "Ideal", engine: str = "auto") -> "Ideal":
         self._same_ring(other)
         names, t = self._with_fresh("t")
-        up = Ideal([], names)
-        gens = [t * up._lift(f) for f in self.gens] + [(1 - t) * up._lift(g) for g in other.gens]
+        gens = [t * lift(f, names) for f in self.gens] + [(1 - t) * lift(g, names) for g in other.gens]
         return Ideal(gens, names).eliminate([names[0]], engine)
 
     def saturate(self, other: "Ideal", engine: str = "auto") -> "Ideal":
@@ -186,10 +192,9 @@ class Ideal:
         if not other.gens:
             return self
         out = None
+        names, s = self._with_fresh("s")
         for g in other.gens:
-            names, s = self._with_fresh("s")
-            up = Ideal([], names)
-            part = Ideal([up._lift(f) for f in self.gens] + [1 - s * up._lift(g)], names)
+            part = Ideal([lift(f, names) for f in self.gens] + [1 - s * lift(g, names)], names)
             part = part.eliminate([names[0]], engine)
             out = part if out is None else out.intersect(part, engine)
         return out

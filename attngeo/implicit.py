@@ -43,7 +43,7 @@ from .certificate import FORMAT, VERSION, write_json
 from .dimension import certify_dimension
 from .engine import Basis, groebner, ring
 from .exceptions import NotCertifiedError
-from .ideal import Ideal, matrix_names
+from .ideal import Ideal, lift, matrix_names
 from .layerfunction import single_layer
 
 #: A prime below 2**31: products of two residues fit in int64.
@@ -191,7 +191,7 @@ class ImplicitEquations:
     def summary(self) -> dict:
         return {"architecture": self.arch.to_dict(), "coordinates": list(self.ideal.variables),
                 "dimension": self.dimension, "codimension": self.codimension,
-                "generators": len(self.equations), "degrees": [int(g.total_degree()) for g in self.equations],
+                "generators": len(self.equations), "degrees": self.ideal.degrees(),
                 "terms": [len(g) for g in self.equations], "generates": self.generates,
                 "complete_through_degree": self.complete_through, "engine": self.basis.engine,
                 "seconds": round(self.seconds, 3)}
@@ -270,21 +270,19 @@ def implicit_equations(arch: Architecture, engine: str = "auto", timeout: float 
     d, dd = arch.widths
     coords = coordinate_names(d, dd)
     names, phi = parametrization(arch)
-    full = ring(names + tuple(coords))
-    lift = [full.from_dict({e + (0,) * len(coords): c for e, c in f.to_dict().items()}) for f in phi]
-    cgens = full.gens()[len(names):]
-    basis = groebner([c - f for c, f in zip(cgens, lift)], names + tuple(coords), engine, timeout,
+    variables = names + tuple(coords)
+    cgens = ring(variables).gens()[len(names):]
+    basis = groebner([c - lift(f, variables) for c, f in zip(cgens, phi)], variables, engine, timeout,
                      eliminate=len(names))
     ideal = Ideal(basis.polys, coords)
-    phi_c = [ring(names).from_dict(f.to_dict()) for f in phi]
     for g in ideal.gens:  # G ⊆ I(M), exactly
-        if g.compose(*phi_c, ctx=ring(names)) != 0:
+        if g.compose(*phi, ctx=ring(names)) != 0:
             raise AssertionError("an eliminated equation does not vanish on the parametrization")
     dim_cert = certify_dimension(arch, seed=seed)
     var_dim = ideal.dimension()
     leads = [g.monoms()[0] for g in ideal.gens]
     hilbert = []
-    for k in range(1, max((int(g.total_degree()) for g in ideal.gens), default=0) + 1):
+    for k in range(1, max(ideal.degrees(), default=0) + 1):
         monomials = math.comb(len(coords) + k - 1, k)
         if monomials > max_monomials:
             break  # the count is then reported as stopping below the top degree
