@@ -49,13 +49,13 @@ def _refuse_folder(args) -> None:
         raise CertificateFormatError(f"--certificate {args.certificate} is a folder; give a file name")
 
 
-def _save_and_print_json(result, args) -> bool:
-    """Write ``--certificate``; with ``--json`` print the summary and return True."""
+def _save_and_print_json(result, args, summary: dict | None = None) -> bool:
+    """Write ``--certificate``; with ``--json`` print the summary (``result.summary()`` unless given), return True."""
     if args.certificate:
         result.save(args.certificate)
     if not args.json:
         return False
-    out = result.summary()
+    out = summary if summary is not None else result.summary()
     if args.certificate:
         out["certificate"] = str(args.certificate)
     print(json.dumps(out))
@@ -159,16 +159,11 @@ def _cmd_singular(args) -> int:
     strata = stratify(arch, seed=args.seed)
     av = hmk_singular_ideal(arch, "AV", args.engine)
     qkv = hmk_singular_ideal(arch, "QKV", args.engine) if args.qkv or args.json else None
-    if args.certificate:
-        strata.save(args.certificate)
-    if args.json:
-        out = {"architecture": arch.to_dict(), "strata": [st.row() for st in strata.strata],
+    summary = {"architecture": arch.to_dict(), "strata": [st.row() for st in strata.strata],
                "edges": [list(e) for e in strata.graph.edges()], "equations": av.latex(),
                "equations_qkv": qkv.latex(), "disagreements_with_hmk": [st.name for st in strata.disagreements()],
-               "seconds": round(strata.seconds, 3)}
-        if args.certificate:
-            out["certificate"] = str(args.certificate)
-        print(json.dumps(out))
+               "seconds": round(strata.seconds, 3)} if args.json else None
+    if _save_and_print_json(strata, args, summary):
         return 0
     _print_equations(av.latex(), av.gens, f"[HMK] singular locus {{rank A * rank V <= 1}}: ideal in (A, V), "
                      f"{len(av.gens)} generators of degrees {sorted(set(av.degrees()))}", args)
@@ -190,13 +185,7 @@ def _cmd_implicit(args) -> int:
     arch = _architecture(args)
     _refuse_folder(args)
     eq = implicit_equations(arch, engine=args.engine, timeout=args.timeout, seed=args.seed)
-    if args.certificate:
-        eq.save(args.certificate)
-    if args.json:
-        out = {**eq.summary(), "equations": eq.latex(), "plain": [str(g) for g in eq.equations]}
-        if args.certificate:
-            out["certificate"] = str(args.certificate)
-        print(json.dumps(out))
+    if _save_and_print_json(eq, args, {**eq.summary(), "equations": eq.latex(), "plain": [str(g) for g in eq.equations]}):
         return 0
     s = eq.summary()
     _print_equations(eq.latex(), eq.equations, str(eq), args)

@@ -111,3 +111,16 @@ FORMULAS = {
 def formula(name: str) -> str:
     """A formula name of :mod:`attngeo.formulas` in LaTeX (``\\text{...}`` when unknown)."""
     return FORMULAS.get(name, rf"\text{{{name}}}")
+
+
+_TEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
+        "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+
+
+def tex_escape(text: str) -> str:
+    """Plain text for LaTeX (every special character escaped).
+
+    >>> tex_escape("a_1 & 50% {x}")
+    'a\\\\_1 \\\\& 50\\\\% \\\\{x\\\\}'
+    """
+    return "".join(_TEX.get(ch, ch) for ch in text)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .certificate import write_text
+from .latex import tex_escape
 from .theorems import Statement
 
 
@@ -50,19 +51,6 @@ class Outcome:
             if inside and ln.startswith("  "):
                 out.append(ln.strip())
         return out or ([] if self.ok else [f"exit code {self.exit_code}"])
-
-
-_TEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
-        "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
-
-
-def tex_escape(text: str) -> str:
-    """Plain text for LaTeX (every special character escaped).
-
-    >>> tex_escape("a_1 & 50% {x}")
-    'a\\\\_1 \\\\& 50\\\\% \\\\{x\\\\}'
-    """
-    return "".join(_TEX.get(ch, ch) for ch in text)
 
 
 def markdown(outcomes: list[Outcome], out: Path, seconds: float) -> str:
