@@ -259,8 +259,7 @@ def _progress(k: int, n: int, width: int = 20) -> str:
 
 def _cmd_certify(args) -> int:
     from .report import Outcome, write_reports
-    from .theorems import get as statement
-    from .theorems import order
+    from .theorems import get as statement, order
 
     folder = _proofs_folder(args.proofs)
     out = Path(args.out)

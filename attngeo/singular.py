@@ -32,8 +32,8 @@ from .architecture import Architecture
 from .certificate import FORMAT, VERSION, write_json
 from .dimension import certify_dimension
 from .fiber import Fiber, determinantal_dimension, fiber, rank_factorization, str_rows
-from .layerfunction import single_layer
 from .exceptions import InvalidInputError
+from .layerfunction import single_layer
 from .network import read_point
 
 

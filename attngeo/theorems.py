@@ -112,13 +112,6 @@ def order() -> list[str]:
     return list(nx.lexicographical_topological_sort(graph(), key=index.get))
 
 
-def by_script(script: str) -> Statement:
-    for s in STATEMENTS:
-        if s.script == script:
-            return s
-    raise InvalidInputError(f"no registered statement is certified by proofs/{script}.py")
-
-
 def get(name: str) -> Statement:
     for s in STATEMENTS:
         if s.name == name or s.script == name:
