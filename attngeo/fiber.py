@@ -183,27 +183,29 @@ def linear_factors(f: LayerFunction, k: int, p: int) -> list:
     return linear
 
 
-def _partners(slabs: np.ndarray, den: int, w: list[int]) -> list[list[fmpq]]:
+def _partners(slabs: np.ndarray, den: int, w: list[fmpq]) -> list[list[fmpq]]:
     """For each Gram matrix ``S`` in ``slabs / den``, the unique ``l`` with ``sym(l w^T) = S``, if any.
 
     ``S = (l w^T + w l^T) / 2``; with ``w_i != 0``: ``l_i = S_ii / w_i`` and
     ``l = (2 S[:, i] - w l_i) / w_i``. The map ``l -> sym(l w^T)`` is injective,
     so this is the only possible ``l``; whether it really solves ``S`` is
     decided by the caller's exact comparison of the whole function.
+
+    ``w`` is used exactly as given, never rescaled: the candidate line is fixed
+    by the *pair* ``(A, V)``, and rescaling ``w`` alone would divide ``l`` by the
+    same factor, so the forced ``A`` and ``V`` would no longer fit together.
+    With ``w = W / s`` (integers ``W``, ``s > 0``) and ``S = N / den``:
+    ``l = s (2 N[:, i] W_i - W N_ii) / (den W_i^2)``, in Python integers.
     """
-    i = next(j for j, x in enumerate(w) if x)
-    wi = w[i]
-    W = np.array(w, dtype=object)
+    W, s = integer_matrix([w])
+    W = W[0]
+    i = next(j for j, x in enumerate(W) if x)
+    wi = int(W[i])
     out = []
     for S in slabs.astype(object):
         num = 2 * S[:, i] * wi - W * S[i, i]
-        out.append([fmpq(int(x), den * wi * wi) for x in num])
+        out.append([fmpq(int(x) * s, den * wi * wi) for x in num])
     return out
-
-
-def _integer_vector(coeffs: list[fmpq]) -> list[int]:
-    """A nonzero integer multiple (the scale is immaterial: lines are up to scale)."""
-    return [int(x) for x in integer_matrix([coeffs])[0][0]]
 
 
 def _candidates(f: LayerFunction, a: int) -> tuple[tuple[int, int], list, list[Candidate]]:
@@ -214,11 +216,10 @@ def _candidates(f: LayerFunction, a: int) -> tuple[tuple[int, int], list, list[C
     out = []
     for u in factors:
         coeffs = _linear_coefficients(u, d)
-        ell_k = _integer_vector(coeffs)
         # l'_k = u forces m'_p, which forces every l'_j; l'_k forces every m'_q
-        (m_p,) = _partners(N[k, :, :, p][None], den, ell_k)
-        V = fmpq_mat(_partners(N[:, :, :, p], den, _integer_vector(m_p)))
-        A = fmpq_mat(_partners(N[k].transpose(2, 0, 1), den, ell_k)).transpose()
+        (m_p,) = _partners(N[k, :, :, p][None], den, coeffs)
+        V = fmpq_mat(_partners(N[:, :, :, p], den, m_p))
+        A = fmpq_mat(_partners(N[k].transpose(2, 0, 1), den, coeffs)).transpose()
         label = [str(c) for c in coeffs]
         if LayerFunction.from_AV(f.arch, A, V) != f:
             out.append(Candidate(label, False, "the forced weights do not reproduce F", A, V))
