@@ -2,61 +2,65 @@
 
 Start with :class:`Architecture` and :func:`certify_dimension`; re-check any
 certificate with :func:`check_certificate`.
+
+Names are imported on first use, so ``import attngeo.check`` (the checker
+kernel) loads none of the provers.
 """
 
-from .architecture import Architecture
-from .certificate import DimensionCertificate
-from .checker import check_certificate, check_folder
-from .deepfiber import DeepFiber, deep_fiber
-from .dimension import certify_dimension, dimension
-from .exceptions import (
-    AttngeoError,
-    CannotVerify,
-    CertificateFormatError,
-    CertificateRejected,
-    ExpansionTooLargeError,
-    InvalidArchitectureError,
-    InvalidInputError,
-    NotCertifiedError,
-    NotInNeuromanifoldError,
-)
-from .fiber import Fiber, Recovery, fiber, recover_weights
-from .formulas import hmk_formula, naive_count
-from .layerfunction import LayerFunction
-from .singular import SingularityVerdict, is_singular
-from .symmetry import SymmetryGroup
-from .network import evaluate, expand
+from importlib import import_module
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "Architecture",
-    "AttngeoError",
-    "CannotVerify",
-    "CertificateFormatError",
-    "CertificateRejected",
-    "DeepFiber",
-    "DimensionCertificate",
-    "Fiber",
-    "LayerFunction",
-    "NotInNeuromanifoldError",
-    "Recovery",
-    "SingularityVerdict",
-    "SymmetryGroup",
-    "ExpansionTooLargeError",
-    "InvalidArchitectureError",
-    "InvalidInputError",
-    "NotCertifiedError",
-    "certify_dimension",
-    "check_certificate",
-    "check_folder",
-    "deep_fiber",
-    "dimension",
-    "evaluate",
-    "expand",
-    "fiber",
-    "hmk_formula",
-    "is_singular",
-    "naive_count",
-    "recover_weights",
-]
+#: public name -> module that defines it
+_WHERE = {
+    "Architecture": "architecture",
+    "DimensionCertificate": "certificate",
+    "CheckResult": "check",
+    "check_certificate": "check",
+    "check_file": "check",
+    "check_folder": "check",
+    "DeepFiber": "deepfiber",
+    "deep_fiber": "deepfiber",
+    "certify_dimension": "dimension",
+    "dimension": "dimension",
+    "AttngeoError": "exceptions",
+    "CannotVerify": "exceptions",
+    "CertificateFormatError": "exceptions",
+    "CertificateRejected": "exceptions",
+    "ExpansionTooLargeError": "exceptions",
+    "InvalidArchitectureError": "exceptions",
+    "InvalidInputError": "exceptions",
+    "NotCertifiedError": "exceptions",
+    "NotInNeuromanifoldError": "exceptions",
+    "Fiber": "fiber",
+    "Recovery": "fiber",
+    "fiber": "fiber",
+    "recover_weights": "fiber",
+    "special_point": "fiber",
+    "hmk_formula": "formulas",
+    "naive_count": "formulas",
+    "LayerFunction": "layerfunction",
+    "SingularityVerdict": "singular",
+    "is_singular": "singular",
+    "SymmetryGroup": "symmetry",
+    "evaluate": "network",
+    "expand": "network",
+    "stratify": "strata",
+    "hmk_singular_ideal": "strata",
+    "implicit_equations": "implicit",
+    "is_boundary_point": "boundary",
+}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str):
+    if name in _WHERE:
+        value = getattr(import_module(f".{_WHERE[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'attngeo' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_WHERE))

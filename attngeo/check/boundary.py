@@ -1,0 +1,125 @@
+"""Independent re-verification of boundary-point certificates (kind ``boundary-point``).
+
+The checker reads the Gram tensor, re-derives the shape of Lemma B
+(docs/singular.md §6) with its own linear algebra — are all nonzero quadrics
+``S_kp`` multiples ``R_kp q`` of one ``q`` with ``rank R = 1``, the rank of ``q``, the
+sign of a 2x2 principal minor — and confirms the verdict the lemma gives. A
+*general* point must come with real weights ``(A, V)`` that reproduce it; a
+*square* point with a transverse ``u`` for which ``q + c u u^T`` (``q = c s s^T``) is
+definite, so the curve ``q + eps^2 c u u^T`` leaves ``M_R`` for every ``eps != 0``.
+"""
+
+from __future__ import annotations
+
+from flint import fmpq, fmpq_mat
+
+from .arch import single_layer
+from .schema import ARCHITECTURE, CHECKED, HEADER, NUMBER, TEXT
+from .values import boolean, field, integer, matrix, rational, reject, seq
+
+SCHEMA = {**HEADER, "architecture": ARCHITECTURE, "verdict": CHECKED, "shape": CHECKED, "in_real_image": CHECKED,
+          "certified": CHECKED, "reason": TEXT, "seconds": NUMBER, "tensor": CHECKED, "denominator": CHECKED,
+          "evidence": {"A": CHECKED, "V": CHECKED, "quadric": CHECKED, "R": CHECKED, "rank_q": CHECKED,
+                       "direction": CHECKED, "minor": CHECKED}}
+_EVIDENCE = {"zero": set(), "general": {"A", "V"}, "square": {"quadric", "R", "rank_q", "direction"},
+             "definite": {"quadric", "R", "rank_q", "minor"}, "indefinite": {"quadric", "R", "rank_q", "minor"}}
+
+
+def _quadrics(cert: dict, d: int, dd: int) -> dict:
+    tensor, den = field(cert, "tensor", ""), rational(field(cert, "denominator", ""), "denominator")
+    if den == 0 or not isinstance(tensor, list) or len(tensor) != dd \
+            or any(not isinstance(t, list) or len(t) != d or any(not isinstance(u, list) or len(u) != d
+                   or any(not isinstance(v, list) or len(v) != d for v in u) for u in t) for t in tensor):
+        reject("tensor must be d' x d x d x d with a nonzero denominator")
+    out = {}
+    for k in range(dd):
+        for p in range(d):
+            rows = [[tensor[k][m][n][p] for n in range(d)] for m in range(d)]
+            S = matrix(rows, d, d, f"tensor[{k}][.][.][{p}]") * (1 / den)
+            if S != S.transpose():
+                reject("the Gram tensor must be symmetric in its middle indices")
+            if any(S[i, j] != 0 for i in range(d) for j in range(d)):
+                out[(k, p)] = S
+    return out
+
+
+def _definite_minor(q: fmpq_mat) -> fmpq | None:
+    n = q.nrows()
+    for i in range(n):
+        for j in range(i + 1, n):
+            det = q[i, i] * q[j, j] - q[i, j] ** 2
+            if det != 0:
+                return det
+    return None
+
+
+def _check_factored(S: dict, ev: dict, d: int, dd: int) -> None:
+    """Evidence ``F = q(y) R``: the recorded quadric and matrix reproduce every quadric, with the recorded rank."""
+    q = matrix(ev["quadric"], d, d, "evidence.quadric")
+    R = matrix(ev["R"], dd, d, "evidence.R")
+    for k in range(dd):
+        for p in range(d):
+            if q * R[k, p] != S.get((k, p), fmpq_mat(d, d)):
+                reject("the evidence's quadric and R do not reproduce the point (F = q(y) R)")
+    if integer(ev["rank_q"], "evidence.rank_q", 0) != q.rank():
+        reject(f"evidence.rank_q must be {q.rank()}")
+    if "minor" in ev:
+        m = seq(ev["minor"], "evidence.minor", 3)
+        i, j = integer(m[0], "evidence.minor[0]", 0, d - 1), integer(m[1], "evidence.minor[1]", 0, d - 1)
+        if rational(m[2], "evidence.minor[2]") != q[i, i] * q[j, j] - q[i, j] ** 2 or i == j:
+            reject("evidence.minor must be a 2x2 principal minor of the quadric with its value")
+
+
+def _check_real_weights(S: dict, ev: dict, d: int, dd: int, a: int) -> None:
+    """A general point comes with real weights (A, V), rank A <= a, that reproduce it."""
+    A = matrix(field(ev, "A", "evidence."), d, d, "evidence A")
+    V = matrix(field(ev, "V", "evidence."), dd, d, "evidence V")
+    for (k, p) in ((k, p) for k in range(dd) for p in range(d)):
+        G = fmpq_mat([[(V[k, m] * A[n, p] + V[k, n] * A[m, p]) / 2 for n in range(d)] for m in range(d)])
+        if G != S.get((k, p), fmpq_mat(d, d)):
+            reject("the real weights in the evidence do not reproduce the point")
+    if a < d and A.rank() > a:
+        reject("the real weights in the evidence exceed rank a")
+
+
+def check(cert: dict) -> str:
+    arch, d, dd, _ = single_layer(cert)
+    S = _quadrics(cert, d, dd)
+    verdict, shape = cert.get("verdict"), cert.get("shape")
+    ev = field(cert, "evidence", "")
+    if not isinstance(ev, dict) or set(ev) != _EVIDENCE.get(shape, set(ev) | {None}):
+        reject("evidence must hold exactly the data of its shape")
+    if "quadric" in ev:
+        _check_factored(S, ev, d, dd)
+    if d < 2:
+        expected = ("interior", "zero" if not S else "general")
+    elif not S:
+        expected = ("boundary", "zero")
+    else:
+        q = next(iter(S.values()))
+        i, j = next((i, j) for i in range(d) for j in range(d) if q[i, j] != 0)
+        R = fmpq_mat(dd, d)
+        shaped = True
+        for (k, p), M in S.items():
+            R[k, p] = M[i, j] / q[i, j]
+            shaped &= M == R[k, p] * q
+        if shaped and R.rank() == 1 and q.rank() <= 2:
+            if q.rank() == 1:
+                expected = ("boundary", "square")
+                u = [rational(x, "direction") for x in seq(field(ev, "direction", "evidence."), "evidence.direction", d)]
+                c = next(q[m, m] for m in range(d) if q[m, m] != 0)  # q = c s s^T: the sign of c
+                U = fmpq_mat([[u[m] * u[n] * c for n in range(d)] for m in range(d)])
+                if len(u) != d or (q + U).rank() != 2 or not (_definite_minor(q + U) or 0) > 0:
+                    reject("the curve q + eps^2 c u u^T must be definite of rank 2 (u transverse to s)")
+            else:
+                expected = ("outside", "definite") if _definite_minor(q) > 0 else ("interior", "indefinite")
+        else:
+            expected = ("interior", "general")
+    if (verdict, shape) != expected:
+        reject(f"Lemma B gives {expected[0]} ({expected[1]}), which the certificate does not state")
+    if shape == "general":
+        _check_real_weights(S, ev, d, dd, arch.ranks[0])
+    if boolean(field(cert, "in_real_image"), "in_real_image") is not (verdict != "outside") \
+            or boolean(field(cert, "certified"), "certified") is not True:
+        reject("in_real_image and certified must follow the verdict")
+    return f"{expected[0]} point of M_R (widths {d},{dd}, rank {arch.ranks[0]}): {expected[1]}"

@@ -1,0 +1,360 @@
+"""Dimension certificates (kind ``dimension``): the lower and upper bounds re-verified.
+
+Shares no code with the computing path (network, jacobian, symmetry, rank,
+freealgebra, dimension). Where the prover differentiates in reverse mode, this
+checker differentiates in *forward* mode, one parameter column at a time
+(batched), so an error in either is unlikely to be repeated in the other. Its
+own definitions are the mathematics itself:
+
+* the layer ``phi(Y) = V Y (Y^T K^T Q Y)`` (word ``V Y Y' K' Q Y``);
+* the symmetry families of [HMK] with their tangent formulas, written here as
+  index formulas rather than matrix products.
+
+Arithmetic mod p never overflows: residues are below ``p < 2**26``, so a
+product is below ``2**52``; every matrix product sums at most ``MAX_SIZE = 2047``
+products (an inner size is a width, a rank or the token count), below
+``2047 * 2**52 < 2**63``; the one longer sum (the functional contraction over
+``d_l * t`` entries) is reduced in chunks of ``_CHUNK`` terms.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from flint import fmpq, fmpq_mat, nmod_mat
+
+from .arch import Arch, architecture
+from .ball import check_ball_lower
+from .schema import ARCHITECTURE, CHECKED, FLAG, HEADER, NUMBER, TEXT, TEXTS
+from .values import field, index_list, int_array, integer, prime, reject
+
+_COLUMN_BATCH = 128
+_CHUNK = 2047  # terms of size < 2**52 per partial sum: 2047 * 2**52 < 2**63
+
+_WITNESS = {"prime": CHECKED, "point": CHECKED, "method": TEXT}
+SCHEMA = {
+    **HEADER,
+    "architecture": ARCHITECTURE,
+    "parameters": CHECKED, "lower": CHECKED, "upper": CHECKED, "certified": CHECKED, "dimension": CHECKED,
+    "lower_witness": {**_WITNESS, "inputs": CHECKED, "functionals": CHECKED, "rank": CHECKED, "rows": CHECKED,
+                      "columns": CHECKED, "determinant": CHECKED, "normalization": CHECKED, "precision": CHECKED},
+    "upper_witness": {**_WITNESS, "families": CHECKED, "field_rank": CHECKED, "rows": CHECKED, "columns": CHECKED,
+                      "determinant": CHECKED, "identities": [{"family": TEXT, "statement": TEXT}]},
+    # [HMK]'s closed form, a comparison the certificate carries for the reader; never part of the claim
+    "formula": {"name": TEXT, "value": NUMBER, "applies": FLAG, "reason": TEXT},
+    "seconds": NUMBER, "attempts": NUMBER, "notes": TEXTS,
+}
+
+
+def _weights(point: np.ndarray, arch: Arch) -> dict:
+    return {(i, name): point[off : off + r * c].reshape(r, c) for i, name, r, c, off in arch.shapes()}
+
+
+def _check_minor(matrix: np.ndarray, p: int, recorded, what: str) -> None:
+    """The minor must be nonsingular and its determinant the one recorded.
+
+    Matching the recorded determinant binds the witness to its data: a changed
+    prime, point or input would usually still give *some* nonsingular minor,
+    but not this determinant.
+    """
+    recorded = integer(recorded, f"{what} determinant", 0, p - 1)
+    n = matrix.shape[0]
+    det = 1 if n == 0 else int(nmod_mat(n, n, np.mod(matrix, p).ravel().tolist(), p).det())
+    if det == 0:
+        reject(f"the {what} minor ({n} x {n}) is singular mod {p}: its rank is not proved")
+    if det != recorded:
+        reject(f"the {what} minor has determinant {det} mod {p}, the certificate records {recorded}")
+
+
+# -- lower bound: forward-mode Jacobian on the witness columns -------------------------
+
+
+def _mm(a: np.ndarray, b: np.ndarray, p: int) -> np.ndarray:
+    return np.einsum("...ij,...jk->...ik", a, b) % p
+
+
+def _tr(a: np.ndarray) -> np.ndarray:
+    return np.swapaxes(a, -1, -2)
+
+
+def _layer_tangent(W, Y, dY, dQ, dK, dV, p):
+    """Forward derivative of ``V Y (Y^T K^T Q Y)``; ``None`` tangents are zero."""
+    Q, K, V = W
+    A = _mm(_tr(K), Q, p)
+    G = _mm(_mm(_tr(Y), A, p), Y, p)
+    VY = _mm(V, Y, p)
+    terms = []
+    dA = None
+    if dQ is not None:
+        dA = _mm(_tr(K), dQ, p)
+    if dK is not None:
+        part = _mm(_tr(dK), Q, p)
+        dA = part if dA is None else (dA + part) % p
+    dG = None
+    if dA is not None:
+        dG = _mm(_mm(_tr(Y), dA, p), Y, p)
+    if dY is not None:
+        YA = _mm(_tr(Y), A, p)
+        part = (_mm(_mm(_tr(dY), A, p), Y, p) + _mm(YA, dY, p)) % p
+        dG = part if dG is None else (dG + part) % p
+        terms.append(_mm(_mm(V, dY, p), G, p))
+    if dG is not None:
+        terms.append(_mm(VY, dG, p))
+    if dV is not None:
+        terms.append(_mm(_mm(dV, Y, p), G, p))
+    out = terms[0]
+    for t in terms[1:]:
+        out = (out + t) % p
+    return out
+
+
+def _contract(w: np.ndarray, dY: np.ndarray, p: int) -> np.ndarray:
+    """``rows[n, r, c] = sum_{k,j} w[n, r, k, j] dY[c, n, k, j] mod p``, in chunks of ``_CHUNK`` terms.
+
+    ``d_l * t`` can reach ``2047**2`` terms, each below ``2**52``: one int64 sum
+    would wrap (a forged certificate once passed that way), so each partial sum
+    holds at most ``_CHUNK`` terms and is reduced before the next is added.
+    """
+    N, R = w.shape[:2]
+    wf, df = w.reshape(N, R, -1), dY.reshape(dY.shape[0], N, -1)
+    out = np.zeros((N, R, dY.shape[0]), dtype=np.int64)
+    for s in range(0, wf.shape[2], _CHUNK):
+        out = (out + np.einsum("nrm,cnm->nrc", wf[:, :, s : s + _CHUNK], df[:, :, s : s + _CHUNK]) % p) % p
+    return out
+
+
+def _jacobian_columns(arch: Arch, point, X, w, cols, p) -> np.ndarray:
+    """Rows ``(n, r)`` of the Jacobian of ``<w[n, r], phi(X_n)>`` at the columns ``cols``."""
+    W = _weights(point, arch)
+    l = len(arch.ranks)
+    layers = [tuple(W[(i, n)] for n in "QKV") for i in range(1, l + 1)]
+    Ys = [X]
+    for Q, K, V in layers:  # primal values, batched over inputs
+        Y = Ys[-1]
+        A = _mm(_tr(K), Q, p)
+        Ys.append(_mm(_mm(V, Y, p), _mm(_mm(_tr(Y), A, p), Y, p), p))
+    where = {}
+    for i, name, r, c, off in arch.shapes():
+        for k in range(r * c):
+            where[off + k] = (i, name, k // c, k % c, r, c)
+    N, R = w.shape[0], w.shape[1]
+    out = np.zeros((N * R, len(cols)), dtype=np.int64)
+    for start in range(0, len(cols), _COLUMN_BATCH):
+        batch = cols[start : start + _COLUMN_BATCH]
+        by_layer: dict[int, list[int]] = {}
+        for pos, col in enumerate(batch):
+            by_layer.setdefault(where[col][0], []).append(pos)
+        for i, positions in by_layer.items():
+            C = len(positions)
+            tangents = {}
+            for name in "QKV":
+                r, c = W[(i, name)].shape
+                tangents[name] = np.zeros((C, 1, r, c), dtype=np.int64)
+            for k, pos in enumerate(positions):
+                _, name, rr, cc, _, _ = where[batch[pos]]
+                tangents[name][k, 0, rr, cc] = 1
+            dY = _layer_tangent(layers[i - 1], Ys[i - 1], None, tangents["Q"], tangents["K"], tangents["V"], p)
+            for j in range(i + 1, l + 1):
+                dY = _layer_tangent(layers[j - 1], Ys[j - 1], dY, None, None, None, p)
+            rows = _contract(w, dY, p)
+            out[:, [start + pos for pos in positions]] = rows.reshape(N * R, C)
+    return out
+
+
+def _witness(cert: dict, key: str, arch: Arch) -> tuple[dict, int, np.ndarray]:
+    """A witness object with its prime and its point reduced mod that prime."""
+    w = field(cert, key, "")
+    if not isinstance(w, dict):
+        reject(f"{key} must be an object")
+    p = prime(field(w, "prime", f"{key}."), f"{key}.prime")
+    point = int_array(field(w, "point", f"{key}."), (arch.parameters,), f"{key}.point") % p
+    return w, p, point
+
+
+def _check_lower(cert: dict, arch: Arch) -> int:
+    lw = field(cert, "lower_witness")
+    if arch.normalization != "lightning":  # exp is not polynomial: the witness is a ball determinant
+        if isinstance(lw, dict) and "prime" in lw:
+            reject("a normalized network's lower witness is a ball determinant, not a minor mod p")
+        return check_ball_lower(cert, arch)
+    if isinstance(lw, dict) and ("normalization" in lw or "precision" in lw):
+        reject("a lightning network's lower witness is a minor mod p, not a ball determinant")
+    lw, p, point = _witness(cert, "lower_witness", arch)
+    P = arch.parameters
+    inputs = field(lw, "inputs", "lower_witness.")
+    N = len(inputs) if isinstance(inputs, list) else -1
+    if N < 1:
+        reject("lower_witness.inputs must be a non-empty list of d_0 x t matrices")
+    X = int_array(inputs, (N, arch.widths[0], arch.tokens), "lower_witness.inputs") % p
+    functionals = field(lw, "functionals", "lower_witness.")
+    c = len(functionals[0]) if isinstance(functionals, list) and functionals and isinstance(functionals[0], list) else -1
+    if c < 1:
+        reject("lower_witness.functionals must hold c >= 1 functionals per input")
+    w = int_array(functionals, (N, c, arch.widths[-1], arch.tokens), "lower_witness.functionals") % p
+    rank = integer(field(lw, "rank", "lower_witness."), "lower_witness.rank", 0)
+    if rank != integer(field(cert, "lower", ""), "lower"):
+        reject(f"lower = {cert['lower']} but the witness has rank {rank}")
+    rows = index_list(field(lw, "rows", "lower_witness."), rank, N * c, "lower_witness.rows")
+    cols = index_list(field(lw, "columns", "lower_witness."), rank, P, "lower_witness.columns")
+    J = _jacobian_columns(arch, point, X, w, cols, p)
+    _check_minor(J[rows], p, field(lw, "determinant", "lower_witness."), "Jacobian")
+    return rank
+
+
+# -- upper bound: invariance identities and the field minor -----------------------------
+
+
+def _word_derivative(word: tuple, tangent: dict) -> dict:
+    """Derivative of a word of letters ``'S'`` / ``"S'"`` along ``tangent[S]`` (a dict word -> coeff)."""
+    out: dict = {}
+    for k, letter in enumerate(word):
+        sym, transposed = letter.rstrip("'"), letter.endswith("'")
+        for tword, coeff in tangent.get(sym, {}).items():
+            if transposed:
+                tword = tuple(x[:-1] if x.endswith("'") else x + "'" for x in reversed(tword))
+            new = word[:k] + tword + word[k + 1 :]
+            out[new] = out.get(new, 0) + coeff
+    return {k: v for k, v in out.items() if v}
+
+
+# The families and their tangents as words (E = Lie algebra element).
+_LAYER = ("V", "Y", "Y'", "K'", "Q", "Y")
+_IDENTITIES = {
+    "intra": [({"Q": {("E", "Q"): 1}, "K": {("E'", "K"): -1}}, {})],
+    "scaling": [({"Q": {("Q",): 1}, "V": {("V",): -1}}, {})],
+    "inter": [
+        ({"V": {("E", "V"): 1}}, {("E",) + _LAYER: 1}),  # outgoing: D phi = E phi
+        ({"Y": {("E", "Y"): 1}, "Q": {("Q", "E"): -1}, "K": {("K", "E"): -1}, "V": {("V", "E"): -1}}, {}),
+    ],
+}
+
+
+# Normalized layers V Y S(Y' K' Q Y): the families must fix the score and the value
+# (the inter family's outgoing side moves the value by E), for any normalizer S.
+_SCORE, _VALUE = ("Y'", "K'", "Q", "Y"), ("V", "Y")
+
+
+def _identities_hold(kind: str, normalized: bool = False) -> bool:
+    for tangent, expected in _IDENTITIES[kind]:
+        if not normalized:
+            if _word_derivative(_LAYER, tangent) != expected:
+                return False
+            continue
+        moves_value = {("E",) + _VALUE: 1} if expected else {}
+        if _word_derivative(_SCORE, tangent) != {} or _word_derivative(_VALUE, tangent) != moves_value:
+            return False
+    return True
+
+
+def _expected_families(arch: Arch) -> list[dict]:
+    out = []
+    for i, a in enumerate(arch.ranks, start=1):
+        out.append({"kind": "intra", "layer": i, "size": a * a})
+        if arch.normalization == "lightning":  # a normalizer is not homogeneous: no scaling symmetry
+            out.append({"kind": "scaling", "layer": i, "size": 1})
+        if i < len(arch.ranks):
+            out.append({"kind": "inter", "layer": i, "size": arch.widths[i] ** 2})
+    return out
+
+
+def _field_rows(arch: Arch, point: np.ndarray, p: int | None) -> np.ndarray:
+    """Every field vector at ``point``, by index formulas (see the module docstring).
+
+    ``p`` a prime: int64 residues; ``p`` None: exact, ``point`` an object array of rationals.
+    """
+    dtype = np.int64 if p is not None else object
+    W = _weights(point, arch)
+    offsets = {(i, name): off for i, name, _, _, off in arch.shapes()}
+    P, l = arch.parameters, len(arch.ranks)
+
+    def put(vec, i, name, mat):
+        off = offsets[(i, name)]
+        vec[off : off + mat.size] = mat.ravel() % p if p is not None else mat.ravel()
+
+    rows = []
+    for i in range(1, l + 1):
+        Q, K, V = W[(i, "Q")], W[(i, "K")], W[(i, "V")]
+        a = arch.ranks[i - 1]
+        for u in range(a):
+            for v in range(a):  # E = e_u e_v^T: dQ = E Q, dK = -E^T K
+                vec = np.zeros(P, dtype=dtype)
+                dQ, dK = np.zeros_like(Q), np.zeros_like(K)
+                dQ[u, :] = Q[v, :]
+                dK[v, :] = -K[u, :]
+                put(vec, i, "Q", dQ)
+                put(vec, i, "K", dK)
+                rows.append(vec)
+        if arch.normalization == "lightning":
+            vec = np.zeros(P, dtype=dtype)
+            put(vec, i, "Q", Q)
+            put(vec, i, "V", -V)
+            rows.append(vec)
+        if i < l:
+            Vi = V
+            Qn, Kn, Vn = W[(i + 1, "Q")], W[(i + 1, "K")], W[(i + 1, "V")]
+            d = arch.widths[i]
+            for u in range(d):
+                for v in range(d):  # dV_i = E V_i; d(Q,K,V)_{i+1} = -(.) E
+                    vec = np.zeros(P, dtype=dtype)
+                    dV = np.zeros_like(Vi)
+                    dV[u, :] = Vi[v, :]
+                    put(vec, i, "V", dV)
+                    for name, M in (("Q", Qn), ("K", Kn), ("V", Vn)):
+                        dM = np.zeros_like(M)
+                        dM[:, v] = -M[:, u]
+                        put(vec, i + 1, name, dM)
+                    rows.append(vec)
+    return np.array(rows, dtype=dtype).reshape(len(rows), P)
+
+
+def exact_field_rank(arch: Arch, point: list) -> int:
+    """Rank over Q of the symmetry fields at a rational point: the dimension of its orbit."""
+    F = _field_rows(arch, np.array(point + [0], dtype=object)[:-1], None)
+    return fmpq_mat([[fmpq(x) if isinstance(x, int) else x for x in row] for row in F.tolist()]).rank() if len(F) else 0
+
+
+def _check_upper(cert: dict, arch: Arch) -> int:
+    uw, p, point = _witness(cert, "upper_witness", arch)
+    P = arch.parameters
+    fams = field(uw, "families", "upper_witness.")
+    if fams != _expected_families(arch):
+        reject("upper_witness.families is not the symmetry families of this architecture in canonical order")
+    for kind in {f["kind"] for f in fams}:
+        if not _identities_hold(kind, arch.normalization != "lightning"):  # pragma: no cover - own definitions
+            reject(f"the invariance identity of the {kind} family does not hold")
+    rank = integer(field(uw, "field_rank", "upper_witness."), "upper_witness.field_rank", 0)
+    F = _field_rows(arch, point, p)
+    rows = index_list(field(uw, "rows", "upper_witness."), rank, F.shape[0], "upper_witness.rows")
+    cols = index_list(field(uw, "columns", "upper_witness."), rank, P, "upper_witness.columns")
+    _check_minor(F[np.ix_(rows, cols)], p, field(uw, "determinant", "upper_witness."), "field")
+    upper = integer(field(cert, "upper", ""), "upper")
+    if upper != P - rank:
+        reject(f"upper = {upper} but parameters - field rank = {P} - {rank} = {P - rank}")
+    return upper
+
+
+def check(cert: dict) -> str:
+    arch = architecture(cert)
+    P = arch.parameters
+    if integer(field(cert, "parameters"), "parameters") != P:
+        reject(f"parameters = {cert['parameters']} but the architecture has {P}")
+    lower = _check_lower(cert, arch)
+    upper = _check_upper(cert, arch)
+    if lower > upper:
+        reject(f"lower bound {lower} exceeds upper bound {upper}")
+    certified = field(cert, "certified")
+    if certified is not (lower == upper):
+        reject(f"certified = {certified!r} but lower = {lower}, upper = {upper}")
+    dim = field(cert, "dimension")
+    if isinstance(dim, bool) or dim != (lower if lower == upper else None):
+        reject(f"dimension does not follow from lower = {lower}, upper = {upper}")
+    if lower == upper:
+        return f"dim M = {lower} for {arch.describe()}"
+    return f"{lower} <= dim M <= {upper} for {arch.describe()} (bounds, not a dimension)"
+
+
+def certified_dimension(cert: dict) -> int:
+    """The dimension an *already verified* embedded dimension certificate proves (rejects bounds)."""
+    if cert.get("certified") is not True or isinstance(cert.get("dimension"), bool) \
+            or not isinstance(cert.get("dimension"), int):
+        reject("the embedded dimension certificate must certify the dimension (its bounds must meet)")
+    return cert["dimension"]

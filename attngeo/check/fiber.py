@@ -1,0 +1,241 @@
+"""Independent re-verification of single-layer fiber certificates (kind ``fiber``).
+
+Shares nothing with the computing path (layerfunction, fiber): the function is
+rebuilt here as products of linear forms ``F_kp = (V y)_k (A^T y)_p`` in
+python-flint polynomials (the prover uses a Gram tensor), and the forced
+candidates are rebuilt by exact *polynomial division* (the prover uses linear
+algebra on Gram matrices). The argument replayed is docs/fibers.md, Theorem 1:
+
+* ``F = 0``: the fiber is ``{A = 0} u {V = 0, rank A <= a}``;
+* otherwise every point of the fiber has ``l'_k`` proportional to a linear
+  factor of ``F_kp``; each factor forces one candidate line; the components are
+  exactly the candidates that reproduce ``F`` with ``rank A <= a``.
+"""
+
+from __future__ import annotations
+
+from flint import fmpq, fmpq_mat, fmpq_mpoly_ctx
+
+from .arch import single_layer
+from .schema import ARCHITECTURE, CHECKED, HEADER, NUMBER, TEXT
+from .values import boolean, field, integer, matrix, rational, reject, seq, text
+
+_COMPONENT = {"coordinates": CHECKED, "dimension": CHECKED, "description": TEXT, "latex": TEXT, "locus": CHECKED,
+              "A": CHECKED, "V": CHECKED, "rank_A": CHECKED}
+_QKV = {"coordinates": CHECKED, "dimension": CHECKED, "description": TEXT, "latex": TEXT, "locus": CHECKED,
+        "rank_Q": CHECKED, "rank_K": CHECKED, "over": CHECKED, "Q": CHECKED, "K": CHECKED, "V": CHECKED}
+SCHEMA = {
+    **HEADER, "architecture": ARCHITECTURE, "point": CHECKED, "case": CHECKED, "certified": CHECKED,
+    "components": [_COMPONENT], "qkv_components": [_QKV], "method": TEXT, "seconds": NUMBER,
+    "argument": {"zero": CHECKED, "entry": CHECKED, "factors": CHECKED,
+                 "candidates": [{"factor": CHECKED, "valid": CHECKED, "reason": TEXT}]},
+}
+
+
+def split(point: list, a: int, d: int, dd: int, where: str) -> tuple[fmpq_mat, fmpq_mat, fmpq_mat]:
+    """``(Q, K, V)`` of a flat single-layer point."""
+    return (matrix([point[i * d:(i + 1) * d] for i in range(a)], a, d, f"{where} Q"),
+            matrix([point[(a + i) * d:(a + i + 1) * d] for i in range(a)], a, d, f"{where} K"),
+            matrix([point[(2 * a + i) * d:(2 * a + i + 1) * d] for i in range(dd)], dd, d, f"{where} V"))
+
+
+def forms(A: fmpq_mat, V: fmpq_mat, ctx) -> list[list]:
+    """``F[k][p] = (V y)_k (A^T y)_p`` as polynomials."""
+    y = ctx.gens()
+    d = A.nrows()
+    ell = [sum((V[k, m] * y[m] for m in range(d)), ctx.from_dict({})) for k in range(V.nrows())]
+    em = [sum((A[n, p] * y[n] for n in range(d)), ctx.from_dict({})) for p in range(d)]
+    return [[lk * mp for mp in em] for lk in ell]
+
+
+def _linear(poly, d: int) -> list[fmpq] | None:
+    if poly == 0:
+        return [fmpq(0)] * d
+    if poly.total_degree() != 1 or any(sum(e) != 1 for e in poly.to_dict()):
+        return None
+    out = [fmpq(0)] * d
+    for e, c in poly.to_dict().items():
+        out[e.index(1)] = c
+    return out
+
+
+def _divide_all(polys: list, divisor, d: int) -> list[list[fmpq]] | None:
+    out = []
+    for g in polys:
+        q, r = divmod(g, divisor)
+        coeffs = _linear(q, d) if r == 0 else None
+        if coeffs is None:
+            return None
+        out.append(coeffs)
+    return out
+
+
+def _proportional(M: fmpq_mat, N: fmpq_mat) -> bool:
+    """``M = c N`` for a nonzero constant ``c``."""
+    entries = [(M[i, j], N[i, j]) for i in range(M.nrows()) for j in range(M.ncols())]
+    ratio = next((m / n for m, n in entries if n != 0), None)
+    return ratio is not None and ratio != 0 and all(m == ratio * n for m, n in entries)
+
+
+def product_strata(a: int, d: int, r: int) -> list[tuple[int, int, int]]:
+    """Components ``(rank Q, rank K, dim)`` of ``{(Q, K) : K^T Q = B}``, ``rank B = r`` (docs/fibers.md, Lemma 3).
+
+    The checker's own transcription of the lemma: maximal pairs ``(u, w)`` with
+    ``r <= u, w <= min(a, d)`` and ``u + w <= a + r``.
+    """
+    top = min(a, d)
+    pairs = [(u, w) for u in range(r, top + 1) for w in range(r, top + 1) if u + w <= a + r]
+    out = []
+    for u, w in pairs:
+        if any((x, y) != (u, w) and x >= u and y >= w for x, y in pairs):
+            continue
+        k, n = u - r, a - w
+        total = u * (a - u) + u * d + w * d + k * (u - k) + (n - k) * (a - n)
+        out.append((u, w, total - r * (2 * d - r)))
+    return sorted(out)
+
+
+def _keys(item: dict, allowed: set, where: str) -> None:
+    extra = set(item) - allowed - {"description", "latex"}
+    if extra:
+        reject(f"{where} has fields {sorted(extra)[:3]} that this kind of component does not have")
+
+
+def _check_qkv(cert: dict, expected: list[dict], where: str = "qkv_components") -> None:
+    """The (Q, K, V) components: Lemma 3's list for each (A, V) component, with representatives that map to it."""
+    got = seq(field(cert, "qkv_components"), where)
+    if len(got) != len(expected):
+        reject(f"{where} must list {len(expected)} components (Lemma 3), it lists {len(got)}")
+    for k, (item, want) in enumerate(zip(got, expected)):
+        if not isinstance(item, dict):
+            reject(f"{where}[{k}] must be an object")
+        rep = want.pop("_rep", None)
+        _keys(item, set(want) | ({"Q", "K", "V"} if rep else set()), f"{where}[{k}]")
+        for key, value in want.items():
+            if item.get(key) != value or isinstance(item.get(key), bool):
+                reject(f"{where}[{k}].{key} must be {value!r} (Lemma 3)")
+        if rep:
+            A, V, a = rep
+            d, dd = A.nrows(), V.nrows()
+            Q = matrix(field(item, "Q", f"{where}[{k}]."), a, d, f"{where}[{k}].Q")
+            K = matrix(field(item, "K", f"{where}[{k}]."), a, d, f"{where}[{k}].K")
+            if K.transpose() * Q != A or matrix(field(item, "V", f"{where}[{k}]."), dd, d, f"{where}[{k}].V") != V:
+                reject(f"{where}[{k}]: the representative (Q, K, V) does not map to its (A, V) line")
+
+
+def check(cert: dict) -> str:
+    arch, d, dd, a = single_layer(cert)
+    point = seq(field(cert, "point"), "point", 2 * a * d + dd * d)
+    Q, K, V = split(point, a, d, dd, "point")
+    A = K.transpose() * Q
+    ctx = fmpq_mpoly_ctx.get(("y", d), "degrevlex")
+    F = forms(A, V, ctx)
+    comps = seq(field(cert, "components"), "components")
+    if any(not isinstance(c, dict) for c in comps):
+        reject("each component must be an object")
+    if boolean(field(cert, "certified"), "certified") is not True:
+        reject("a fiber certificate must claim certified = true")
+    argument = field(cert, "argument")
+    if not isinstance(argument, dict):
+        reject("argument must be an object")
+    if all(g == 0 for row in F for g in row):
+        return _check_zero(cert, comps, argument, d, dd, a)
+    return _check_lines(cert, comps, argument, F, ctx, d, dd, a)
+
+
+def _check_zero(cert: dict, comps: list, argument: dict, d: int, dd: int, a: int) -> str:
+    if field(cert, "case") != "zero":
+        reject("the point gives the zero function but the case is not 'zero'")
+    if argument != {"zero": True}:
+        reject("the argument of a zero fiber is {\"zero\": true}")
+    r = min(a, d)
+    want = [("A=0", dd * d), ("V=0", r * (2 * d - r))]
+    if len(comps) != 2:
+        reject(f"the zero fiber is {{A = 0}} u {{V = 0, rank A <= {a}}}: two components, the certificate lists {len(comps)}")
+    for k, (c, (locus, dim)) in enumerate(zip(comps, want)):
+        _keys(c, {"coordinates", "dimension", "locus"}, f"components[{k}]")
+        if c.get("coordinates") != "AV" or c.get("locus") != locus \
+                or integer(c.get("dimension"), f"components[{k}].dimension", 0) != dim:
+            reject(f"components[{k}] must be the (A, V) component {locus} of dimension {dim}")
+    expected = [{"coordinates": "QKV", "dimension": dim + dd * d, "rank_Q": u, "rank_K": w, "locus": "A=0"}
+                for u, w, dim in product_strata(a, d, 0)]
+    expected.append({"coordinates": "QKV", "dimension": 2 * a * d, "locus": "V=0"})
+    _check_qkv(cert, expected)
+    return f"fiber of the zero function of widths {d},{dd}, rank {a}: {{A=0}} (dim {want[0][1]}) u {{V=0}} (dim {want[1][1]})"
+
+
+def _check_lines(cert: dict, comps: list, arg: dict, F: list, ctx, d: int, dd: int, a: int) -> str:
+    if "zero" in arg:
+        reject("the point's function is not zero")
+    entry = seq(field(arg, "entry", "argument."), "argument.entry", 2)
+    k, p = integer(entry[0], "argument.entry[0]", 0, dd - 1), integer(entry[1], "argument.entry[1]", 0, d - 1)
+    Fkp = F[k][p]
+    if Fkp == 0:
+        reject(f"F_{k}{p} is zero, the argument needs a nonzero entry")
+    factors = seq(field(arg, "factors", "argument."), "argument.factors")
+    if len(factors) not in (1, 2):
+        reject("argument.factors must list one or two linear forms")
+    y = ctx.gens()
+    polys = []
+    for i, f in enumerate(factors):
+        seq(f, f"argument.factors[{i}]", d)
+        polys.append(sum((rational(c, "factor coefficient") * y[m] for m, c in enumerate(f)), ctx.from_dict({})))
+    if any(g == 0 for g in polys):
+        reject("a recorded factor is zero")
+    # F_kp must be a constant times the product of the factors (squared if only one)
+    prod = polys[0] * (polys[1] if len(polys) == 2 else polys[0])
+    quotient, rem = divmod(Fkp, prod)
+    if rem != 0 or quotient.total_degree() != 0:
+        reject(f"the recorded factors do not multiply to F_{k}{p} up to a constant")
+    if len(polys) == 2 and divmod(polys[0], polys[1])[1] == 0:
+        reject("the two recorded factors are proportional: they are one factor")
+    valid, works = [], []
+    for u in polys:
+        m_p, rem = divmod(Fkp, u)
+        V_rows = _divide_all([F[j][p] for j in range(dd)], m_p, d)
+        A_cols = _divide_all([F[k][q] for q in range(d)], u, d)
+        ok = False
+        if V_rows is not None and A_cols is not None:
+            V = fmpq_mat(V_rows)
+            A = fmpq_mat(A_cols).transpose()
+            ok = forms(A, V, ctx) == F and A.rank() <= a
+            if ok:
+                valid.append((A, V))
+        works.append(ok)
+    cands = seq(field(arg, "candidates", "argument."), "argument.candidates", len(polys))
+    for i, (c, ok) in enumerate(zip(cands, works)):
+        if not isinstance(c, dict) or c.get("factor") != factors[i] or c.get("valid") is not ok:
+            reject(f"argument.candidates[{i}] must be factor {i} with valid = {str(ok).lower()}")
+    if len(comps) != len(valid):
+        reject(f"the factor argument gives {len(valid)} line component(s), the certificate lists {len(comps)}")
+    matched, expected_qkv = set(), []
+    for i, c in enumerate(comps):
+        _keys(c, {"coordinates", "dimension", "A", "V", "rank_A"}, f"components[{i}]")
+        if c.get("coordinates") != "AV" or integer(c.get("dimension"), "component dimension", 0) != 1:
+            reject(f"components[{i}] is a line in (A, V) coordinates (dimension 1)")
+        A = matrix(field(c, "A", f"components[{i}]."), d, d, f"components[{i}].A")
+        V = matrix(field(c, "V", f"components[{i}]."), dd, d, f"components[{i}].V")
+        if forms(A, V, ctx) != F:
+            reject(f"component {i} does not map to the function of the point")
+        hits = [j for j, (Aj, Vj) in enumerate(valid) if _proportional(A, Aj) and _proportional(V, Vj)]
+        if not hits or hits[0] in matched:
+            reject(f"component {i} is not one of the candidate lines (or repeats one)")
+        matched.add(hits[0])
+        r = A.rank()
+        if integer(field(c, "rank_A", f"components[{i}]."), f"components[{i}].rank_A", 0) != r:
+            reject(f"components[{i}].rank_A must be {r}")
+        expected_qkv += [{"coordinates": "QKV", "dimension": dim + 1, "rank_Q": u, "rank_K": w, "over": i + 1,
+                          "_rep": (A, V, a)} for u, w, dim in product_strata(a, d, r)]
+    _check_qkv(cert, expected_qkv)
+    case = field(cert, "case")
+    if not valid:
+        want = "outside"
+    else:
+        rank1 = all(Aj.rank() == 1 and Vj.rank() == 1 for Aj, Vj in valid)
+        want = "generic" if not rank1 else ("rank1-swap" if len(valid) == 2 else "rank1-parallel")
+    if case != want:
+        reject(f"the components make the case {want!r}")
+    if not valid:
+        return (f"not in M: no weights of widths {d},{dd}, rank {a} give this function "
+                f"(every candidate forced by the factors of F_{k}{p} fails)")
+    return f"fiber of a {want} point of widths {d},{dd}, rank {a}: {len(valid)} line(s)"

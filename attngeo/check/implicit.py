@@ -1,0 +1,185 @@
+"""Independent re-verification of implicit-equation certificates (kind ``implicit``).
+
+The checker rebuilds the parametrization its own way — expanding
+``F_kp(y) = (V y)_k (A^T y)_p`` as polynomials in the weights and ``y`` and
+reading off the coefficient of ``y_m y_n`` — and then re-proves:
+
+* every listed equation vanishes on it (``G ⊆ I(M)``);
+* ``G`` is a Gröbner basis (python-flint's ``is_groebner``, degrevlex) and the
+  dimension of ``V(G)`` read from its leading monomials is the certified ``dim M``
+  of the embedded dimension certificate;
+* each Hilbert-function count: the staircase of ``G`` in degree ``k`` equals the
+  rank, modulo a prime, of the degree-``k`` monomials at points of ``M`` the
+  checker draws itself (any points give a lower bound, so its own are as good);
+* ``generates = "proved"``: one generator, irreducible over Q, codimension 1;
+  ``generates = "elimination"``: the elimination is replayed with msolve (no
+  msolve here ⇒ "cannot verify", never "rejected").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+import random
+
+import numpy as np
+from flint import fmpz_mpoly_ctx, fmpz_mpoly_vec, nmod_mat
+
+from ..exceptions import CertificateFormatError
+from .arch import single_layer
+from .limits import MAX_VARIABLES
+from .dimension import certified_dimension
+from .msolve import replay, same_basis
+from .poly import count_monomials, cover_number, divides, parse_all, ring
+from .schema import ARCHITECTURE, CHECKED, FLAG, HEADER, NUMBER, TEXT, TEXTS, Embedded
+from .values import field, integer, reject, seq
+
+SCHEMA = {
+    **HEADER, "architecture": ARCHITECTURE, "coordinates": CHECKED, "dimension": CHECKED, "codimension": CHECKED,
+    "generators": CHECKED, "degrees": CHECKED, "terms": CHECKED, "generates": CHECKED,
+    "complete_through_degree": CHECKED, "engine": TEXT, "seconds": NUMBER, "parameters": CHECKED,
+    "equations": CHECKED, "latex": TEXTS, "variety_dimension": CHECKED,
+    "hilbert": [{"degree": CHECKED, "monomials": CHECKED, "staircase": CHECKED, "rank": CHECKED}],
+    "irreducible": FLAG, "dimension_certificate": Embedded("dimension"),
+}
+
+_PRIME = 2_147_483_587
+
+
+def _coordinates(d: int, dd: int) -> list[tuple[int, int, int, int]]:
+    return [(k, p, m, n) for k in range(dd) for p in range(d) for m in range(d) for n in range(m, d)]
+
+
+def _parametrization(d: int, dd: int, a: int, names: list[str]) -> tuple:
+    ctx = ring(tuple(names) + tuple(f"y{i}" for i in range(d)))
+    g = dict(zip(names, ctx.gens()))
+    y = ctx.gens()[len(names):]
+    if a >= d:
+        A = [[g[f"A_{n + 1}_{p + 1}"] for p in range(d)] for n in range(d)]
+    else:
+        A = [[sum(g[f"K_{i + 1}_{n + 1}"] * g[f"Q_{i + 1}_{p + 1}"] for i in range(a)) for p in range(d)]
+             for n in range(d)]
+    ell = [sum(g[f"V_{k + 1}_{m + 1}"] * y[m] for m in range(d)) for k in range(dd)]
+    em = [sum(A[n][p] * y[n] for n in range(d)) for p in range(d)]
+    pctx = ring(names)
+    out = []
+    for k, p, m, n in _coordinates(d, dd):
+        target = tuple(int(i == m) + int(i == n) for i in range(d))
+        coeff = {e[:len(names)]: c for e, c in (ell[k] * em[p]).to_dict().items() if e[len(names):] == target}
+        out.append(pctx.from_dict(coeff))
+    return pctx, out
+
+
+def _rank_count(phi: list, pnames: int, weights: list[tuple], k: int, rng: random.Random) -> int:
+    blocks: dict = {}
+    for combo in itertools.combinations_with_replacement(range(len(phi)), k):
+        blocks.setdefault(tuple(map(sum, zip(*(weights[i] for i in combo)))), []).append(combo)
+    rows = max(len(b) for b in blocks.values()) + 8
+    pts = [[rng.randint(-10**5, 10**5) for _ in range(pnames)] for _ in range(rows)]
+    vals = [[int(f(*w)) % _PRIME for f in phi] for w in pts]
+    total = 0
+    for combos in blocks.values():
+        M = [[int(np.prod([vals[r][i] for i in combo], dtype=object) % _PRIME) for combo in combos] for r in range(rows)]
+        total += nmod_mat(M, _PRIME).rank()
+    return total
+
+
+def _integer_coefficients(p, zctx):
+    """``p`` times the lcm of its denominators, as an integer polynomial (same zeros)."""
+    items = p.to_dict().items()
+    den = 1
+    for _, c in items:
+        den = math.lcm(den, int(c.q))
+    return zctx.from_dict({e: int(c.p) * (den // int(c.q)) for e, c in items})
+
+
+def check(cert: dict) -> str:
+    arch, d, dd, a = single_layer(cert)
+    if dd * d * d * (d + 1) // 2 > MAX_VARIABLES:
+        raise CertificateFormatError(f"implicit equations of widths {d},{dd} have more coordinates than the "
+                                     f"checker's limit of {MAX_VARIABLES} variables")
+    coords = field(cert, "coordinates")
+    expected = [f"c_{k + 1}_{p + 1}_{m + 1}{n + 1}" for k, p, m, n in _coordinates(d, dd)]
+    if coords != expected:
+        reject("coordinates must be the coefficients c_k_p_mn of the matrix of quadratic forms, in order")
+    blocks = [("A", d, d)] if a >= d else [("Q", a, d), ("K", a, d)]
+    names = [f"{b}_{i + 1}_{j + 1}" for b, r, c in blocks + [("V", dd, d)] for i in range(r) for j in range(c)]
+    if field(cert, "parameters") != names:
+        reject("parameters must be the weights of the parametrization, in order")
+    pctx, phi = _parametrization(d, dd, a, names)
+    cctx = ring(coords)
+    texts = field(cert, "equations")
+    G = parse_all(texts, cctx, "equations")
+    for i, g in enumerate(G):
+        if g.compose(*phi, ctx=pctx) != 0:
+            reject(f"equation {i + 1} does not vanish on M")
+    if field(cert, "generators") != len(G) or field(cert, "degrees") != [g.total_degree() for g in G] \
+            or field(cert, "terms") != [len(g) for g in G]:
+        reject("generators, degrees and terms must describe the equations")
+    zctx = fmpz_mpoly_ctx.get(tuple(coords), "degrevlex")
+    if not fmpz_mpoly_vec([_integer_coefficients(g, zctx) for g in G], zctx).is_groebner():
+        reject("the equations are not a Groebner basis (degrevlex)")
+    supports = [frozenset(i for i, e in enumerate(g.monoms()[0]) if e) for g in G]
+    var_dim = len(coords) - cover_number(supports, "the leading monomials")
+    dim = certified_dimension(field(cert, "dimension_certificate"))
+    if integer(field(cert, "dimension"), "dimension") != dim or var_dim != dim \
+            or field(cert, "variety_dimension") != var_dim or field(cert, "codimension") != len(coords) - dim:
+        reject(f"dim V(G) = {var_dim} must equal the certified dim M = {dim} (and codimension = {len(coords) - dim})")
+    weights = []
+    for k, p, m, n in _coordinates(d, dd):
+        w = [0] * (dd + 2 * d)
+        w[k] += 1
+        w[dd + p] += 1
+        w[dd + d + m] += 1
+        w[dd + d + n] += 1
+        weights.append(tuple(w))
+    leads = [g.monoms()[0] for g in G]
+    # the checker's own evaluation points, drawn reproducibly from the claim itself
+    rng = random.Random(hashlib.sha256(json.dumps([cert["architecture"], texts]).encode()).digest())
+    complete, stopped = 0, False
+    for j, h in enumerate(seq(field(cert, "hilbert"), "hilbert")):
+        k = integer(field(h, "degree", f"hilbert[{j}]."), f"hilbert[{j}].degree")
+        if k != j + 1:
+            reject("hilbert entries must be degrees 1, 2, ... in order")
+        total = count_monomials(len(coords), k, f"hilbert[{j}]")
+        stair = 0
+        for combo in itertools.combinations_with_replacement(range(len(coords)), k):
+            e = [combo.count(i) for i in range(len(coords))]
+            stair += not any(divides(lead, e) for lead in leads)
+        if field(h, "monomials", f"hilbert[{j}].") != total or field(h, "staircase", f"hilbert[{j}].") != stair:
+            reject(f"degree {k}: {total} monomials, {stair} of them standard for G")
+        recorded = integer(field(h, "rank", f"hilbert[{j}]."), f"hilbert[{j}].rank", 0, stair)
+        if recorded == stair and not stopped:
+            rank = _rank_count(phi, len(names), weights, k, rng)
+            if rank != stair:
+                rank = _rank_count(phi, len(names), weights, k, rng)  # one redraw: unlucky points lower a rank
+            if rank != stair:
+                reject(f"degree {k}: monomials at points of M have rank {rank}, below the staircase {stair}")
+            complete = k
+        else:
+            stopped = True  # a rank below the staircase proves nothing; completeness stops here
+    if field(cert, "complete_through_degree") != complete:
+        reject(f"complete_through_degree is {complete}")
+    generates = field(cert, "generates")
+    irreducible = cert.get("irreducible")
+    if irreducible is not None:
+        factors = G[0].factor()[1] if len(G) == 1 else None
+        if factors is None or irreducible is not (len(factors) == 1 and factors[0][1] == 1):
+            reject("irreducible states whether the one generator is irreducible over Q")
+    if generates == "proved":
+        if len(G) != 1 or len(coords) - dim != 1 or irreducible is not True:
+            reject("'proved' generation needs one irreducible generator of a hypersurface")
+        how = "an irreducible hypersurface: generates I(M)"
+    elif generates == "elimination":
+        full = ring(tuple(names) + tuple(coords))
+        lift = [full.from_dict({e + (0,) * len(coords): c for e, c in f.to_dict().items()}) for f in phi]
+        eqs = [c - f for c, f in zip(full.gens()[len(names):], lift)]
+        if not same_basis(G, replay(eqs, tuple(names) + tuple(coords), len(names))):
+            reject("the replayed elimination gives a different basis")
+        how = "generates I(M) by msolve's elimination (replayed; msolve trusted)"
+    else:
+        reject("generates must be 'proved' or 'elimination'")
+    return (f"implicit equations of M (widths {d},{dd}, rank {a}): {len(G)} generators, dim {dim}, "
+            f"all equations of degree <= {complete} in <G>; {how}")

@@ -1,0 +1,137 @@
+"""The kernel: one certificate in, one verified claim (or a refusal) out.
+
+``verify`` reads the header, refuses every field the kind's schema does not
+allow (schema.py), verifies embedded certificates as certificates of their
+own kind bound to this one, and only then runs the kind's checker. Claims are
+built by the kind checkers from verified values only; no text of the
+certificate is ever echoed into a claim.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from dataclasses import dataclass
+
+from ..exceptions import CannotVerify, CertificateFormatError, CertificateRejected
+from .reader import FORMAT, read_certificate
+from .schema import Embedded, informational
+from .values import reject
+
+SUPPORTED_VERSIONS = (1,)
+
+#: kind -> module of this package defining ``SCHEMA`` and ``check(cert) -> claim``.
+KINDS = {
+    "dimension": "dimension",
+    "fiber": "fiber",
+    "deep-fiber": "deepfiber",
+    "singular-point": "singular",
+    "strata": "strata",
+    "implicit": "implicit",
+    "boundary-point": "boundary",
+}
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """A certificate that verified: its path, its kind, and the one-line claim it proves."""
+
+    path: str
+    kind: str
+    claim: str
+
+
+def _module(kind: str):
+    return importlib.import_module(f".{KINDS[kind]}", __package__)
+
+
+def _header(cert) -> str:
+    if not isinstance(cert, dict) or cert.get("format") != FORMAT:
+        raise CertificateFormatError(f"not an attngeo certificate (no \"format\": \"{FORMAT}\")")
+    version = cert.get("version")
+    if isinstance(version, bool) or version not in SUPPORTED_VERSIONS:
+        reject(f"unknown certificate version (this checker reads versions {list(SUPPORTED_VERSIONS)})")
+    kind = cert.get("kind")
+    if not isinstance(kind, str) or kind not in KINDS:
+        reject(f"unknown certificate kind (this checker reads {sorted(KINDS)})")
+    return kind
+
+
+def _closed(value, schema, root: dict, where: str) -> None:
+    """Refuse fields ``schema`` does not allow; verify and bind embedded certificates."""
+    if isinstance(schema, Embedded):
+        if not isinstance(value, dict):
+            reject(f"{where} must be an embedded certificate")
+        if value.get("format") != root.get("format") or value.get("version") != root.get("version") \
+                or value.get("kind") != schema.kind:
+            reject(f"{where} must be a {schema.kind} certificate of the same format and version")
+        for key in schema.same:
+            if value.get(key) != root.get(key):
+                reject(f"{where} is for another {key} than the certificate it is embedded in")
+        verify(value)
+        return
+    if informational(value, schema, where) or not isinstance(schema, (dict, list)):
+        return
+    if isinstance(schema, list):
+        if not isinstance(value, list):
+            reject(f"{where} must be a list")
+        for k, item in enumerate(value):
+            _closed(item, schema[0], root, f"{where}[{k}]")
+        return
+    if not isinstance(value, dict):
+        reject(f"{where or 'the certificate'} must be an object")
+    for key, item in value.items():
+        name = f"{where}.{key}" if where else key
+        if key not in schema:
+            reject(f"unknown field {name[:60]!r}: a certificate may hold only fields the checker verifies "
+                   "(docs/certificates.md)")
+        _closed(item, schema[key], root, name)
+
+
+def verify(cert) -> str:
+    """The claim ``cert`` proves, or CertificateRejected / CertificateFormatError / CannotVerify."""
+    kind = _header(cert)
+    module = _module(kind)
+    _closed(cert, module.SCHEMA, cert, "")
+    return module.check(cert)
+
+
+def check_certificate(source: str | os.PathLike | dict) -> CheckResult:
+    """Re-verify one certificate (a path or an already-loaded dict) in this process.
+
+    Raises
+    ------
+    CertificateRejected
+        The claim does not verify; the message says which part failed (exit 1).
+    CertificateFormatError
+        The input is not a readable attngeo certificate (exit 2).
+    CannotVerify
+        This machine cannot judge it (e.g. the replay needs msolve) (exit 2).
+
+    Examples
+    --------
+    >>> from attngeo import Architecture, certify_dimension
+    >>> cert = certify_dimension(Architecture((2, 2), (1,), tokens=2), seed=0).to_json()
+    >>> check_certificate(cert).claim
+    'dim M = 6 for widths 2,2, ranks 1, t=2'
+    """
+    try:
+        if isinstance(source, dict):
+            path, cert = "<dict>", source
+        else:
+            path = os.fspath(source)
+            cert = read_certificate(path)
+        return CheckResult(path, _header(cert), verify(cert))
+    except (CertificateRejected, CertificateFormatError, CannotVerify) as exc:
+        raise type(exc)(one_line(exc)) from None
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError, ZeroDivisionError, OverflowError) as exc:
+        # a structure no checker anticipated: it does not verify (a checker bug must never pass as a verdict)
+        raise CertificateRejected(f"the certificate does not verify (the checker met {type(exc).__name__} "
+                                  "while reading it: a malformed field)") from None
+    except RecursionError:
+        raise CertificateFormatError("the certificate nests too deeply to check") from None
+
+
+def one_line(message) -> str:
+    """A message as one printable line: no text of a certificate can start a line of its own."""
+    return "".join(c if c.isprintable() else " " for c in str(message))[:2000]

@@ -1,0 +1,40 @@
+"""Every limit the checker enforces, in one place (docs/trust.md lists them with reasons).
+
+A certificate is hostile until proved otherwise: each number below bounds the
+work one field can cause *before* that work starts, so a small file cannot
+make the checker hang, exhaust memory or crash the interpreter. Inputs beyond
+a limit are refused as unusable (exit 2) with a message naming the limit.
+"""
+
+#: Largest certificate file read (bytes). The largest honest certificates
+#: (dimension, d = 64) are a few MB; a single-layer d = 768 witness stays below this.
+MAX_FILE_BYTES = 256 * 1024 * 1024
+#: Deepest nesting of JSON arrays/objects (honest certificates nest at most 8 deep).
+MAX_DEPTH = 32
+#: Decimal digits of one integer, or of a numerator or denominator of a rational.
+MAX_DIGITS = 2000
+#: Characters of one free-text (informational) field.
+MAX_TEXT = 4000
+#: Widths, ranks and tokens: at most this (keeps every inner product of the
+#: dimension checker below 2**63, see dimension.py).
+MAX_SIZE = 2047
+#: Widths of single-layer certificates (fiber, singular point, strata, boundary, implicit):
+#: their checkers expand d' x d quadratic forms in d variables, so the work grows like d^4.
+MAX_LAYER_WIDTH = 64
+#: Largest prime of a modular witness (products of two residues stay below 2**52).
+MAX_PRIME = 1 << 26
+#: Polynomials: characters, terms, and the exponent of one variable.
+MAX_POLY_CHARS = 4_000_000
+MAX_TERMS = 200_000
+MAX_EXPONENT = 64
+#: Variables of a polynomial ring the checker builds.
+MAX_VARIABLES = 400
+#: Monomials the checker may enumerate for one staircase or one Hilbert-function degree.
+MAX_MONOMIALS = 2_000_000
+#: Nodes of the branch-and-bound search for the dimension of a monomial ideal.
+MAX_SEARCH_NODES = 2_000_000
+#: Precision of a ball witness (bits).
+MIN_PRECISION, MAX_PRECISION = 53, 1 << 16
+#: Default budget of one certificate checked in isolation (check_file, check_folder).
+DEFAULT_SECONDS = 900.0
+DEFAULT_MEMORY_MB = 8192
