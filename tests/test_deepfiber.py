@@ -6,10 +6,10 @@ import pytest
 
 from attngeo import Architecture, InvalidInputError, evaluate
 from attngeo.deepfiber import deep_fiber, gauge, gauge_point, same_function, staircase
-from attngeo.engine import find_msolve, groebner, ring
+from attngeo.engine import groebner, ring
 from attngeo.symmetry import act
 
-needs_msolve = pytest.mark.skipif(find_msolve() is None, reason="msolve is not installed")
+needs_msolve = pytest.mark.msolve
 
 
 def test_the_gauge_fixes_one_entry_per_symmetry_dimension():

@@ -7,7 +7,7 @@ import pytest
 from attngeo.engine import (EngineFailed, EngineUnavailable, FALLBACK_MAX_VARIABLES, available, find_msolve,
                             groebner, parse_poly, ring)
 
-needs_msolve = pytest.mark.skipif(find_msolve() is None, reason="msolve is not installed")
+needs_msolve = pytest.mark.msolve
 
 
 def _random_system(seed, n=3):

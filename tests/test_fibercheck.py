@@ -8,7 +8,6 @@ from conftest import assert_rejected
 
 from attngeo import Architecture, check_certificate
 from attngeo.deepfiber import deep_fiber
-from attngeo.engine import find_msolve
 from attngeo.fiber import fiber, special_point
 
 
@@ -91,7 +90,7 @@ def test_a_generic_point_cannot_claim_a_swap(generic):
 
 # -- deep fibers ---------------------------------------------------------------------------
 
-needs_msolve = pytest.mark.skipif(find_msolve() is None, reason="replaying a deep fiber needs msolve")
+needs_msolve = pytest.mark.msolve  # replaying a deep fiber runs msolve
 
 
 @pytest.fixture(scope="module")

@@ -4,15 +4,16 @@ import pytest
 from flint import fmpq
 
 from attngeo import Architecture
-from attngeo.engine import find_msolve, find_singular, ring
+from attngeo.engine import find_singular, ring
 from attngeo.ideal import Ideal, determinantal_ideal, matrix_names, minors, symbolic_matrix
 from attngeo.latex import balanced
 from attngeo.strata import hmk_singular_ideal, stratum_dimension
 
-needs_msolve = pytest.mark.skipif(find_msolve() is None, reason="msolve is not installed")
+needs_msolve = pytest.mark.msolve
 
 
-@pytest.mark.parametrize("n,r", [(2, 1), (3, 1), (3, 2)])
+@pytest.mark.parametrize("n,r", [(2, 1), pytest.param(3, 1, marks=pytest.mark.msolve),
+                                 pytest.param(3, 2, marks=pytest.mark.msolve)])
 def test_determinantal_variety_has_the_classical_dimension(n, r):
     """{rank <= r} in n x n matrices has dimension r (2n - r)."""
     assert determinantal_ideal("A", n, n, r + 1).dimension() == r * (2 * n - r)
@@ -28,6 +29,7 @@ def test_minors_of_a_generic_matrix_expand_the_determinant():
     assert len(minors(M, 2)) == 9
 
 
+@pytest.mark.msolve
 def test_intersection_of_ideals_in_disjoint_variables_is_their_product():
     names = [x for row in matrix_names("A", 2, 2) + matrix_names("V", 1, 2) for x in row]
     IA, IV = determinantal_ideal("A", 2, 2, 1, names), determinantal_ideal("V", 1, 2, 1, names)
@@ -51,6 +53,7 @@ def test_singular_and_the_default_engine_agree_on_the_singular_locus():
     assert hmk_singular_ideal(arch, engine="singular").gens == hmk_singular_ideal(arch).gens
 
 
+@pytest.mark.msolve
 @pytest.mark.parametrize("d,dd,a", [(2, 2, 2), (2, 1, 2), (3, 2, 2)])
 def test_hmk_locus_is_the_rank_one_stratum_and_its_pullback_vanishes_there(d, dd, a):
     arch = Architecture((d, dd), (a,), tokens=2)

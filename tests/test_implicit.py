@@ -9,14 +9,14 @@ from conftest import assert_rejected
 
 from attngeo import Architecture, check_certificate
 from attngeo.boundary import is_boundary_point
-from attngeo.engine import find_msolve, find_singular
+from attngeo.engine import find_singular
 from attngeo.fiber import special_point
 from attngeo.implicit import coordinates_of, implicit_equations
 from attngeo.latex import balanced
 from attngeo.layerfunction import LayerFunction
 from attngeo.singular import is_singular
 
-pytestmark = pytest.mark.skipif(find_msolve() is None, reason="elimination at these sizes needs msolve")
+pytestmark = pytest.mark.msolve  # elimination at these sizes
 
 
 @pytest.fixture(scope="module")

@@ -37,11 +37,13 @@ def test_formula_names_all_have_latex():
             assert hmk_formula(Architecture(widths, ranks, 2, norm)).name in FORMULAS
 
 
+@pytest.mark.msolve  # _samples includes [HMK]'s singular-locus ideal
 def test_latex_is_balanced():
     for text in _samples():
         assert balanced(text) and text.count("$") % 2 == 0, text
 
 
+@pytest.mark.msolve
 @pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex is not installed")
 def test_latex_compiles(tmp_path):
     body = "\n\n".join(_samples())

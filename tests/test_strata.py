@@ -45,6 +45,7 @@ def test_tampered_strata_certificates_are_rejected():
     assert_rejected(cert, lambda c: c["strata"][3]["factors"][0][0].__setitem__(0, "17"), "another point|rank")
 
 
+@pytest.mark.msolve
 def test_singular_strata_ideal_is_hmks_where_they_agree_and_larger_where_not():
     from attngeo.strata import hmk_singular_ideal
 
