@@ -27,48 +27,8 @@ from flint import fmpq, fmpq_mat
 from .architecture import Architecture
 from .certificate import FORMAT, VERSION, write_json
 from .exceptions import InvalidInputError, NotInNeuromanifoldError
-from .fiber import recover_weights, str_rows
-from .layerfunction import LayerFunction, single_layer
-
-def gram_matrices(f: LayerFunction) -> dict[tuple[int, int], fmpq_mat]:
-    """The nonzero Gram matrices ``S_kp`` of a layer function."""
-    dd, d = f.shape
-    den = f.denominator
-    out = {}
-    for k in range(dd):
-        for p in range(d):
-            block = f.numerators[k, :, :, p]
-            if block.any():
-                out[(k, p)] = fmpq_mat([[fmpq(int(block[m, n]), den) for n in range(d)] for m in range(d)])
-    return out
-
-
-def quadric_factor(f: LayerFunction) -> tuple[fmpq_mat, fmpq_mat] | None:
-    """``(q, R)`` with ``F = q(y) R`` and ``R`` of rank 1, when ``F`` has that shape (else None)."""
-    S = gram_matrices(f)
-    if not S:
-        return None
-    q = next(iter(S.values()))
-    i, j = next((i, j) for i in range(q.nrows()) for j in range(q.ncols()) if q[i, j] != 0)
-    dd, d = f.shape
-    R = fmpq_mat(dd, d)
-    for (k, p), M in S.items():
-        c = M[i, j] / q[i, j]
-        if M != c * q:
-            return None
-        R[k, p] = c
-    return (q, R) if R.rank() == 1 else None
-
-
-def principal_minor(q: fmpq_mat) -> tuple[int, int, fmpq] | None:
-    """A nonzero principal 2x2 minor ``(i, j, det)`` of a symmetric matrix (one exists when rank = 2)."""
-    n = q.nrows()
-    for i in range(n):
-        for j in range(i + 1, n):
-            det = q[i, i] * q[j, j] - q[i, j] * q[j, i]
-            if det != 0:
-                return i, j, det
-    return None
+from .fiber import fiber, str_rows
+from .layerfunction import LayerFunction, principal_minor, quadric_factor, single_layer
 
 
 @dataclass
@@ -153,11 +113,13 @@ def is_boundary_point(arch: Architecture, point) -> BoundaryVerdict:
                         "conjugate, so every preimage is complex", evidence)
         return done("interior", "indefinite", "F = q(y) R with q indefinite of rank 2: real factors, and nearby "
                     "real points keep them", evidence)
-    try:
-        rec = recover_weights(arch, f)
-    except NotInNeuromanifoldError as exc:
-        raise NotInNeuromanifoldError(f"this tensor is not in the neuromanifold: {exc}") from None
-    A, V = rec.fiber.lines[0]
+    fib = fiber(arch, f)
+    if not fib.in_neuromanifold:
+        exc = NotInNeuromanifoldError(f"this tensor is not in the neuromanifold: {fib.reason}")
+        exc.fiber = fib  # the complete argument, with its certificate
+        raise exc
+    # conjugate-swap points are q(y) R with rank q = 2, decided above: the lines here are rational
+    A, V = fib.lines[0]
     return done("interior", "general", "F is not q(y) R with q of rank <= 2: the fiber line is conjugation-stable, "
                 "so the point and its neighbours have real weights", {"A": str_rows(A), "V": str_rows(V)})
 

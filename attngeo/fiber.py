@@ -16,6 +16,23 @@ reproduces all of ``F`` and ``rank A_c <= a``. This is at once
 
 ``F = 0`` means ``A = 0`` or ``V = 0``: the fiber ``{A = 0} u {V = 0, rank A <= a}``.
 
+When ``F_kp`` is irreducible over Q there are no rational weights, but there
+may be irrational ones, so "not in M" needs more (:func:`_irreducible_entry`):
+
+* Gram rank of ``F_kp`` ``>= 3``: not a product of two linear forms over any
+  field (``u w`` has Gram matrix ``(u w^T + w u^T) / 2``, of rank ``<= 2``): outside.
+* Gram rank 2 (rank 1 is ``c (v.y)^2``, ``v`` rational, reducible): ``F_kp = c u w``
+  with ``u, w`` conjugate over ``Q(sqrt delta)``, ``delta`` minus a nonzero
+  principal 2x2 minor, not a square. **Conjugate-factor lemma**: ``F`` is in
+  ``M_C`` iff ``F = F_kp R`` with ``R`` rational of rank 1. *Proof.* If
+  ``F = l m^T`` then ``l_k ~ u`` say; every ``F_kq = l_k m_q`` is rational and
+  divisible by ``u``, hence by its conjugate ``w`` (not associate to ``u``), so
+  ``F_kq = c_q F_kp`` with ``c_q`` in Q and ``m_q = c_q m_p``; likewise
+  ``l_j = c'_j l_k``, so ``F_jq = c'_j c_q F_kp``. Conversely ``F = (u w) r s^T``
+  is ``l = r u``, ``m = s w``: ``V = r u^T``, ``A = w s^T`` of rank 1. The fiber is
+  then two lines (``u`` and ``w`` swapped) over ``Q(sqrt delta)``, with no
+  rational point; real iff ``delta > 0``.
+
 In ``(Q, K, V)`` coordinates the fiber is the preimage under
 ``mu(Q, K, V) = (K^T Q, V)``; :func:`product_fiber_strata` splits the fiber of
 ``(Q, K) -> K^T Q`` into its components (docs/fibers.md, Lemma 3).
@@ -35,8 +52,8 @@ from flint import fmpq, fmpq_mat
 from .architecture import Architecture
 from . import latex
 from .exceptions import InvalidInputError, NotInNeuromanifoldError
-from .layerfunction import (LayerFunction, call_evaluator, integer_matrix, mat_rows, output_column, single_layer,
-                            weights_AV)
+from .layerfunction import (LayerFunction, call_evaluator, gram_matrices, integer_matrix, mat_rows, nonzero_minor,
+                            output_column, principal_minor, single_layer, weights_AV)
 from .certificate import FORMAT, VERSION, write_json
 from .network import ExactOps, network, read_input, read_point
 
@@ -104,7 +121,6 @@ def _small(M: fmpq_mat, name: str) -> str:
 
 
 def _line_components(index: int, A: fmpq_mat, V: fmpq_mat, a: int) -> tuple[Component, list[Component]]:
-    d = A.nrows()
     r = A.rank()
     sub = f"_{index}"
     av = Component(
@@ -114,7 +130,12 @@ def _line_components(index: int, A: fmpq_mat, V: fmpq_mat, a: int) -> tuple[Comp
         {"A": str_rows(A), "V": str_rows(V), "rank_A": r},
     )
     Q, K = rank_factorization(A, a)  # the representative the parametrizations below start from
-    rep = {"Q": str_rows(Q), "K": str_rows(K), "V": str_rows(V)}
+    return av, _qkv_components(index, r, a, A.nrows(), {"Q": str_rows(Q), "K": str_rows(K), "V": str_rows(V)})
+
+
+def _qkv_components(index, r: int, a: int, d: int, rep: dict) -> list[Component]:
+    """The preimage of the line ``index`` in ``(Q, K, V)`` (docs/fibers.md, Lemma 3)."""
+    sub = f"_{index}"
     qkv = []
     for u, w, dim in product_fiber_strata(a, d, r):
         if u == w == r == min(a, d) and a <= d:
@@ -125,6 +146,23 @@ def _line_components(index: int, A: fmpq_mat, V: fmpq_mat, a: int) -> tuple[Comp
             tex = (rf"\overline{{\{{K^{{T}} Q = \lambda A{sub},\ \operatorname{{rank}} Q = {u},\ "
                    rf"\operatorname{{rank}} K = {w},\ V = \lambda^{{-1}} V{sub}\}}}}")
         qkv.append(Component("QKV", dim + 1, desc, tex, {"rank_Q": u, "rank_K": w, "over": index, **rep}))
+    return qkv
+
+
+def _conjugate_components(arch: Architecture, q: fmpq_mat, R: fmpq_mat, delta: fmpq) -> tuple[list, list]:
+    """The two lines of ``F = q(y) r s^T`` with ``q = u w`` over ``Q(sqrt delta)``: ``(w s^T, r u^T)``, ``(u s^T, r w^T)``."""
+    d = arch.widths[0]
+    a = arch.ranks[0]
+    data = {"quadric": str_rows(q), "R": str_rows(R), "discriminant": str(delta), "rank_A": 1}
+    av, qkv = [], []
+    for i, (x, z) in enumerate((("w", "u"), ("u", "w")), start=1):
+        av.append(Component(
+            "AV", 1,
+            f"{{(lambda {x} s^T, r {z}^T / lambda) : lambda != 0}}, q(y) = u(y) w(y) over Q(sqrt({delta})), R = r s^T",
+            rf"\{{(\lambda\, {x} s^{{T}},\ \lambda^{{-1}} r {z}^{{T}}) : \lambda \neq 0\}},\ "
+            rf"q = u w \text{{ over }} \mathbb{{Q}}(\sqrt{{{latex.rational(delta)}}})",
+            {**data, "conjugate": i}))
+        qkv.extend(_qkv_components(i, 1, a, d, {}))
     return av, qkv
 
 
@@ -169,18 +207,11 @@ def _linear_coefficients(poly, d: int) -> list[fmpq]:
     return out
 
 
-def linear_factors(f: LayerFunction, k: int, p: int) -> list:
-    """The distinct linear factors of ``F_kp`` over Q (one or two); raises when irreducible."""
-    poly = f.form(k, p)
-    _, factors = poly.factor()
+def linear_factors(f: LayerFunction, k: int, p: int) -> list | None:
+    """The distinct linear factors of ``F_kp`` over Q (one or two), or None when it is irreducible over Q."""
+    _, factors = f.form(k, p).factor()
     linear = [g for g, _ in factors]
-    if any(g.total_degree() != 1 for g in linear):
-        raise NotInNeuromanifoldError(
-            f"F_{k}{p} = {poly} is irreducible over Q, so no rational weights produce this function "
-            "(it may factor over a quadratic extension: then only irrational weights reach it); "
-            "recover_weights works over Q"
-        )
-    return linear
+    return linear if all(g.total_degree() == 1 for g in linear) else None
 
 
 def _partners(slabs: np.ndarray, den: int, w: list[fmpq]) -> list[list[fmpq]]:
@@ -208,10 +239,9 @@ def _partners(slabs: np.ndarray, den: int, w: list[fmpq]) -> list[list[fmpq]]:
     return out
 
 
-def _candidates(f: LayerFunction, a: int) -> tuple[tuple[int, int], list, list[Candidate]]:
-    dd, d = f.shape
-    k, p = f.nonzero_entry()
-    factors = linear_factors(f, k, p)
+def _candidates(f: LayerFunction, a: int, k: int, p: int, factors: list) -> list[Candidate]:
+    """The candidate forced by each linear factor of ``F_kp`` (Theorem 1), each decided exactly."""
+    d = f.shape[1]
     N, den = f.numerators, f.denominator
     out = []
     for u in factors:
@@ -221,27 +251,100 @@ def _candidates(f: LayerFunction, a: int) -> tuple[tuple[int, int], list, list[C
         V = fmpq_mat(_partners(N[:, :, :, p], den, m_p))
         A = fmpq_mat(_partners(N[k].transpose(2, 0, 1), den, coeffs)).transpose()
         label = [str(c) for c in coeffs]
-        if LayerFunction.from_AV(f.arch, A, V) != f:
-            out.append(Candidate(label, False, "the forced weights do not reproduce F", A, V))
+        j, q = _first_difference(LayerFunction.from_AV(f.arch, A, V), f) or (None, None)
+        if j is not None:
+            out.append(Candidate(label, False, f"the forced weights do not reproduce F (they differ at F_{j}{q})", A, V))
         elif A.rank() > a:
             out.append(Candidate(label, False, f"the forced A has rank {A.rank()} > a = {a}", A, V))
         else:
             out.append(Candidate(label, True, "reproduces F", A, V))
-    return (k, p), factors, out
+    return out
+
+
+def _first_difference(g: LayerFunction, f: LayerFunction) -> tuple[int, int] | None:
+    """An entry ``(j, q)`` with ``G_jq != F_jq``, or None when ``g == f``."""
+    if g == f:
+        return None
+    a = g.numerators.astype(object) * f.denominator  # Python integers: exact whatever the size
+    b = f.numerators.astype(object) * g.denominator
+    j, q = np.argwhere((a != b).any(axis=(1, 2)))[0]
+    return int(j), int(q)
+
+
+def _irreducible_entry(f: LayerFunction, k: int, p: int) -> tuple[str, dict, str, tuple | None]:
+    """Membership when ``F_kp`` is irreducible over Q: ``(case, argument, reason, (q, R, delta) or None)``.
+
+    Lemma (conjugate factors; module docstring): if ``F`` is in ``M_C`` and
+    ``F_kp`` is irreducible over Q, then ``F = F_kp R`` with ``R`` rational of
+    rank 1; conversely ``F = q R`` with ``rank q = 2``, ``rank R = 1`` is in ``M_C``.
+    So the verdict is exact linear algebra over Q, and never "no rational
+    weights, hence outside": irrational weights are weights too.
+    """
+    S = gram_matrices(f)
+    q = S[(k, p)]
+    argument: dict = {"entry": [k, p], "irreducible_over_Q": True}
+    rank = q.rank()
+    if rank >= 3:
+        rows, cols, det = nonzero_minor(q, 3)
+        argument.update(gram_rank=rank, minor={"rows": rows, "cols": cols, "value": str(det)})
+        return "outside", argument, (
+            f"the Gram matrix of F_{k}{p} has rank {rank} >= 3 (the 3x3 minor at rows {rows}, columns {cols} is "
+            f"{det}), so F_{k}{p} is not a product of two linear forms over any field, as every (V y)_k (A^T y)_p is"
+        ), None
+    # rank 2 (rank 1 would make F_kp = c (v.y)^2 with v rational): F_kp = u w over Q(sqrt delta)
+    i, j, det = principal_minor(q)
+    delta = -det
+    argument.update(gram_rank=2, minor={"rows": [i, j], "cols": [i, j], "value": str(det)}, discriminant=str(delta))
+    dd, d = f.shape
+    m, n = i, j  # a nonzero entry of q: q_ij, or a diagonal one if q_ij = 0 (then q_ii q_jj = det != 0)
+    if q[m, n] == 0:
+        n = i
+    R = fmpq_mat(dd, d)
+    for (jj, qq), M in S.items():
+        c = M[m, n] / q[m, n]
+        if M != c * q:
+            mm, nn = next((x, y) for x in range(d) for y in range(d) if M[x, y] != c * q[x, y])
+            argument["not_proportional"] = {"entry": [jj, qq], "positions": [[m, n], [mm, nn]]}
+            return "outside", argument, (
+                f"F_{k}{p} is irreducible over Q and F_{jj}{qq} is not a rational multiple of it, but a point of M "
+                f"with F_{k}{p} irreducible over Q is F_{k}{p} times a rank-1 matrix (conjugate-factor lemma)"
+            ), None
+        R[jj, qq] = c
+    argument["R"] = str_rows(R)
+    if R.rank() >= 2:
+        rows, cols, minor = nonzero_minor(R, 2)
+        argument["R_minor"] = {"rows": rows, "cols": cols, "value": str(minor)}
+        return "outside", argument, (
+            f"F = F_{k}{p} R with F_{k}{p} irreducible over Q and R of rank {R.rank()} >= 2, but a point of M "
+            f"with F_{k}{p} irreducible over Q is F_{k}{p} times a rank-1 matrix (conjugate-factor lemma)"
+        ), None
+    real = "real, irrational" if delta > 0 else "complex conjugate, not real"
+    return "conjugate-swap", argument, (
+        f"F = q(y) R with q = F_{k}{p} of rank 2, irreducible over Q (discriminant {delta} is not a square) and R of "
+        f"rank 1: in the neuromanifold, with weights over Q(sqrt({delta})) ({real}) and none rational"
+    ), (q, R, delta)
 
 
 @dataclass
 class Fiber:
-    """The fiber of one single-layer function, complete, with its argument."""
+    """The fiber of one single-layer function, complete, with its argument.
+
+    ``case``: ``generic``, ``rank1-swap``, ``rank1-parallel``, ``zero`` (rational
+    lines); ``conjugate-swap`` (two lines over ``Q(sqrt delta)``, no rational
+    point); ``outside`` (empty: no weights, rational, real or complex, give
+    the function; ``reason`` says why).
+    """
 
     arch: Architecture
-    case: str  # "generic", "rank1-swap", "rank1-parallel", "zero"
+    case: str
     av: list[Component]
     qkv: list[Component]
     argument: dict
     seconds: float = 0.0
     point: list[str] | None = None  # the weights the fiber was asked for, when given
-    lines: list[tuple[fmpq_mat, fmpq_mat]] = field(default_factory=list)  # (A_c, V_c) of each line, exactly
+    lines: list[tuple[fmpq_mat, fmpq_mat]] = field(default_factory=list)  # (A_c, V_c) of each rational line
+    function: LayerFunction | None = None
+    reason: str = ""
 
     kind = "fiber"
 
@@ -249,57 +352,100 @@ class Fiber:
     def components(self) -> list[Component]:
         return self.av
 
+    @property
+    def in_neuromanifold(self) -> bool:
+        return self.case != "outside"
+
+    @property
+    def rational(self) -> bool:
+        """Some rational weights produce the function."""
+        return self.case not in ("outside", "conjugate-swap")
+
     def summary(self) -> dict:
+        method = ("F = 0: A = 0 or V = 0" if self.case == "zero" else
+                  "factorization over Q of one entry of F(y) = V y y^T A, all forced candidates checked"
+                  if "factors" in self.argument else
+                  "one entry of F(y) = V y y^T A irreducible over Q: Gram rank, discriminant and the "
+                  "conjugate-factor lemma (F = F_kp R, rank R = 1)")
         return {
             "architecture": self.arch.to_dict(),
             "case": self.case,
+            "in_neuromanifold": self.in_neuromanifold,
+            "rational_weights": self.rational,
             "components": [c.to_dict() for c in self.av],
             "qkv_components": [c.to_dict() for c in self.qkv],
             "certified": True,
-            "method": "factorization over Q of one entry of F(y) = V y y^T A, all forced candidates checked",
+            "reason": self.reason,
+            "method": method,
             "seconds": round(self.seconds, 3),
         }
 
     def to_json(self) -> dict:
-        """The certificate: the claim plus the factor argument the checker replays."""
-        if self.point is None:
-            raise InvalidInputError("only a fiber computed from weights has a certificate (it records the point)")
-        return {"format": FORMAT, "version": VERSION, "kind": self.kind, "point": self.point,
-                **self.summary(), "argument": self.argument}
+        """The certificate: the claim, what it is about (the point, or the function), and the argument."""
+        claim = self.summary()
+        if self.point is not None:
+            # weights are a point of M with rational weights by definition: the verdict fields say nothing more
+            about = {"point": self.point}
+            for key in ("in_neuromanifold", "rational_weights", "reason"):
+                del claim[key]
+        elif self.function is not None:
+            f = self.function
+            about = {"tensor": f.numerators.astype(object).astype(str).tolist(), "denominator": str(f.denominator)}
+        else:
+            raise InvalidInputError("this fiber records neither its point nor its function, so it has no certificate")
+        return {"format": FORMAT, "version": VERSION, "kind": self.kind, **about, **claim, "argument": self.argument}
 
     def save(self, path) -> Path:
         return write_json(path, self.to_json())
 
     def __str__(self) -> str:
+        if self.case == "outside":
+            return f"fiber of {self.arch}: empty, the function is not in the neuromanifold: {self.reason}"
         lines = [f"fiber of {self.arch} ({self.case}): {len(self.av)} component(s) in (A, V)"]
+        if self.case == "conjugate-swap":
+            lines[0] += f"; {self.reason}"
         lines += [f"  dim {c.dimension}: {c.description}" for c in self.av]
         lines.append(f"  in (Q, K, V): {len(self.qkv)} component(s)")
         lines += [f"  dim {c.dimension}: {c.description}" for c in self.qkv]
         return "\n".join(lines)
 
     def latex(self) -> str:
+        if not self.av:
+            return r"\mu^{-1}(f) = \emptyset"
         av = r" \;\cup\; ".join(c.latex for c in self.av)
         qkv = r" \;\cup\; ".join(c.latex for c in self.qkv)
         return (rf"\mu^{{-1}}(f)\ \text{{in }} (A, V):\ {av}" + "\n\n"
                 + rf"\text{{in }} (Q, K, V):\ {qkv}")
 
     def _repr_latex_(self) -> str:
-        return "$" + r" \;\cup\; ".join(c.latex for c in self.av) + "$"
+        return "$" + (r" \;\cup\; ".join(c.latex for c in self.av) or r"\emptyset") + "$"
 
 
 def _fiber_of(f: LayerFunction) -> Fiber:
+    """The fiber of a function, which may be empty (case ``outside``); every verdict is a complete argument."""
     arch = f.arch
     a = arch.ranks[0]
     if f.is_zero():
         av, qkv = _zero_components(arch)
-        return Fiber(arch, "zero", av, qkv, {"zero": True})
-    (k, p), factors, cands = _candidates(f, a)
+        return Fiber(arch, "zero", av, qkv, {"zero": True}, function=f, reason="F = 0")
+    k, p = f.nonzero_entry()
+    factors = linear_factors(f, k, p)
+    if factors is None:
+        case, argument, reason, shape = _irreducible_entry(f, k, p)
+        av, qkv = _conjugate_components(arch, *shape) if shape else ([], [])
+        return Fiber(arch, case, av, qkv, argument, function=f, reason=reason)
+    cands = _candidates(f, a, k, p, factors)
     valid = [c for c in cands if c.valid]
+    argument = {
+        "entry": [k, p],
+        "factors": [[str(x) for x in _linear_coefficients(u, arch.widths[0])] for u in factors],
+        "candidates": [{"factor": c.factor, "valid": c.valid, "reason": c.reason} for c in cands],
+    }
     if not valid:
         reasons = "; ".join(c.reason for c in cands)
-        raise NotInNeuromanifoldError(
-            f"no weights of {arch} produce this function: every candidate forced by F_{k}{p} fails ({reasons})"
-        )
+        reason = (f"F_{k}{p} factors over Q, so (as over C) every preimage is on a line forced by one of its "
+                  f"{len(factors)} linear factor(s), and each fails: {reasons}")
+        return Fiber(arch, "outside", [], [], argument, function=f, reason=reason)
     av, qkv = [], []
     for i, c in enumerate(valid, start=1):
         comp, pre = _line_components(i, c.A, c.V, a)
@@ -307,16 +453,17 @@ def _fiber_of(f: LayerFunction) -> Fiber:
         qkv.extend(pre)
     rank1 = all(c.A.rank() == 1 and c.V.rank() == 1 for c in valid)
     case = "generic" if not rank1 else ("rank1-swap" if len(valid) == 2 else "rank1-parallel")
-    argument = {
-        "entry": [k, p],
-        "factors": [[str(x) for x in _linear_coefficients(u, arch.widths[0])] for u in factors],
-        "candidates": [{"factor": c.factor, "valid": c.valid, "reason": c.reason} for c in cands],
-    }
-    return Fiber(arch, case, av, qkv, argument, lines=[(c.A, c.V) for c in valid])
+    return Fiber(arch, case, av, qkv, argument, lines=[(c.A, c.V) for c in valid], function=f,
+                 reason=f"{len(valid)} forced candidate line(s) reproduce F")
 
 
 def fiber(arch: Architecture, weights) -> Fiber:
-    """The complete fiber through a rational single-layer point.
+    """The complete fiber through a rational single-layer point, or of a :class:`LayerFunction`.
+
+    From weights the fiber is never empty. From a function it may be: case
+    ``outside`` (no weights at all) or ``conjugate-swap`` (two lines over a
+    quadratic field, no rational point), each with its complete argument and
+    a certificate recording the function.
 
     >>> arch = Architecture((2, 1), (1,), tokens=2)
     >>> fib = fiber(arch, [[[[1, 0]], [[0, 1]], [[1, 1]]]])   # A = e2 e1^T, V = (1, 1)
@@ -325,11 +472,21 @@ def fiber(arch: Architecture, weights) -> Fiber:
     """
     single_layer(arch, "fiber")
     start = time.perf_counter()
-    point = read_point(arch, weights)
-    fib = _fiber_of(LayerFunction.from_weights(arch, point))
-    fib.point = [str(x) for x in point]
+    if isinstance(weights, LayerFunction):
+        fib = _fiber_of(_for_architecture(arch, weights))
+    else:
+        point = read_point(arch, weights)
+        fib = _fiber_of(LayerFunction.from_weights(arch, point))
+        fib.point = [str(x) for x in point]
     fib.seconds = time.perf_counter() - start
     return fib
+
+
+def _for_architecture(arch: Architecture, f: LayerFunction) -> LayerFunction:
+    """The same function, asked about ``arch`` (same widths; the rank ``a`` may differ)."""
+    if f.arch.widths != arch.widths:
+        raise InvalidInputError(f"the function has widths {f.arch.widths}, the architecture {arch.widths}")
+    return f if f.arch == arch else LayerFunction(arch, f.numerators, f.denominator)
 
 
 def special_point(arch: Architecture, kind: str, rng: random.Random, bound: int = 3) -> list:
@@ -438,9 +595,16 @@ def recover_weights(arch: Architecture, f) -> Recovery:
     else:
         lf = f if isinstance(f, LayerFunction) else LayerFunction.from_tensor(arch, f)
         black_box = None
-    if lf.arch.widths != arch.widths:
-        raise InvalidInputError(f"the function has widths {lf.arch.widths}, the architecture {arch.widths}")
-    fib = _fiber_of(LayerFunction(arch, lf.numerators, lf.denominator))
+    fib = fiber(arch, lf)
+    if not fib.rational:
+        if fib.in_neuromanifold:
+            message = (f"no rational weights of {arch} produce this function, though it is in the neuromanifold: "
+                       f"{fib.reason}; recover_weights works over Q, fiber(arch, f) describes the two conjugate lines")
+        else:
+            message = f"no weights of {arch}, rational, real or complex, produce this function: {fib.reason}"
+        exc = NotInNeuromanifoldError(message)
+        exc.fiber = fib  # the complete argument, with a certificate of the function (exc.fiber.save(path))
+        raise exc
     d, dd = arch.widths
     a = arch.ranks[0]
     if fib.case == "zero":

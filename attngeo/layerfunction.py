@@ -31,7 +31,7 @@ from .architecture import Architecture
 from .exceptions import InvalidInputError
 from .network import read_point, split_point, to_fmpq
 
-_SAFE = 1 << 62
+_INT64 = 1 << 63  # int64 holds exactly the integers of absolute value < 2^63
 
 
 def single_layer(arch: Architecture, what: str) -> None:
@@ -43,7 +43,7 @@ def single_layer(arch: Architecture, what: str) -> None:
     if arch.tokens < 2:
         raise InvalidInputError(
             f"{what} needs t >= 2 tokens: with t = 1 only the symmetric part of A is seen, "
-            "so the function no longer determines F(y) = V y y^T A (MATH.md section 1)"
+            "so the function no longer determines F(y) = V y y^T A (docs/math.md §1.1)"
         )
 
 
@@ -59,9 +59,19 @@ def integer_matrix(entries) -> tuple[np.ndarray, int]:
 
 
 def _shrink(N: np.ndarray) -> np.ndarray:
-    """int64 when every entry (and a product of two) provably fits, else Python integers."""
-    top = max((abs(int(x)) for x in N.ravel()), default=0)
-    return N.astype(np.int64) if top < 1 << 30 else N.astype(object)
+    """int64 when every entry is below 2^30, else Python integers.
+
+    The bound is what :meth:`LayerFunction.from_AV` needs: a product of two
+    such entries is below 2^60 and a sum of two products below 2^61 < 2^63.
+    """
+    return N.astype(np.int64) if _top(N) < 1 << 30 else N.astype(object)
+
+
+def _top(N: np.ndarray) -> int:
+    """``max |N|`` as a Python integer (``abs`` of the int64 minimum would overflow; ``-min`` as int does not)."""
+    if N.size == 0:
+        return 0
+    return max(int(N.max()), -int(N.min()))
 
 
 def weights_AV(arch: Architecture, weights) -> tuple[fmpq_mat, fmpq_mat]:
@@ -97,7 +107,8 @@ class LayerFunction:
         An, Vn = _shrink(An), _shrink(Vn)
         if An.dtype != Vn.dtype:
             An, Vn = An.astype(object), Vn.astype(object)
-        # S[k,m,n,p] = (V_km A_np + V_kn A_mp) / 2
+        # S[k,m,n,p] = (V_km A_np + V_kn A_mp) / 2. In int64 (both below 2^30 by
+        # _shrink) each product is below 2^60 and the sum of two below 2^61 < 2^63.
         P = Vn[:, :, None, None] * An[None, None, :, :]
         return cls(arch, P + P.transpose(0, 2, 1, 3), 2 * da * dv)
 
@@ -176,10 +187,14 @@ class LayerFunction:
     def __eq__(self, other) -> bool:
         if not isinstance(other, LayerFunction) or other.arch.widths != self.arch.widths:
             return NotImplemented
+        # a / da == b / db  <=>  a (db / g) == b (da / g), g = gcd(da, db); int64 only
+        # when max|a| db/g and max|b| da/g are both below 2^63, checked here in Python integers
         a, b = self.numerators, other.numerators
-        if a.dtype == object or b.dtype == object or max(self.denominator, other.denominator) >= 1 << 31:
+        g = math.gcd(self.denominator, other.denominator)
+        ca, cb = other.denominator // g, self.denominator // g
+        if a.dtype == object or b.dtype == object or _top(a) * ca >= _INT64 or _top(b) * cb >= _INT64:
             a, b = a.astype(object), b.astype(object)
-        return bool(np.array_equal(a * other.denominator, b * self.denominator))
+        return bool(np.array_equal(a * ca, b * cb))
 
     __hash__ = None
 
@@ -216,6 +231,69 @@ class LayerFunction:
         if dd * d > 16:
             return rf"$F(y) = V y y^T A,\ d = {d},\ d' = {dd}$"
         return f"$F(y) = {latex.forms([[self.form(k, p) for p in range(d)] for k in range(dd)])}$"
+
+
+# -- the shape of F as quadrics -------------------------------------------------------
+
+
+def gram_matrices(f: LayerFunction) -> dict[tuple[int, int], fmpq_mat]:
+    """The nonzero Gram matrices ``S_kp`` of a layer function."""
+    dd, d = f.shape
+    den = f.denominator
+    out = {}
+    for k in range(dd):
+        for p in range(d):
+            block = f.numerators[k, :, :, p]
+            if block.any():
+                out[(k, p)] = fmpq_mat([[fmpq(int(block[m, n]), den) for n in range(d)] for m in range(d)])
+    return out
+
+
+def quadric_factor(f: LayerFunction) -> tuple[fmpq_mat, fmpq_mat] | None:
+    """``(q, R)`` with ``F = q(y) R`` and ``R`` of rank 1, when ``F`` has that shape (else None)."""
+    S = gram_matrices(f)
+    if not S:
+        return None
+    q = next(iter(S.values()))
+    i, j = next((i, j) for i in range(q.nrows()) for j in range(q.ncols()) if q[i, j] != 0)
+    dd, d = f.shape
+    R = fmpq_mat(dd, d)
+    for (k, p), M in S.items():
+        c = M[i, j] / q[i, j]
+        if M != c * q:
+            return None
+        R[k, p] = c
+    return (q, R) if R.rank() == 1 else None
+
+
+def principal_minor(q: fmpq_mat) -> tuple[int, int, fmpq] | None:
+    """A nonzero principal 2x2 minor ``(i, j, det)`` of a symmetric matrix (one exists when rank = 2)."""
+    n = q.nrows()
+    for i in range(n):
+        for j in range(i + 1, n):
+            det = q[i, i] * q[j, j] - q[i, j] * q[j, i]
+            if det != 0:
+                return i, j, det
+    return None
+
+
+def nonzero_minor(M: fmpq_mat, size: int) -> tuple[list[int], list[int], fmpq] | None:
+    """Rows, columns and value of a nonzero ``size x size`` minor (one exists iff ``rank M >= size``).
+
+    Rows: the first ``size`` pivots of ``M^T`` (independent rows); columns: the
+    first ``size`` pivots of those rows. Not necessarily principal: a symmetric
+    matrix of rank 4 can have every principal 3x3 minor zero.
+    """
+    def pivots(N: fmpq_mat) -> list[int]:
+        R, r = N.rref()
+        return [next(c for c in range(N.ncols()) if R[i, c] != 0) for i in range(r)]
+
+    rows = pivots(M.transpose())[:size]
+    if len(rows) < size:
+        return None
+    sub = fmpq_mat([[M[r, c] for c in range(M.ncols())] for r in rows])
+    cols = pivots(sub)[:size]
+    return rows, cols, fmpq_mat([[M[r, c] for c in cols] for r in rows]).det()
 
 
 @lru_cache(maxsize=None)
