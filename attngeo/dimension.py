@@ -1,6 +1,6 @@
 """Certified dimension of the neuromanifold of a lightning self-attention network.
 
-Method (MATH.md section 5, docs/invariance.md):
+Method (docs/math.md §5, docs/invariance.md):
 
 * **Upper bound.** ``P - rank(xi_1(W), ..., xi_k(W))`` for the symmetry vector
   fields of :mod:`attngeo.symmetry` at an integer point ``W``, the rank taken mod
@@ -143,7 +143,7 @@ def certify_dimension(
 
     References
     ----------
-    [HMK] section 3 (dimension theorems); MATH.md section 5.
+    [HMK] section 3 (dimension theorems); docs/math.md §5.
     """
     if max_attempts < 1:
         raise InvalidInputError(f"max_attempts = {max_attempts} must be at least 1")

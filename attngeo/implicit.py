@@ -2,7 +2,7 @@
 
 Coordinates (``t >= 2``): ``c_{k,p,mn}`` is the coefficient of ``y_m y_n``
 (``m <= n``) in ``F_kp(y) = (V y)_k (A^T y)_p``, i.e. ``V_km A_np + V_kn A_mp``
-(``V_km A_mp`` when ``m = n``) — the Gram coordinates of MATH.md §1. The
+(``V_km A_mp`` when ``m = n``) — the Gram coordinates of docs/math.md §1.1. The
 equations are the elimination ideal ``<c - φ(w)> ∩ Q[c]`` (msolve's two-block
 order), with ``w = (A, V)`` when ``a >= d`` and ``w = (Q, K, V)``, ``A = K^T Q``,
 otherwise. That ideal is prime (the graph of a polynomial map has coordinate

@@ -1,7 +1,7 @@
 """Positive entrywise normalizers of attention scores, as ball-arithmetic functions.
 
 A normalized layer is ``V X S(X^T A X)`` where ``S`` applies a positive function
-``f`` to every score and divides each column by its sum (MATH.md section 1).
+``f`` to every score and divides each column by its sum (docs/math.md §1).
 Softmax is ``f = exp``. Each normalizer gives ``f`` and ``f'`` on python-flint
 ``arb`` balls; :func:`register` adds one (its name then becomes a valid
 ``Architecture(normalization=...)``).

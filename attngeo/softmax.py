@@ -1,7 +1,7 @@
 """Certified dimension of normalized (softmax) attention networks, in ball arithmetic.
 
 ``exp`` is not polynomial, so the lightning machinery (ranks mod p) does not
-apply. Instead (MATH.md section 5, docs/softmax.md):
+apply. Instead (docs/math.md §5.3, docs/softmax.md):
 
 * **Lower bound.** The Jacobian of ``W -> (<w_nr, phi_W(X_n)>)`` at a *rational*
   point and rational inputs, evaluated in python-flint ball arithmetic

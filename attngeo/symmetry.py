@@ -1,6 +1,6 @@
 """The symmetries of [HMK] as Lie-algebra vector fields, and proofs of invariance.
 
-Three families act on the weights (MATH.md section 3):
+Three families act on the weights (docs/math.md §3.2):
 
 ``intra`` (layer ``i``, ``GL_{a_i}``)
     ``(Q_i, K_i) -> (C Q_i, C^{-T} K_i)``; tangent ``dQ = E Q``, ``dK = -E^T K``.

@@ -4,7 +4,7 @@ Statement (docs/singular.md section 6, Lemma B, t >= 2): a real point of M_C has
 no real weights exactly when F = q(y) R with q a definite rank-2 quadric (a
 complex-conjugate swap pair); the boundary of M_R in M_C ∩ R^N is {0} and the
 rank-1 parallel points F = (s.y)^2 R; for d = 1 there is no boundary. [HMK]
-characterize boundary points through rank-1 matrices (MATH.md section 2); this
+characterize boundary points through rank-1 matrices (docs/math.md §2.5); this
 script certifies the lemma's classification point by point. Grid: d <= 4,
 d' <= 3, a <= d; points: generic, rank-1 swap and parallel, zero, and real
 tensors q(y) R with q definite and indefinite. The expected verdict is derived

@@ -1,6 +1,6 @@
 """Settle the fibers of two-layer lightning networks at random points, by elimination.
 
-Statement ([HMK] section 3, MATH.md section 3): under bottleneck-type width
+Statement ([HMK] section 3, docs/math.md §3.3): under bottleneck-type width
 assumptions the generic fiber is exactly the orbit of the intra-layer GL_a,
 scaling and inter-layer GL_d symmetries. For each architecture below (t = 2)
 a random point of the gauge slice is taken and phi(W) = phi(W_0) is solved

@@ -1,6 +1,6 @@
 """Certify [HMK]'s single-layer fiber theorem, case by case, on a grid.
 
-Statement ([HMK] section 3, MATH.md section 2), t >= 2: the fiber of
+Statement ([HMK] section 3, docs/math.md §2.1), t >= 2: the fiber of
 (A, V) -> phi through a point is the scaling line {(lambda A, V / lambda)} when
 rank A >= 2 or rank V >= 2; two lines (the swap A = p q^T, V = r s^T <->
 A = s q^T, V = r p^T) when both have rank 1 and s, p are not parallel; one line

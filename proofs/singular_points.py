@@ -1,9 +1,9 @@
 """Certify singular and smooth points of single-layer neuromanifolds on a grid.
 
-Statement ([HMK] section 3, MATH.md section 2), t >= 2: phi_{A,V} is a singular
+Statement ([HMK] section 3, docs/math.md §2.4), t >= 2: phi_{A,V} is a singular
 point of M exactly when rank(A) rank(V) <= 1. Grid: d <= 4, d' <= 3, a <= d,
 at a generic point (expected smooth), a rank-1 swap and the zero function
-(expected singular), a rank-1 parallel point, and -- for 1 < a < d, MATH.md's
+(expected singular), a rank-1 parallel point, and -- for 1 < a < d, docs/math.md §2.4's
 open point, outside the statement -- points with rank A < a and V generic. Verdicts come from
 attngeo.singular (docs/singular.md) with certificates the checker re-verifies; for the
 smallest sizes the implicit equations decide what the tangent criteria leave open. With
@@ -56,7 +56,7 @@ def outcomes(seed):
                     A, V = weights_AV(arch, w)
                     hmk = "singular" if A.rank() * V.rank() <= 1 else "smooth"
                     if 1 < a < d and A.rank() < a and hmk == "smooth":
-                        hmk = "open"  # MATH.md section 2: not covered by the statement
+                        hmk = "open"  # docs/math.md §2.4: not covered by the statement
                     if a == 1 and dd == 1:
                         hmk = "open"  # every point has rank A = rank V = 1, and Sing M != M: the statement cannot apply
                     contradicts = v.certified and hmk != "open" and v.verdict != hmk
@@ -66,7 +66,7 @@ def outcomes(seed):
                                    "(from the implicit equations; [HMK]'s rank condition holds at every point)")
                     if kind.startswith("rank A") and v.verdict == "singular":
                         finding = ("1 < a < d: every tested point with rank A < a and V generic is singular "
-                                   "(certified; MATH.md's open point)")
+                                   "(certified; docs/math.md §2.4, §6.2)")
                     if contradicts:
                         finding = (f"d={d}, d'={dd}, a={a}, {kind}: certified {v.verdict}, [HMK]'s statement says {hmk}")
                     row = (f"{d:>2}{dd:>4}{a:>3}  {kind:<15}{v.verdict:<11}{v.span:>5}{v.dimension:>5}  "

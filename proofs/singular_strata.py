@@ -1,6 +1,6 @@
 """Certify the (rank A, rank V) stratification of single-layer neuromanifolds, and cross-check it.
 
-Statement ([HMK] section 3, MATH.md section 2), t >= 2: the singular points are
+Statement ([HMK] section 3, docs/math.md §2.4), t >= 2: the singular points are
 those with rank(A) rank(V) <= 1. Grid: d <= 4, d' <= 3, a <= d. For every
 stratum: its image dimension (exact Jacobian rank = dim S - 1) and its label
 (singular on the whole stratum / smooth on a dense open part), certified by

@@ -1,6 +1,6 @@
 """Certify the dimension of deep softmax-attention networks against [HMK]'s Conjecture 3.10.
 
-Conjecture ([HMK] Conj. 3.10, MATH.md section 4): deep normalized networks are
+Conjecture ([HMK] Conj. 3.10, docs/math.md §4.2): deep normalized networks are
 generically one-to-one in the virtual weights, so with equal widths d, ranks
 a <= d and t >= 2, dim M = l a (2d - a) + d^2 (the lightning dimension + l).
 [HMK] supported it with floating-point Jacobian ranks for l = 2, t = 3, a = 2,

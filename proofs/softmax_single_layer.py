@@ -1,6 +1,6 @@
 """Certify the dimension of single softmax-attention layers (ball arithmetic) against [HMK].
 
-Statement ([HMK] section 3, MATH.md section 4): one softmax-normalized layer is
+Statement ([HMK] section 3, docs/math.md §4.1): one softmax-normalized layer is
 generically one-to-one in (A, V), so for t >= 2, dim M = a(2d - a) + d d' when
 a <= d (and d^2 + d d' when a > d): the lightning dimension + 1, the scaling
 symmetry being broken. Grid: d <= 5, d' <= 3, a <= d + 1, t in {2, 3}, plus

@@ -32,7 +32,7 @@ def test_the_tangent_image_at_a_generic_point_has_rank_dim_m():
 @pytest.mark.parametrize("d,dd,a,r", [(3, 2, 2, 1), (3, 3, 2, 1), (4, 2, 2, 1), (4, 2, 3, 1), (4, 2, 3, 2),
                                        (4, 3, 3, 1), (4, 3, 3, 2)])
 def test_rank_deficient_attention_is_singular_for_1_lt_a_lt_d(d, dd, a, r):
-    """MATH.md's open point: A of rank r < a < d, V generic — certified singular here."""
+    """docs/math.md §2.4 (once an open point): A of rank r < a < d, V generic — certified singular here."""
     rng = random.Random(d * 100 + a * 10 + r)
     Q = [[rng.randint(-3, 3) for _ in range(d)] if i < r else [0] * d for i in range(a)]
     K = [[rng.randint(-3, 3) for _ in range(d)] if i < r else [0] * d for i in range(a)]
