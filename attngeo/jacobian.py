@@ -10,7 +10,11 @@ mode would cost one per parameter.
 
 The arithmetic is whatever the wrapped operations do: exact in ``F_p``
 (:class:`~attngeo.network.ModularOps`), exact over Q (``ExactOps`` on ``fmpq``),
-or float64 for the benchmarks' baseline, which never decides anything.
+or float64 for the benchmarks' baseline, which never decides anything. This
+module adds no arithmetic of its own: every sum of products is a
+``base.matmul`` (in ``F_p`` cut into runs that cannot overflow ``int64``) and
+every sum of cotangents a ``base.add``. A functional ``<w, phi(X)>`` enters as
+the seed cotangent ``w`` itself, so its ``d_l t`` products are never summed here.
 """
 
 from __future__ import annotations

@@ -7,8 +7,8 @@ operations object, never by a second copy of the formula:
 * :class:`ExactOps` on numpy ``object`` arrays holding python-flint ``fmpq``
   (exact rationals) or ``fmpq_mpoly`` (symbolic polynomials);
 * :class:`ModularOps` on ``int64`` arrays, exact arithmetic in ``F_p``: every
-  product is reduced before it can overflow (``k (p-1)^2 < 2^63`` is checked for
-  each matrix product, and long inner dimensions are split);
+  sum of products is reduced before it can overflow (:func:`attngeo.modular.matmul`
+  splits inner dimensions longer than ``(2^63 - 1) / (p - 1)^2``);
 * ``jacobian.TracingOps`` wraps either of them to differentiate in reverse mode.
 
 All arrays carry leading batch axes (``(N, rows, cols)`` for ``N`` inputs), so one
@@ -24,13 +24,12 @@ from typing import Sequence
 import numpy as np
 from flint import fmpq, fmpq_mat, fmpq_mpoly_ctx, fmpz
 
+from . import modular
 from .architecture import Architecture
 from .exceptions import ExpansionTooLargeError, InvalidInputError
 
 #: Symbolic expansion refuses beyond this many (estimated) monomials by default.
 DEFAULT_MAX_TERMS = 200_000
-
-_INT64_LIMIT = 1 << 63
 
 
 class ExactOps:
@@ -48,32 +47,27 @@ class ExactOps:
 
 
 class ModularOps:
-    """Exact matrix operations in ``F_p`` on ``int64`` arrays with entries in ``[0, p)``."""
+    """Exact matrix operations in ``F_p`` on ``int64`` arrays with entries in ``[0, p)``.
+
+    Every result is again a residue in ``[0, p)``, so each operation's input
+    meets :func:`attngeo.modular.matmul`'s bound ``|x| < p``.
+    """
 
     def __init__(self, p: int):
-        if not (2 <= p < 1 << 31) or not fmpz(p).is_prime():
+        if not (2 <= p < modular.MAX_MODULUS) or not fmpz(p).is_prime():
             raise InvalidInputError(f"modulus {p} must be a prime below 2**31")
         self.p = p
-        # Longest inner dimension whose sum of products stays below 2**63.
-        self.chunk = max(1, (_INT64_LIMIT - 1) // ((p - 1) ** 2 or 1))
 
     def reduce(self, a) -> np.ndarray:
-        return np.mod(np.asarray(a, dtype=np.int64), self.p)
+        return modular.reduce(a, self.p)
 
     def matmul(self, a, b):
-        k = a.shape[-1]
-        if k <= self.chunk:
-            return np.matmul(a, b) % self.p
-        out = None
-        for s in range(0, k, self.chunk):
-            part = np.matmul(a[..., s : s + self.chunk], b[..., s : s + self.chunk, :]) % self.p
-            out = part if out is None else (out + part) % self.p
-        return out
+        return modular.matmul(a, b, self.p)
 
     transpose = staticmethod(ExactOps.transpose)
 
     def add(self, a, b):
-        return (a + b) % self.p
+        return (a + b) % self.p  # two residues: below 2p < 2^32
 
 
 def layer(ops, Q, K, V, X):

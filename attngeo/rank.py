@@ -16,8 +16,11 @@ import random
 import numpy as np
 from flint import fmpq, fmpq_mat, fmpz, nmod_mat
 
-#: Primes are drawn below this bound: 26-bit primes keep ``int64`` products exact
-#: (see ModularOps) and make a rank drop by bad luck unlikely (about ``rank/p``).
+from . import modular
+
+#: Primes are drawn below this bound: 26-bit primes let ``int64`` sum at least 2,048
+#: products before reducing (:mod:`attngeo.modular`) and make a rank drop by bad
+#: luck unlikely (about ``rank/p``).
 PRIME_BITS = 26
 
 
@@ -30,10 +33,11 @@ def random_prime(rng: random.Random, bits: int = PRIME_BITS) -> int:
 
 
 def to_nmod_mat(array: np.ndarray, p: int) -> nmod_mat:
+    # No arithmetic but reduction here: every sum of products is FLINT's, in word-size nmod.
     rows, cols = array.shape
     if rows == 0 or cols == 0:
         return nmod_mat(rows, cols, p)
-    return nmod_mat(rows, cols, np.mod(array, p).ravel().tolist(), p)
+    return nmod_mat(rows, cols, modular.reduce(array, p).ravel().tolist(), p)
 
 
 def _pivots(echelon: nmod_mat, rank: int) -> list[int]:

@@ -161,7 +161,7 @@ def ball_jacobian(arch: Architecture, point: list[fmpq], inputs: list, functiona
                         for rec in recs[b.layer: arch.depth]:
                             dY = _tangent(rec, dY=dY)
                         cols.append(dY)
-            for wk in w:  # c functionals on the d_l x t output
+            for wk in w:  # c functionals on the d_l x t output, summed as balls: no int64 sum to wrap
                 rows.append([sum((dY[i, j] * int(wk[i][j]) for i in range(dY.nrows()) for j in range(dY.ncols())
                                   if wk[i][j]), arb(0)) for dY in cols])
         return arb_mat(rows)

@@ -30,6 +30,7 @@ from typing import Callable
 import numpy as np
 from flint import fmpq, fmpq_mat
 
+from . import modular
 from .architecture import Architecture
 from .freealgebra import NCPoly, WordOps
 from .exceptions import InvalidInputError
@@ -176,6 +177,9 @@ def normalized_invariance_identities() -> tuple[Identity, ...]:
 
 
 def _basis(n: int):
+    # Elementary E_uv: each entry of E Q, E^T K, E V, Q E, K E, V E is a sum with one
+    # nonzero term, a single weight, so on residues mod p the int64 tangents stay
+    # below p in absolute value whatever the widths; no product sum can overflow.
     for u in range(n):
         for v in range(n):
             E = np.zeros((n, n), dtype=np.int64)
@@ -213,8 +217,7 @@ def field_matrix(arch: Architecture, point: np.ndarray, p: int) -> np.ndarray:
     Rows follow :func:`families`; within a family the Lie-algebra basis ``E_uv``
     runs row-major. Columns follow the flattening order of the parameters.
     """
-    point = np.mod(np.asarray(point, dtype=np.int64), p)
-    layers = split_point(arch, point)
+    layers = split_point(arch, modular.reduce(point, p))
     rows = _field_vectors(arch, layers, lambda m: np.mod(m, p), lambda: np.zeros(arch.parameter_count, dtype=np.int64))
     return np.array(rows)
 
@@ -297,8 +300,7 @@ def gauge_minor(arch: Architecture, point: np.ndarray, F: np.ndarray, p: int) ->
     The complement of ``cols`` is a gauge: when the fields span the kernel of
     the Jacobian, the Jacobian restricted to it is injective.
     """
-    point = np.mod(np.asarray(point, dtype=np.int64), p)
-    layers = split_point(arch, point)
+    layers = split_point(arch, modular.reduce(point, p))
     blocks = {(b.layer, b.name): b for b in arch.blocks()}
     cols: list[int] = []
     sizes: list[int] = []

@@ -1,0 +1,79 @@
+"""Arithmetic in ``F_p`` on numpy ``int64`` arrays whose sums of products cannot overflow.
+
+numpy's integer ``matmul`` and ``einsum`` accumulate in ``int64`` and wrap
+silently past ``2^63 - 1``. Entries with ``|x| < p`` make every product at most
+``(p - 1)^2`` in absolute value, so a sum of ``K`` products is at most
+``K (p - 1)^2``: exact whenever ``K <= chunk_length(p)``. Longer sums are cut
+into runs of that length, each reduced mod ``p`` before the runs are added.
+
+For the 26-bit primes of :mod:`attngeo.rank` the run length is 2,048 to 8,191;
+for primes just below ``2^31`` it is 2, which is why tests use such primes to
+reach the chunked path with tiny matrices.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from .exceptions import InvalidInputError
+
+INT64_MAX = (1 << 63) - 1
+
+#: Moduli stay below this: ``(p - 1)^2 < 2^62`` leaves room for a run of at least two
+#: products, and two residues add to less than ``2^32``.
+MAX_MODULUS = 1 << 31
+
+
+def chunk_length(p: int) -> int:
+    """The longest ``K`` with ``K (p - 1)^2 <= 2^63 - 1``: a sum of ``K`` products of
+    entries ``|x| < p`` is exact in ``int64``.
+
+    >>> chunk_length(67108859), chunk_length(2147483647)
+    (2048, 2)
+    """
+    if not 2 <= p < MAX_MODULUS:
+        raise InvalidInputError(f"modulus {p} must be at least 2 and below 2**31 for int64 arithmetic")
+    return INT64_MAX // (p - 1) ** 2
+
+
+def reduce(values, p: int) -> np.ndarray:
+    """Integers of any size (``int64`` arrays, Python ints, nested lists) as ``int64`` residues in ``[0, p)``.
+
+    Python integers beyond ``int64`` are reduced exactly before conversion, never
+    wrapped; anything that is not an integer (floats, rationals) is refused.
+
+    >>> reduce([2**70, -1], 7).tolist()   # 2^70 = 2 (8^23) = 2 mod 7
+    [2, 6]
+    """
+    a = np.asarray(values)
+    if a.dtype == object:
+        try:
+            return np.vectorize(lambda v: operator.index(v) % p, otypes=[np.int64])(a)
+        except TypeError:
+            raise InvalidInputError(f"values reduced mod {p} must be integers (got a non-integer entry)") from None
+    if a.dtype.kind == "u":  # uint64 above 2^63 would wrap when cast: reduce first
+        return np.mod(a, np.uint64(p)).astype(np.int64)
+    if a.dtype.kind not in "ib":
+        raise InvalidInputError(f"values reduced mod {p} must be integers, got {a.dtype} entries")
+    return np.mod(a.astype(np.int64, copy=False), p)
+
+
+def matmul(a: np.ndarray, b: np.ndarray, p: int) -> np.ndarray:
+    """``a @ b mod p`` (batched like ``np.matmul``) for ``int64`` entries with ``|x| < p``; result in ``[0, p)``.
+
+    >>> p = 2147483647                      # runs of 2 products: three terms are cut
+    >>> a = np.full((1, 3), p - 1); b = np.full((3, 1), p - 1)
+    >>> int(matmul(a, b, p)[0, 0]) == 3 * (p - 1) ** 2 % p
+    True
+    """
+    k = a.shape[-1]
+    run = chunk_length(p)
+    if k <= run:  # k products, each at most (p - 1)^2: at most k (p - 1)^2 <= 2^63 - 1
+        return np.matmul(a, b) % p
+    out = None
+    for s in range(0, k, run):
+        part = np.matmul(a[..., s : s + run], b[..., s : s + run, :]) % p  # a run: exact as above
+        out = part if out is None else (out + part) % p  # two residues: below 2p < 2^32
+    return out
