@@ -158,7 +158,8 @@ def _conjugate_components(arch: Architecture, q: fmpq_mat, R: fmpq_mat, delta: f
     for i, (x, z) in enumerate((("w", "u"), ("u", "w")), start=1):
         av.append(Component(
             "AV", 1,
-            f"{{(lambda {x} s^T, r {z}^T / lambda) : lambda != 0}}, q(y) = u(y) w(y) over Q(sqrt({delta})), R = r s^T",
+            f"{{(lambda A_{i}, V_{i} / lambda) : lambda != 0}}, A_{i} = {x} s^T, V_{i} = r {z}^T, "
+            f"where q(y) = u(y) w(y) over Q(sqrt({delta})) and R = r s^T",
             rf"\{{(\lambda\, {x} s^{{T}},\ \lambda^{{-1}} r {z}^{{T}}) : \lambda \neq 0\}},\ "
             rf"q = u w \text{{ over }} \mathbb{{Q}}(\sqrt{{{latex.rational(delta)}}})",
             {**data, "conjugate": i}))
@@ -251,7 +252,7 @@ def _candidates(f: LayerFunction, a: int, k: int, p: int, factors: list) -> list
         V = fmpq_mat(_partners(N[:, :, :, p], den, m_p))
         A = fmpq_mat(_partners(N[k].transpose(2, 0, 1), den, coeffs)).transpose()
         label = [str(c) for c in coeffs]
-        j, q = _first_difference(LayerFunction.from_AV(f.arch, A, V), f) or (None, None)
+        j, q = _square_difference(f, A, V) or _first_difference(LayerFunction.from_AV(f.arch, A, V), f) or (None, None)
         if j is not None:
             out.append(Candidate(label, False, f"the forced weights do not reproduce F (they differ at F_{j}{q})", A, V))
         elif A.rank() > a:
@@ -261,14 +262,25 @@ def _candidates(f: LayerFunction, a: int, k: int, p: int, factors: list) -> list
     return out
 
 
+def _square_difference(f: LayerFunction, A: fmpq_mat, V: fmpq_mat) -> tuple[int, int] | None:
+    """An entry ``(j, q)`` whose ``y_m^2`` coefficients ``F_jq`` and ``V_jm A_mq`` differ, if any.
+
+    A quick necessary test (``d' d^2`` products instead of the whole tensor) that
+    rejects most failing candidates before the full comparison.
+    """
+    d = f.shape[1]
+    Vs = np.array(mat_rows(V), dtype=object)
+    As = np.array(mat_rows(A), dtype=object)
+    diagonal = np.arange(d)
+    squares = f.numerators[:, diagonal, diagonal, :].astype(object) - (Vs[:, :, None] * As[None, :, :]) * f.denominator
+    diff = np.argwhere((squares != 0).any(axis=1))
+    return (int(diff[0][0]), int(diff[0][1])) if len(diff) else None
+
+
 def _first_difference(g: LayerFunction, f: LayerFunction) -> tuple[int, int] | None:
     """An entry ``(j, q)`` with ``G_jq != F_jq``, or None when ``g == f``."""
-    if g == f:
-        return None
-    a = g.numerators.astype(object) * f.denominator  # Python integers: exact whatever the size
-    b = f.numerators.astype(object) * g.denominator
-    j, q = np.argwhere((a != b).any(axis=(1, 2)))[0]
-    return int(j), int(q)
+    diff = np.argwhere(g.differences(f))
+    return (int(diff[0][0]), int(diff[0][1])) if len(diff) else None
 
 
 def _irreducible_entry(f: LayerFunction, k: int, p: int) -> tuple[str, dict, str, tuple | None]:

@@ -14,7 +14,7 @@ is the coordinate system in which fibers are computed.
 ``F`` is stored as the symmetric Gram tensor ``S[k, m, n, p]`` with
 ``F_kp(y) = sum_{m,n} S[k, m, n, p] y_m y_n``, as integer numerators over one
 common denominator (vectorised exact comparison; int64 when every value
-provably fits, Python integers otherwise).
+and every product formed from it provably fits, Python integers otherwise).
 """
 
 from __future__ import annotations
@@ -58,13 +58,13 @@ def integer_matrix(entries) -> tuple[np.ndarray, int]:
     return N, den
 
 
-def _shrink(N: np.ndarray) -> np.ndarray:
-    """int64 when every entry is below 2^30, else Python integers.
+def _compact(N: np.ndarray) -> np.ndarray:
+    """int64 when every entry fits (``|x| < 2^63``), else Python integers.
 
-    The bound is what :meth:`LayerFunction.from_AV` needs: a product of two
-    such entries is below 2^60 and a sum of two products below 2^61 < 2^63.
+    Storage only: every product or sum over these numerators is bounded where it
+    is formed (:meth:`LayerFunction.from_AV`, :meth:`LayerFunction.differences`).
     """
-    return N.astype(np.int64) if _top(N) < 1 << 30 else N.astype(object)
+    return N.astype(np.int64) if _top(N) < _INT64 else N.astype(object)
 
 
 def _top(N: np.ndarray) -> int:
@@ -104,11 +104,10 @@ class LayerFunction:
         """From ``A`` (``d x d``) and ``V`` (``d' x d``), any exact rationals."""
         An, da = integer_matrix(mat_rows(A) if isinstance(A, fmpq_mat) else A)
         Vn, dv = integer_matrix(mat_rows(V) if isinstance(V, fmpq_mat) else V)
-        An, Vn = _shrink(An), _shrink(Vn)
-        if An.dtype != Vn.dtype:
-            An, Vn = An.astype(object), Vn.astype(object)
-        # S[k,m,n,p] = (V_km A_np + V_kn A_mp) / 2. In int64 (both below 2^30 by
-        # _shrink) each product is below 2^60 and the sum of two below 2^61 < 2^63.
+        # S[k,m,n,p] = (V_km A_np + V_kn A_mp) / 2: each product is at most max|V| max|A|
+        # and the sum of two at most 2 max|V| max|A|, so int64 is exact when that is below 2^63
+        dtype = np.int64 if 2 * _top(An) * _top(Vn) < _INT64 else object
+        An, Vn = An.astype(dtype), Vn.astype(dtype)
         P = Vn[:, :, None, None] * An[None, None, :, :]
         return cls(arch, P + P.transpose(0, 2, 1, 3), 2 * da * dv)
 
@@ -143,7 +142,7 @@ class LayerFunction:
             raise InvalidInputError(
                 "the coefficient tensor must be symmetric in its middle indices: S[k][m][n][p] = S[k][n][m][p]"
             )
-        return cls(arch, _shrink(N), den)
+        return cls(arch, _compact(N), den)
 
     @classmethod
     def from_evaluator(cls, arch: Architecture, f: Callable) -> "LayerFunction":
@@ -187,6 +186,10 @@ class LayerFunction:
     def __eq__(self, other) -> bool:
         if not isinstance(other, LayerFunction) or other.arch.widths != self.arch.widths:
             return NotImplemented
+        return not self.differences(other).any()
+
+    def differences(self, other: "LayerFunction") -> np.ndarray:
+        """The ``d' x d`` mask of the entries ``(k, p)`` where ``F_kp`` and ``other``'s differ."""
         # a / da == b / db  <=>  a (db / g) == b (da / g), g = gcd(da, db); int64 only
         # when max|a| db/g and max|b| da/g are both below 2^63, checked here in Python integers
         a, b = self.numerators, other.numerators
@@ -194,7 +197,7 @@ class LayerFunction:
         ca, cb = other.denominator // g, self.denominator // g
         if a.dtype == object or b.dtype == object or _top(a) * ca >= _INT64 or _top(b) * cb >= _INT64:
             a, b = a.astype(object), b.astype(object)
-        return bool(np.array_equal(a * ca, b * cb))
+        return (a * ca != b * cb).any(axis=(1, 2))
 
     __hash__ = None
 

@@ -214,3 +214,18 @@ def test_the_qkv_representatives_compute_the_function():
         for comp in fiber(arch, w).qkv:
             rep = [[comp.data["Q"], comp.data["K"], comp.data["V"]]]
             assert LayerFunction.from_weights(arch, rep) == f
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_fiber_of_a_function_is_the_fiber_of_its_weights(kind):
+    arch = Architecture((3, 2), (2,), tokens=2)
+    w = special_point(arch, kind, random.Random(8))
+    from_weights, from_function = fiber(arch, w), fiber(arch, LayerFunction.from_weights(arch, w))
+    assert from_function.case == from_weights.case and from_function.in_neuromanifold
+    assert [c.dimension for c in from_function.av] == [c.dimension for c in from_weights.av]
+    for (A, V), (B, W) in zip(from_function.lines, from_weights.lines):  # the same lines: B = lam A, W = V / lam
+        i, j = next((i, j) for i in range(3) for j in range(3) if A[i, j] != 0)
+        lam = B[i, j] / A[i, j]
+        assert lam != 0 and B == A * lam and W * lam == V
+    cert = from_function.to_json()
+    assert "point" not in cert and cert["denominator"] == str(from_function.function.denominator)

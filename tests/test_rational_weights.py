@@ -301,13 +301,16 @@ def _exact_tensor(A, V):
             for k in range(dd)]
 
 
-@pytest.mark.parametrize("top", [(1 << 30) - 1, 1 << 30, (1 << 31) + 7])
-def test_the_gram_tensor_is_exact_at_the_int64_threshold(top):
-    """Numerators just below 2^30 take the int64 path, at and above it Python integers; both exact."""
+@pytest.mark.parametrize("tops,fast", [(((1 << 31), (1 << 31) - 1), True), (((1 << 31), (1 << 31)), False),
+                                       (((1 << 40), 3), True), (((1 << 62) - 1, 1), True), (((1 << 62), 1), False)])
+def test_the_gram_tensor_is_exact_at_the_int64_threshold(tops, fast):
+    """``2 max|A| max|V| < 2^63`` takes int64 (the largest entry is exactly that sum), else Python integers."""
     arch = Architecture((2, 2), (2,), tokens=2)
-    A = [[Fraction(top, 3), Fraction(-top, 3)], [Fraction(1, 3), Fraction(top - 2, 3)]]
-    V = [[Fraction(top, 5), Fraction(-(top - 4), 5)], [Fraction(-top, 5), Fraction(top, 5)]]
+    tA, tV = tops
+    A = [[Fraction(tA, 3), Fraction(-tA, 3)], [Fraction(-tA, 3), Fraction(tA - 2, 3)]]
+    V = [[Fraction(tV, 5), Fraction(tV, 5)], [Fraction(-tV, 5), Fraction(tV, 5)]]
     f = LayerFunction.from_AV(arch, [[str(x) for x in r] for r in A], [[str(x) for x in r] for r in V])
+    assert (f.numerators.dtype == np.int64) == fast  # both paths are exercised
     want = _exact_tensor(A, V)
     got = f.tensor()
     assert all(Fraction(int(x.p), int(x.q)) == want[k][m][n][p] for (k, m, n, p), x in np.ndenumerate(got))
