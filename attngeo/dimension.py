@@ -78,17 +78,19 @@ def _upper(arch: Architecture, point: np.ndarray, p: int) -> tuple[int, dict, li
     return arch.parameter_count - rank, witness, gauge
 
 
-def _functional_count(arch: Architecture) -> int:
+def _functional_count(arch: Architecture, rows: int | None = None) -> int:
     # A few random functionals per input reach the full rank with far fewer rows
     # than all d_l t outputs (measured: d = 16, l = 2, t = 3 needs 30 inputs of
-    # 48 rows, or 60 inputs of 8 functionals, for the same rank 478).
+    # 48 rows, or 60 inputs of 8 functionals, for the same rank 478). Never more
+    # than the ``rows`` wanted: each costs d_l t random integers, and widths 1,64
+    # at t = 64 drew 16.7 million of them (11 s) for a rank of 64.
     d_l, t = arch.output_shape
-    return min(d_l * t, max(2, t * t))
+    c = min(d_l * t, max(2, t * t))
+    return c if rows is None else min(c, rows)
 
 
-def _lower(arch, point, p, gauge, n_inputs, rng) -> tuple[int, dict]:
+def _lower(arch, point, p, gauge, n_inputs, c, rng) -> tuple[int, dict]:
     d_l, t = arch.output_shape
-    c = _functional_count(arch)
     X = _random_ints(rng, (n_inputs,) + arch.input_shape)
     w = _random_ints(rng, (n_inputs, c, d_l, t))
     J = jacobian_mod_p(arch, point, X, p, w)
@@ -161,17 +163,15 @@ def certify_dimension(
         upper, witness, gauge = _upper(arch, point, p)
         if upper < best_upper[0]:
             best_upper = (upper, witness)
-        if inputs is not None:
-            n_inputs = inputs
-        else:
-            rows = upper + max(4, upper // 50)
-            n_inputs = max(1, -(-rows // _functional_count(arch)))
+        rows = upper + max(4, upper // 50)
+        c = _functional_count(arch, rows)
+        n_inputs = inputs if inputs is not None else max(1, -(-rows // c))
         # Each input reveals only part of the tangent space (for instance t^2
         # numbers about each A_i), so when the rank falls short, double the
         # inputs at the same point while that still raises it.
         previous = -1
         for _ in range(MAX_DOUBLINGS + 1):
-            lower = _lower(arch, point, p, gauge, n_inputs, rng)
+            lower = _lower(arch, point, p, gauge, n_inputs, c, rng)
             if lower[0] > best_lower[0]:
                 best_lower = lower
             if lower[0] >= best_upper[0] or lower[0] <= previous:
