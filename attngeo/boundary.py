@@ -91,13 +91,13 @@ def is_boundary_point(arch: Architecture, point) -> BoundaryVerdict:
     if f.arch != arch:
         raise InvalidInputError(f"the layer function is for {f.arch}, not {arch}")
     done = lambda *args: BoundaryVerdict(arch, f, *args, time.perf_counter() - start)  # noqa: E731
-    if d < 2:  # Lemma B: nothing is outside, so nothing is on the boundary
-        return done("interior", "zero" if f.is_zero() else "general",
-                    "d = 1: there is no definite quadric of rank 2, so M_R = M_C ∩ R^N", {})
+    flat = "d = 1: there is no definite quadric of rank 2, so M_R = M_C ∩ R^N"  # Lemma B: nothing outside
     if f.is_zero():
+        if d < 2:
+            return done("interior", "zero", flat, {})
         return done("boundary", "zero", "the zero function is the limit of eps * (y_1^2 + y_2^2) E_11, "
                     "real points without real weights", {})
-    qr = quadric_factor(f)
+    qr = quadric_factor(f) if d >= 2 else None
     rank_q = qr[0].rank() if qr is not None else None
     if qr is not None and rank_q <= 2:
         q, R = qr
@@ -120,8 +120,9 @@ def is_boundary_point(arch: Architecture, point) -> BoundaryVerdict:
         raise exc
     # conjugate-swap points are q(y) R with rank q = 2, decided above: the lines here are rational
     A, V = fib.lines[0]
-    return done("interior", "general", "F is not q(y) R with q of rank <= 2: the fiber line is conjugation-stable, "
-                "so the point and its neighbours have real weights", {"A": str_rows(A), "V": str_rows(V)})
+    why = flat if d < 2 else ("F is not q(y) R with q of rank <= 2: the fiber line is conjugation-stable, "
+                              "so the point and its neighbours have real weights")
+    return done("interior", "general", why, {"A": str_rows(A), "V": str_rows(V)})
 
 
 def _transverse(q: fmpq_mat) -> list[str]:
