@@ -201,7 +201,7 @@ class Stratification:
         return {"format": FORMAT, "version": VERSION, "kind": self.kind, "architecture": self.arch.to_dict(),
                 "strata": [{**st.row(), "factors": [str_rows(M) for M in st.factors], "point_certificate": st.verdict}
                            for st in self.strata],
-                "edges": sorted(self.graph.edges()), "seconds": round(self.seconds, 3)}
+                "edges": [list(e) for e in sorted(self.graph.edges())], "seconds": round(self.seconds, 3)}
 
     def save(self, path) -> Path:
         return write_json(path, self.to_json())

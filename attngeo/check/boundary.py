@@ -14,6 +14,7 @@ from __future__ import annotations
 from flint import fmpq, fmpq_mat
 
 from .arch import single_layer
+from .fiber import gram_tensor
 from .schema import ARCHITECTURE, CHECKED, HEADER, NUMBER, TEXT
 from .values import boolean, field, integer, matrix, rational, reject, seq
 
@@ -23,24 +24,6 @@ SCHEMA = {**HEADER, "architecture": ARCHITECTURE, "verdict": CHECKED, "shape": C
                        "direction": CHECKED, "minor": CHECKED}}
 _EVIDENCE = {"zero": set(), "general": {"A", "V"}, "square": {"quadric", "R", "rank_q", "direction"},
              "definite": {"quadric", "R", "rank_q", "minor"}, "indefinite": {"quadric", "R", "rank_q", "minor"}}
-
-
-def _quadrics(cert: dict, d: int, dd: int) -> dict:
-    tensor, den = field(cert, "tensor", ""), rational(field(cert, "denominator", ""), "denominator")
-    if den == 0 or not isinstance(tensor, list) or len(tensor) != dd \
-            or any(not isinstance(t, list) or len(t) != d or any(not isinstance(u, list) or len(u) != d
-                   or any(not isinstance(v, list) or len(v) != d for v in u) for u in t) for t in tensor):
-        reject("tensor must be d' x d x d x d with a nonzero denominator")
-    out = {}
-    for k in range(dd):
-        for p in range(d):
-            rows = [[tensor[k][m][n][p] for n in range(d)] for m in range(d)]
-            S = matrix(rows, d, d, f"tensor[{k}][.][.][{p}]") * (1 / den)
-            if S != S.transpose():
-                reject("the Gram tensor must be symmetric in its middle indices")
-            if any(S[i, j] != 0 for i in range(d) for j in range(d)):
-                out[(k, p)] = S
-    return out
 
 
 def _definite_minor(q: fmpq_mat) -> fmpq | None:
@@ -84,7 +67,7 @@ def _check_real_weights(S: dict, ev: dict, d: int, dd: int, a: int) -> None:
 
 def check(cert: dict) -> str:
     arch, d, dd, _ = single_layer(cert)
-    S = _quadrics(cert, d, dd)
+    S = gram_tensor(cert, d, dd)
     verdict, shape = cert.get("verdict"), cert.get("shape")
     ev = field(cert, "evidence", "")
     if not isinstance(ev, dict) or set(ev) != _EVIDENCE.get(shape, set(ev) | {None}):

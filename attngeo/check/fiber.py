@@ -21,14 +21,18 @@ from .schema import ARCHITECTURE, CHECKED, HEADER, NUMBER, TEXT
 from .values import boolean, field, integer, matrix, rational, reject, seq, text
 
 _COMPONENT = {"coordinates": CHECKED, "dimension": CHECKED, "description": TEXT, "latex": TEXT, "locus": CHECKED,
-              "A": CHECKED, "V": CHECKED, "rank_A": CHECKED}
+              "A": CHECKED, "V": CHECKED, "rank_A": CHECKED, "quadric": CHECKED, "R": CHECKED,
+              "discriminant": CHECKED, "conjugate": CHECKED}
 _QKV = {"coordinates": CHECKED, "dimension": CHECKED, "description": TEXT, "latex": TEXT, "locus": CHECKED,
         "rank_Q": CHECKED, "rank_K": CHECKED, "over": CHECKED, "Q": CHECKED, "K": CHECKED, "V": CHECKED}
 SCHEMA = {
-    **HEADER, "architecture": ARCHITECTURE, "point": CHECKED, "case": CHECKED, "certified": CHECKED,
-    "components": [_COMPONENT], "qkv_components": [_QKV], "method": TEXT, "seconds": NUMBER,
+    **HEADER, "architecture": ARCHITECTURE, "point": CHECKED, "tensor": CHECKED, "denominator": CHECKED,
+    "case": CHECKED, "certified": CHECKED, "in_neuromanifold": CHECKED, "rational_weights": CHECKED,
+    "components": [_COMPONENT], "qkv_components": [_QKV], "method": TEXT, "reason": TEXT, "seconds": NUMBER,
     "argument": {"zero": CHECKED, "entry": CHECKED, "factors": CHECKED,
-                 "candidates": [{"factor": CHECKED, "valid": CHECKED, "reason": TEXT}]},
+                 "candidates": [{"factor": CHECKED, "valid": CHECKED, "reason": TEXT}],
+                 "irreducible_over_Q": CHECKED, "gram_rank": CHECKED, "minor": CHECKED, "discriminant": CHECKED,
+                 "not_proportional": CHECKED, "R": CHECKED, "R_minor": CHECKED},
 }
 
 
@@ -123,13 +127,44 @@ def _check_qkv(cert: dict, expected: list[dict], where: str = "qkv_components") 
                 reject(f"{where}[{k}]: the representative (Q, K, V) does not map to its (A, V) line")
 
 
+def gram_tensor(cert: dict, d: int, dd: int) -> dict:
+    """The nonzero Gram matrices ``S_kp`` of a function recorded as ``tensor[k][m][n][p] / denominator``."""
+    tensor, den = field(cert, "tensor"), rational(field(cert, "denominator"), "denominator")
+    if den == 0 or not isinstance(tensor, list) or len(tensor) != dd \
+            or any(not isinstance(t, list) or len(t) != d or any(not isinstance(u, list) or len(u) != d
+                   or any(not isinstance(v, list) or len(v) != d for v in u) for u in t) for t in tensor):
+        reject("tensor must be d' x d x d x d with a nonzero denominator")
+    out = {}
+    for k in range(dd):
+        for p in range(d):
+            S = matrix([[tensor[k][m][n][p] for n in range(d)] for m in range(d)], d, d, f"tensor[{k}][.][.][{p}]")
+            S = S * (1 / den)
+            if S != S.transpose():
+                reject("the Gram tensor must be symmetric in its middle indices")
+            if any(S[i, j] != 0 for i in range(d) for j in range(d)):
+                out[(k, p)] = S
+    return out
+
+
+def _function(cert: dict, a: int, d: int, dd: int, ctx) -> tuple[list, bool]:
+    """``F`` as polynomials, from the weights of a point or from a recorded Gram tensor; and whether it was a point."""
+    if "point" in cert:
+        if "tensor" in cert or "denominator" in cert or "in_neuromanifold" in cert or "rational_weights" in cert:
+            reject("a fiber through a point records the point only (its weights put it in M with rational weights)")
+        Q, K, V = split(seq(field(cert, "point"), "point", 2 * a * d + dd * d), a, d, dd, "point")
+        return forms(K.transpose() * Q, V, ctx), True
+    y = ctx.gens()
+    S = gram_tensor(cert, d, dd)
+    zero = ctx.from_dict({})
+    F = [[sum((S[(k, p)][m, n] * y[m] * y[n] for m in range(d) for n in range(d)), zero) if (k, p) in S else zero
+          for p in range(d)] for k in range(dd)]
+    return F, False
+
+
 def check(cert: dict) -> str:
     arch, d, dd, a = single_layer(cert)
-    point = seq(field(cert, "point"), "point", 2 * a * d + dd * d)
-    Q, K, V = split(point, a, d, dd, "point")
-    A = K.transpose() * Q
     ctx = fmpq_mpoly_ctx.get(("y", d), "degrevlex")
-    F = forms(A, V, ctx)
+    F, is_point = _function(cert, a, d, dd, ctx)
     comps = seq(field(cert, "components"), "components")
     if any(not isinstance(c, dict) for c in comps):
         reject("each component must be an object")
@@ -139,8 +174,105 @@ def check(cert: dict) -> str:
     if not isinstance(argument, dict):
         reject("argument must be an object")
     if all(g == 0 for row in F for g in row):
-        return _check_zero(cert, comps, argument, d, dd, a)
-    return _check_lines(cert, comps, argument, F, ctx, d, dd, a)
+        claim = _check_zero(cert, comps, argument, d, dd, a)
+    elif "factors" in argument:
+        claim = _check_lines(cert, comps, argument, F, ctx, d, dd, a)
+    else:
+        claim = _check_irreducible(cert, comps, argument, F, d, dd, a)
+    if not is_point:
+        case = cert["case"]
+        if boolean(field(cert, "in_neuromanifold"), "in_neuromanifold") is not (case != "outside") \
+                or boolean(field(cert, "rational_weights"), "rational_weights") is not (case not in ("outside",
+                                                                                                   "conjugate-swap")):
+            reject("in_neuromanifold and rational_weights must follow the case")
+    return claim
+
+
+def _gram(poly, d: int) -> fmpq_mat:
+    """The symmetric Gram matrix of a quadratic form."""
+    G = fmpq_mat(d, d)
+    for e, c in poly.to_dict().items():
+        idx = [i for i, k in enumerate(e) for _ in range(k)]
+        i, j = idx[0], idx[1]
+        if i == j:
+            G[i, i] = c
+        else:
+            G[i, j] = G[j, i] = c / 2
+    return G
+
+
+def _check_irreducible(cert: dict, comps: list, arg: dict, F: list, d: int, dd: int, a: int) -> str:
+    """An entry irreducible over Q: Gram rank, proportionality and the conjugate-factor lemma (docs/fibers.md)."""
+    entry = seq(field(arg, "entry", "argument."), "argument.entry", 2)
+    k, p = integer(entry[0], "argument.entry[0]", 0, dd - 1), integer(entry[1], "argument.entry[1]", 0, d - 1)
+    Fkp = F[k][p]
+    if Fkp == 0 or field(arg, "irreducible_over_Q", "argument.") is not True:
+        reject("argument must name a nonzero entry irreducible over Q")
+    _, factors = Fkp.factor()
+    if len(factors) != 1 or factors[0][1] != 1 or factors[0][0].total_degree() != 2:
+        reject(f"F_{k}{p} is not irreducible over Q")
+    q = _gram(Fkp, d)
+    rank = q.rank()
+    if integer(field(arg, "gram_rank", "argument."), "argument.gram_rank") != rank:
+        reject(f"argument.gram_rank must be {rank}")
+    _minor(arg, "minor", q, min(rank, 3))
+    w = f"widths {d},{dd}, rank {a}"
+    if rank >= 3:  # u w has Gram matrix (u w^T + w u^T) / 2, of rank <= 2, over every field
+        return _outside(cert, comps, arg, w, f"F_{k}{p} has Gram rank {rank} >= 3: no product of two linear forms")
+    i, j = seq(arg["minor"].get("rows"), "argument.minor.rows", 2)
+    delta = -(q[i, i] * q[j, j] - q[i, j] ** 2)
+    if i == j or rational(field(arg, "discriminant", "argument."), "argument.discriminant") != delta:
+        reject(f"argument.discriminant must be minus the principal minor at {[i, j]}")
+    # every F_jq must be R_jq F_kp (conjugate-factor lemma)
+    R = fmpq_mat(dd, d)
+    m, n = next((m, n) for m in range(d) for n in range(d) if q[m, n] != 0)
+    for jj in range(dd):
+        for qq in range(d):
+            G = _gram(F[jj][qq], d) if F[jj][qq] != 0 else fmpq_mat(d, d)
+            R[jj, qq] = G[m, n] / q[m, n]
+            if G != q * R[jj, qq]:
+                if "not_proportional" not in arg or seq(arg["not_proportional"].get("entry"), "entry", 2) != [jj, qq]:
+                    reject(f"argument.not_proportional must name the first entry not proportional to F_{k}{p}")
+                return _outside(cert, comps, arg, w, f"F_{jj}{qq} is not a rational multiple of F_{k}{p}, "
+                                f"irreducible over Q (conjugate-factor lemma)")
+    if "not_proportional" in arg or matrix(field(arg, "R", "argument."), dd, d, "argument.R") != R:
+        reject("argument.R must be the matrix of ratios F_jq / F_kp")
+    if R.rank() >= 2:
+        _minor(arg, "R_minor", R, 2)
+        return _outside(cert, comps, arg, w, f"F = F_{k}{p} R with rank R = {R.rank()} >= 2 (conjugate-factor lemma)")
+    if "R_minor" in arg or field(cert, "case") != "conjugate-swap":
+        reject("F = q(y) R with q irreducible of rank 2 and rank R = 1 is the case 'conjugate-swap'")
+    if len(comps) != 2:
+        reject("a conjugate-swap fiber has two lines over Q(sqrt(delta))")
+    for c_i, c in enumerate(comps, start=1):
+        _keys(c, {"coordinates", "dimension", "quadric", "R", "discriminant", "rank_A", "conjugate"},
+              f"components[{c_i - 1}]")
+        if (c.get("coordinates"), c.get("dimension"), c.get("rank_A"), c.get("conjugate")) != ("AV", 1, 1, c_i) \
+                or matrix(c.get("quadric"), d, d, "quadric") != q or matrix(c.get("R"), dd, d, "R") != R \
+                or rational(c.get("discriminant"), "discriminant") != delta:
+            reject(f"components[{c_i - 1}] must be conjugate line {c_i} of F = q(y) R")
+    _check_qkv(cert, [{"coordinates": "QKV", "dimension": dim + 1, "rank_Q": u, "rank_K": w_, "over": i_}
+                      for i_ in (1, 2) for u, w_, dim in product_strata(a, d, 1)])
+    return (f"in M, no rational weights ({w}): F = q(y) R, q irreducible over Q of rank 2, rank R = 1; "
+            f"the fiber is two lines over Q(sqrt({delta}))")
+
+
+def _minor(arg: dict, key: str, M: fmpq_mat, size: int) -> None:
+    """``arg[key]``: rows, columns and the value of a nonzero ``size x size`` minor of ``M``."""
+    mi = field(arg, key, "argument.")
+    if not isinstance(mi, dict) or set(mi) != {"rows", "cols", "value"}:
+        reject(f"argument.{key} must give rows, cols and value")
+    rows = [integer(r, f"argument.{key}.rows", 0, M.nrows() - 1) for r in seq(mi["rows"], "rows", size)]
+    cols = [integer(c, f"argument.{key}.cols", 0, M.ncols() - 1) for c in seq(mi["cols"], "cols", size)]
+    value = fmpq_mat([[M[r, c] for c in cols] for r in rows]).det()
+    if value == 0 or rational(mi["value"], f"argument.{key}.value") != value:
+        reject(f"argument.{key} must be a nonzero minor with its value")
+
+
+def _outside(cert: dict, comps: list, arg: dict, w: str, why: str) -> str:
+    if field(cert, "case") != "outside" or comps or field(cert, "qkv_components") != []:
+        reject("this argument puts the function outside M: case 'outside' with no components")
+    return f"not in M ({w}): no complex weights give this function ({why})"
 
 
 def _check_zero(cert: dict, comps: list, argument: dict, d: int, dd: int, a: int) -> str:
@@ -165,8 +297,8 @@ def _check_zero(cert: dict, comps: list, argument: dict, d: int, dd: int, a: int
 
 
 def _check_lines(cert: dict, comps: list, arg: dict, F: list, ctx, d: int, dd: int, a: int) -> str:
-    if "zero" in arg:
-        reject("the point's function is not zero")
+    if set(arg) != {"entry", "factors", "candidates"}:
+        reject("the factor argument holds entry, factors and candidates")
     entry = seq(field(arg, "entry", "argument."), "argument.entry", 2)
     k, p = integer(entry[0], "argument.entry[0]", 0, dd - 1), integer(entry[1], "argument.entry[1]", 0, d - 1)
     Fkp = F[k][p]
@@ -236,6 +368,6 @@ def _check_lines(cert: dict, comps: list, arg: dict, F: list, ctx, d: int, dd: i
     if case != want:
         reject(f"the components make the case {want!r}")
     if not valid:
-        return (f"not in M: no weights of widths {d},{dd}, rank {a} give this function "
-                f"(every candidate forced by the factors of F_{k}{p} fails)")
+        return (f"not in M (widths {d},{dd}, rank {a}): no complex weights give this function "
+                f"(every candidate forced by the linear factors of F_{k}{p} fails)")
     return f"fiber of a {want} point of widths {d},{dd}, rank {a}: {len(valid)} line(s)"

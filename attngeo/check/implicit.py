@@ -149,7 +149,7 @@ def check(cert: dict) -> str:
             e = [combo.count(i) for i in range(len(coords))]
             stair += not any(divides(lead, e) for lead in leads)
         if field(h, "monomials", f"hilbert[{j}].") != total or field(h, "staircase", f"hilbert[{j}].") != stair:
-            reject(f"degree {k}: {total} monomials, {stair} of them standard for G")
+            reject(f"degree {k}: {total} monomials, a staircase of {stair} standard monomials of G")
         recorded = integer(field(h, "rank", f"hilbert[{j}]."), f"hilbert[{j}].rank", 0, stair)
         if recorded == stair and not stopped:
             rank = _rank_count(phi, len(names), weights, k, rng)
