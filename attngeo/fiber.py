@@ -598,6 +598,11 @@ def recover_weights(arch: Architecture, f) -> Recovery:
 
     The zero function has no finite list of weights: its fiber is returned with
     ``weights = [0]`` as the representative ``Q = K = V = 0``.
+
+    The error carries the fiber as ``exc.fiber``: case ``outside`` (no weights,
+    rational, real or complex: the complete argument, ``exc.fiber.save(path)``
+    writes it as a certificate of the function) or ``conjugate-swap`` (in the
+    neuromanifold, but only with weights over a quadratic field).
     """
     single_layer(arch, "recover_weights")
     start = time.perf_counter()
