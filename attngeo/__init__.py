@@ -7,6 +7,8 @@ Names are imported on first use, so ``import attngeo.check`` (the checker
 kernel) loads none of the provers.
 """
 
+import sys
+import types
 from importlib import import_module
 
 __version__ = "0.1.0"
@@ -52,6 +54,23 @@ _WHERE = {
 }
 
 __all__ = sorted(_WHERE)
+
+
+class _Package(types.ModuleType):
+    """``attngeo.dimension`` and ``attngeo.fiber`` are functions named like their modules.
+
+    Importing a submodule binds it on the package; for these two names the
+    function is kept (the module stays reachable through ``sys.modules`` and
+    ``from attngeo.dimension import ...``), as when they were imported eagerly.
+    """
+
+    def __setattr__(self, name, value):
+        if name in ("dimension", "fiber") and isinstance(value, types.ModuleType):
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str):

@@ -8,6 +8,7 @@ from attngeo.certificate import FORMAT, VERSION, read_json, write_json
 
 def test_round_trip_through_a_file(tmp_path):
     cert = certify_dimension(Architecture((2, 2), (1,), 2), seed=0)
+    (tmp_path / "sub").mkdir()  # writers never create folders on their own (a typo would scatter files)
     path = cert.save(tmp_path / "sub" / "c.json")
     data = read_json(path)
     assert data["format"] == FORMAT and data["version"] == VERSION

@@ -13,6 +13,7 @@ Non-members are asserted with the reason they are non-members, and the
 their limits.
 """
 
+import json
 import random
 from fractions import Fraction
 
@@ -348,3 +349,44 @@ def test_equality_is_exact_where_int64_products_would_wrap():
     for f, g in pairs:
         assert (f == g) == exact(f, g) == (g == f)
     assert [f == g for f, g in pairs] == [False, True, False, True, False]  # by construction above
+
+
+# -- function certificates: the checker verifies each verdict and refuses each tampering -------------------
+
+
+def _function_certificates():
+    arch, arch2 = Architecture((2, 1), (2,), tokens=2), Architecture((2, 2), (2,), tokens=2)
+    q = {(0, 0): 1, (1, 1): -2}
+    return {
+        "conjugate-swap": fiber(arch, _function(arch, [[q, {}]])).to_json(),
+        "outside (candidates)": fiber(arch, _function(arch, [[{(0, 1): 1}, {(0, 0): 1, (1, 1): 1}]])).to_json(),
+        "outside (gram rank 3)": fiber(Architecture((3, 1), (3,), tokens=2), _function(
+            Architecture((3, 1), (3,), tokens=2), [[{(0, 0): 1, (1, 1): 1, (2, 2): -5}, {}, {}]])).to_json(),
+        "outside (not proportional)": fiber(arch, _function(arch, [[q, {(0, 1): 1}]])).to_json(),
+        "outside (rank R)": fiber(arch2, _function(arch2, [[q, {}], [{}, q]])).to_json(),
+    }
+
+
+FUNCTION_TAMPERINGS = {
+    "membership flipped": lambda c: c.update(in_neuromanifold=not c["in_neuromanifold"]),
+    "rational weights claimed": lambda c: c.update(rational_weights=True),
+    "case renamed": lambda c: c.update(case="generic"),
+    "tensor entry changed": lambda c: c["tensor"][0][0][0].__setitem__(0, str(int(c["tensor"][0][0][0][0]) + 1)),
+    "point smuggled in": lambda c: c.update(point=["0"] * 6),
+    "argument entry moved": lambda c: c["argument"]["entry"].__setitem__(1, 1 - c["argument"]["entry"][1]),
+}
+
+
+@pytest.mark.parametrize("tamper", sorted(FUNCTION_TAMPERINGS))
+@pytest.mark.parametrize("name", sorted(_function_certificates()))
+def test_function_certificates_verify_and_refuse_tampering(name, tamper):
+    from attngeo.exceptions import CertificateRejected
+    from attngeo.check import check_certificate
+
+    cert = _function_certificates()[name]
+    claim = check_certificate(cert).claim
+    assert ("not in M" in claim) == name.startswith("outside")
+    bad = json.loads(json.dumps(cert))
+    FUNCTION_TAMPERINGS[tamper](bad)
+    with pytest.raises(CertificateRejected):
+        check_certificate(bad)

@@ -231,8 +231,7 @@ def _check_irreducible(cert: dict, comps: list, arg: dict, F: list, d: int, dd: 
             G = _gram(F[jj][qq], d) if F[jj][qq] != 0 else fmpq_mat(d, d)
             R[jj, qq] = G[m, n] / q[m, n]
             if G != q * R[jj, qq]:
-                if "not_proportional" not in arg or seq(arg["not_proportional"].get("entry"), "entry", 2) != [jj, qq]:
-                    reject(f"argument.not_proportional must name the first entry not proportional to F_{k}{p}")
+                _not_proportional(arg, q, G, jj, qq, d)
                 return _outside(cert, comps, arg, w, f"F_{jj}{qq} is not a rational multiple of F_{k}{p}, "
                                 f"irreducible over Q (conjugate-factor lemma)")
     if "not_proportional" in arg or matrix(field(arg, "R", "argument."), dd, d, "argument.R") != R:
@@ -255,6 +254,17 @@ def _check_irreducible(cert: dict, comps: list, arg: dict, F: list, d: int, dd: 
                       for i_ in (1, 2) for u, w_, dim in product_strata(a, d, 1)])
     return (f"in M, no rational weights ({w}): F = q(y) R, q irreducible over Q of rank 2, rank R = 1; "
             f"the fiber is two lines over Q(sqrt({delta}))")
+
+
+def _not_proportional(arg: dict, q: fmpq_mat, G: fmpq_mat, jj: int, qq: int, d: int) -> None:
+    """``argument.not_proportional``: the entry, and two positions where ``G`` and ``q`` are not proportional."""
+    np_ = field(arg, "not_proportional", "argument.")
+    if not isinstance(np_, dict) or set(np_) != {"entry", "positions"} or np_["entry"] != [jj, qq]:
+        reject(f"argument.not_proportional must name entry {[jj, qq]}, the first not proportional, and two positions")
+    (m, n), (m2, n2) = [[integer(x, "a position", 0, d - 1) for x in seq(pos, "a position", 2)]
+                        for pos in seq(np_["positions"], "argument.not_proportional.positions", 2)]
+    if q[m, n] * G[m2, n2] - q[m2, n2] * G[m, n] == 0:
+        reject("argument.not_proportional.positions must show the two quadrics are not proportional")
 
 
 def _minor(arg: dict, key: str, M: fmpq_mat, size: int) -> None:
