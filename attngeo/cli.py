@@ -21,7 +21,7 @@ from pathlib import Path
 from . import __version__
 from .architecture import Architecture
 from .certificate import check_writable, make_folder, write_text
-from .check import check_file, check_folder
+from .check import check_file, check_folder, one_line
 from .check.limits import DEFAULT_SECONDS
 from .exceptions import AttngeoError, CannotVerify, CertificateFormatError, CertificateRejected, InvalidInputError
 
@@ -281,7 +281,8 @@ def _cmd_check(args) -> int:
     else:
         for f in files:
             label = "valid" if f["status"] == "valid" else f["status"].upper()
-            print(f"{label:<9} {f['path']}: {f.get('claim') or f.get('reason')}")
+            # a file name is attacker-controlled too: a newline in it must not start a line of its own
+            print(f"{label:<9} {one_line(f['path'])}: {one_line(f.get('claim') or f.get('reason'))}")
         here = sum(isinstance(res, CannotVerify) for _, res in results)  # may be valid elsewhere (e.g. with msolve)
         line = ", ".join(f"{n} {status}" for status, n in counts.items())
         print(line + (f" ({here} not verifiable here)" if here else ""))
