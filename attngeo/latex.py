@@ -124,3 +124,82 @@ def tex_escape(text: str) -> str:
     'a\\\\_1 \\\\& 50\\\\% \\\\{x\\\\}'
     """
     return "".join(_TEX.get(ch, ch) for ch in text)
+
+
+# -- sizes, ranges of sizes and the places a counterexample sits (the certification report) --
+
+#: Size parameters as statements name them (``d'`` is the output width of one layer).
+SIZE_ORDER = ("l", "d", "d'", "a", "t")
+
+
+def _value(v) -> str:
+    return "(" + ", ".join(map(str, v)) + ")" if isinstance(v, (list, tuple)) else str(v)
+
+
+def sizes(params: dict) -> str:
+    """One size as inline math (no dollars): ``{"d": 4, "d'": 3, "a": 3}`` -> ``d = 4,\\ d' = 3,\\ a = 3``.
+
+    >>> print(sizes({"d": [2, 3, 2], "a": [1, 2], "t": 2}))
+    d = (2, 3, 2),\\ a = (1, 2),\\ t = 2
+    """
+    return r",\ ".join(f"{k} = {_value(v)}" for k, v in params.items() if v is not None)
+
+
+def _values(name: str, values: list) -> str:
+    """``2 \\le d \\le 6``, ``t = 2`` or ``t \\in \\lbrace 2, 4\\rbrace``."""
+    if len(values) == 1:
+        return f"{name} = {_value(values[0])}"
+    if len(values) > 2 and all(isinstance(v, int) for v in values) and values == list(range(values[0], values[-1] + 1)):
+        return rf"{values[0]} \le {name} \le {values[-1]}"
+    return rf"{name} \in \lbrace {', '.join(map(_value, values))} \rbrace"
+
+
+def _offset(name: str, k: int) -> str:
+    return name if k == 0 else f"{name} {'+' if k > 0 else '-'} {abs(k)}"
+
+
+def scope(s: dict) -> str:
+    """A range of sizes (:func:`attngeo.proof.scope`) as LaTeX text, each condition its own ``$...$``
+    (so a long list breaks between conditions).
+
+    Braces are ``\\lbrace``/``\\rbrace`` so the same string also renders as Markdown math.
+
+    >>> print(scope({"count": 9, "factors": [{"name": "d", "values": [1, 2, 3]}, {"name": "t", "values": [2]}],
+    ...              "relation": {"name": "a", "of": "d", "min": 1, "offset": 1}}))
+    $1 \\le d \\le 3$, $1 \\le a \\le d + 1$, $t = 2$
+    """
+    parts = {f["name"]: _values(f["name"], f["values"]) for f in s.get("factors", [])}
+    rel = s.get("relation")
+    if rel:
+        bound = _offset(rel["of"], rel["offset"])
+        name = rel["name"]
+        parts[name] = rf"{name} = {bound}" if rel.get("equal") else rf"{rel['min']} \le {name} \le {bound}"
+    order = {k: i for i, k in enumerate(SIZE_ORDER)}
+    text = ", ".join(f"${parts[k]}$" for k in sorted(parts, key=lambda k: order.get(k, len(order))))
+    listed = s.get("list")
+    if listed:
+        items = "; ".join(f"${sizes(dict(zip(listed['names'], row)))}$" for row in listed["rows"])
+        text = items + (f"; each with {text}" if text else "")
+    return text
+
+
+def stratum(rank_A: int, rank_V: int) -> str:
+    """The stratum ``S_{r,s}`` as inline math (no dollars); ``(0, 0)`` is the zero stratum."""
+    if rank_A == 0:
+        return r"A = 0 \text{ or } V = 0"
+    return rf"\operatorname{{rank}} A = {rank_A},\ \operatorname{{rank}} V = {rank_V}"
+
+
+#: The special points of attngeo.fiber.special_point, in words.
+POINTS = {"random": "random point", "rank1-swap": "rank-1 swap point", "rank1-parallel": "rank-1 parallel point",
+          "zero": "zero function"}
+
+
+def point(kind: str) -> str:
+    """A point kind as LaTeX text (math inside dollars): ``rank A = 1`` becomes ``$\\operatorname{rank} A = 1$``."""
+    if kind in POINTS:
+        return POINTS[kind]
+    m = re.fullmatch(r"rank A = (\d+)", kind)
+    if m:
+        return rf"point with $\operatorname{{rank}} A = {m.group(1)}$, $V$ generic"
+    return tex_escape(kind)
