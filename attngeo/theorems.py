@@ -2,10 +2,15 @@
 
 Each :class:`Statement` is one claim — a theorem, corollary or conjecture of
 [HMK], or one of the toolkit's own findings — with the proof script in
-``proofs/`` that certifies it, the sizes that script covers, and the statements
-it builds on (an edge ``A -> B`` means B uses A). ``attngeo certify`` runs the
-scripts in a topological order of this graph and writes a report
-(:mod:`attngeo.report`).
+``proofs/`` that tests it and the statements it builds on (an edge ``A -> B``
+means B uses A). ``attngeo certify`` runs the scripts in a topological order of
+this graph and writes a report (:mod:`attngeo.report`).
+
+The registry says what is claimed, never what came of it: each script splits
+its statement into claims over regions of sizes and reports, per claim, how many
+cases it certified, bounded, left undecided or found to contradict the claim
+(:mod:`attngeo.proof`), and :func:`classify` turns those counts into one of
+:data:`OUTCOMES`.
 
 >>> g = graph()
 >>> import networkx as nx
@@ -29,8 +34,7 @@ class Statement:
     source: str  # where it is stated
     title: str
     latex: str  # the statement in LaTeX (math mode pieces inside $...$)
-    script: str  # proofs/<script>.py
-    sizes: str  # the range of sizes the script covers
+    script: str  # proofs/<script>.py; the sizes it covers are what it reports
     depends: tuple[str, ...] = field(default_factory=tuple)
 
 
@@ -39,60 +43,120 @@ STATEMENTS: tuple[Statement, ...] = (
         "single-layer-dimension", "theorem", "[HMK] Thm. (single layer)",
         "Dimension of one lightning layer",
         r"$\dim \mathcal M_{d,d',a} = 2ad + dd' - a^2 - 1$ for $a \le d$, and $d^2 + dd' - 1$ for $a > d$ ($t \ge 2$)",
-        "single_layer_dimension", "d, d' <= 6, 1 <= a <= d + 1, t in {2, 3} (324 cases)"),
+        "single_layer_dimension"),
     Statement(
         "deep-dimension", "theorem", "[HMK] Thm. (deep, equal widths)",
         "Dimension of deep lightning networks",
         r"$\dim \mathcal M = l\,a(2d - a) + d^2 - l$ for equal widths $d$ and ranks $a \le d$, $t \ge 2$",
-        "deep_dimension", "l <= 3, d <= 6, a <= d, t in {2, 3}; 12 unequal-width shapes (bounds or values)",
+        "deep_dimension",
         ("single-layer-dimension",)),
     Statement(
         "single-layer-fibers", "theorem", "[HMK] Thm. (identifiability)",
         "Fibers of one lightning layer",
-        r"generic fiber $\{(\lambda A, \lambda^{-1} V)\}$; two lines at rank-1 swap points; "
-        r"$\{A = 0\} \cup \{V = 0\}$ over $0$",
-        "single_layer_fibers", "d, d' <= 5, a <= d + 1; random, swap, parallel and zero points (400 cases)",
+        r"the fiber of $(A, V) \mapsto \varphi_{A,V}$ is the scaling line $\lbrace (\lambda A, \lambda^{-1} V)\rbrace$ "
+        r"when $\operatorname{rank} A \ge 2$ or $\operatorname{rank} V \ge 2$, so at a generic point; two lines at "
+        r"rank-1 swap points, one at rank-1 parallel points; $\lbrace A = 0\rbrace \cup \lbrace V = 0\rbrace$ over $0$",
+        "single_layer_fibers",
         ("single-layer-dimension",)),
     Statement(
         "deep-fibers", "finding", "attngeo (docs/findings.md 8-11)",
         "Fibers of two-layer networks and their hidden symmetries",
         r"fiber $=$ symmetry orbit for ranks $\ge 2$; hidden $A_2 \mapsto A_2^T$, $A_2 \mapsto A_2 + sS$ and $S_3$ "
         r"when $a_1 = 1$",
-        "deep_fibers", "two layers, widths <= 3, t = 2 (9 cases; --full adds 5)",
+        "deep_fibers",
         ("single-layer-fibers", "deep-dimension")),
     Statement(
         "singular-points", "theorem", "[HMK] Thm. (singular points)",
         "Singular points of one layer",
-        r"$\varphi_{A,V}$ is singular iff $\operatorname{rank}(A)\operatorname{rank}(V) \le 1$",
-        "singular_points", "d <= 4, d' <= 3, a <= d; 120 points (verdicts singular / smooth / undecided)",
+        r"$\varphi_{A,V}$ is a singular point of $\mathcal M$ iff "
+        r"$\operatorname{rank} A \cdot \operatorname{rank} V \le 1$",
+        "singular_points",
         ("single-layer-dimension", "single-layer-fibers")),
     Statement(
         "singular-strata", "finding", "attngeo (docs/findings.md 3-5, 7)",
-        "Strata, implicit equations and the corrected singular locus",
-        r"for $1 < a < d$ every stratum with $\operatorname{rank} A < a$ is singular; "
-        r"for $a = 1$, $d' = 1$ the rank-1 swap points are smooth ($d = 2, 3$)",
-        "singular_strata", "d <= 4, d' <= 3, a <= d (33 architectures); implicit equations at d = 2, d' <= 2 and 3,1 a = 1",
+        "The singular locus stratum by stratum",
+        r"each stratum $S_{r,s} = \lbrace \operatorname{rank} A = r,\ \operatorname{rank} V = s\rbrace$ is singular on "
+        r"all of $S_{r,s}$ or smooth at its generic point; for $1 < a < d$ every stratum with "
+        r"$\operatorname{rank} A < a$ is singular; the implicit equations of $\mathcal M$ agree with the tangent "
+        r"criteria",
+        "singular_strata",
         ("singular-points",)),
     Statement(
         "boundary-points", "corollary", "[HMK] (boundary points); attngeo Lemma B",
         "Boundary points of the real neuromanifold",
-        r"the boundary of $\mathcal M_{\mathbb R}$ is $\{0\} \cup \{(s \cdot y)^2 R\}$; "
-        r"definite $q(y) R$ need complex weights",
-        "boundary_points", "d <= 4, d' <= 3, a <= d (174 points)",
+        r"the boundary of $\mathcal M_{\mathbb R}$ in $\mathcal M_{\mathbb C} \cap \mathbb R^N$ is "
+        r"$\lbrace 0\rbrace \cup \lbrace (s \cdot y)^2 R\rbrace$; definite $q(y) R$ need complex weights",
+        "boundary_points",
         ("single-layer-fibers",)),
     Statement(
         "softmax-single-layer", "theorem", "[HMK] Thm. (normalized, one layer)",
         "Dimension of one softmax layer",
-        r"$\dim \mathcal M = a(2d - a) + dd'$ for $a \le d$ ($t \ge 2$)",
-        "softmax_single_layer", "d <= 5, d' <= 3, a <= d + 1, t in {2, 3} (120 cases)",
+        r"$\dim \mathcal M = a(2d - a) + dd'$ for $a \le d$ and $d^2 + dd'$ for $a > d$ ($t \ge 2$)",
+        "softmax_single_layer",
         ("single-layer-dimension",)),
     Statement(
         "softmax-conjecture", "conjecture", "[HMK] Conj. 3.10",
         "Dimension of deep softmax networks",
-        r"$\dim \mathcal M = l\,a(2d - a) + d^2$ (lightning $+\, l$)",
-        "softmax_deep", "l = 2, t = 3, a = 2, delta = 3..10; l = 3, t = 2, d <= 4, a <= 3",
+        r"$\dim \mathcal M = l\,a(2d - a) + d^2$ for equal widths $d$ and ranks $a \le d$, $t \ge 2$ "
+        r"(the lightning dimension $+\, l$)",
+        "softmax_deep",
         ("deep-dimension", "softmax-single-layer")),
 )
+
+
+#: What a run can establish about one claim, as the report words it.
+OUTCOMES = {
+    "certified": "certified on the range",  # every case of the stated range certified
+    "instances": "instances certified",  # finitely many instances certified; no proof of the claim beyond them
+    "refuted": "refuted",  # a certified counterexample
+    "bounds": "bounds only",  # the bounds did not meet
+    "undecided": "undecided",  # nothing certified either way
+    "failed": "failed",  # a certificate was rejected or a case raised
+}
+
+
+def classify(part: dict, kind: str = "theorem") -> str:
+    """The outcome (a key of :data:`OUTCOMES`) of one claim from a proof script's counts.
+
+    A certified counterexample refutes, whatever else happened. "Certified on the
+    range" needs every case certified, cases that each settle the claim for their
+    size (mode ``range``), a range that is a full grid, and a statement that is
+    not a conjecture: a conjecture checked on any finite family is instances.
+
+    >>> part = {"mode": "range", "cases": 3, "certified": 3, "scope": {"count": 3, "factors": []}}
+    >>> classify(part), classify(part, "conjecture"), classify({**part, "counterexamples": [{}]})
+    ('certified', 'instances', 'refuted')
+    """
+    if part.get("counterexamples") or part.get("refuted"):
+        return "refuted"
+    if part.get("failed"):
+        return "failed"
+    if not part.get("certified"):
+        return "bounds" if part.get("bounds") else "undecided"
+    complete = (part.get("mode") == "range" and kind != "conjecture" and part["certified"] == part["cases"]
+                and "list" not in part.get("scope", {}))
+    return "certified" if complete else "instances"
+
+
+#: [HMK]'s singular-point criterion, and the regions of sizes where it is tested separately
+#: (docs/findings.md 3-4): a key for the scripts, the region in LaTeX for the report.
+HMK_SINGULAR = r"$\varphi_{A,V}$ singular iff $\operatorname{rank} A \cdot \operatorname{rank} V \le 1$"
+SINGULAR_REGIONS = {
+    "a >= d": r"$a \ge d$",
+    "a = 1, d' >= 2": r"$a = 1$, $d' \ge 2$",
+    "1 < a < d": r"$1 < a < d$",
+    "a = 1, d' = 1": r"$a = 1$, $d' = 1$, where every point has $\operatorname{rank} A = \operatorname{rank} V = 1$, "
+                     r"so the criterion calls all of $\mathcal M$ singular",
+}
+
+
+def singular_region(d: int, d_out: int, a: int) -> str:
+    """The key of :data:`SINGULAR_REGIONS` the single-layer sizes ``d, d', a`` fall in."""
+    if a == 1 and d_out == 1 and d >= 2:
+        return "a = 1, d' = 1"
+    if a >= d:
+        return "a >= d"
+    return "a = 1, d' >= 2" if a == 1 else "1 < a < d"
 
 
 def graph() -> nx.DiGraph:
