@@ -20,7 +20,15 @@ from attngeo import Architecture
 from attngeo.boundary import is_boundary_point
 from attngeo.fiber import special_point
 from attngeo.layerfunction import LayerFunction, weights_AV
-from attngeo.proof import Outcome, main_guard, proof_arguments, run_cases
+from attngeo.latex import point
+from attngeo.proof import INSTANCES, Claim, Entry, Outcome, main_guard, proof_arguments, run_cases, sizes_of
+
+LEMMA_B = Claim("Lemma B", r"Lemma B at each point: $0$ and the rank-1 parallel points $(s \cdot y)^2 R$ are boundary "
+                r"points, definite $q(y) R$ lie outside $\mathcal M_{\mathbb R}$, every other point is interior "
+                r"($d \ge 2$); no boundary for $d = 1$", INSTANCES, "points")
+DEFINITE = (r"Definite $q(y) R$ are real points of $\mathcal M_{\mathbb C}$ with only complex weights "
+            r"(every $d \ge 2$ tested).")
+POINTS = {"definite": r"definite $q(y) R$", "indefinite": r"indefinite $q(y) R$"}
 
 
 def quadric_point(arch, sign, rng):
@@ -67,16 +75,21 @@ def outcomes(seed):
                     differs = v.verdict != want
                     row = f"{d:>2}{dd:>4}{a:>3}  {kind:<15}{v.verdict:<10}{v.shape:<12}expected {want}" + \
                         ("  DIFFERS" if differs else "")
-                    finding = None
+                    finding = note = None
                     if v.verdict == "outside":
                         finding = "definite q(y) R points are real points of M_C with only complex weights (every d >= 2)"
-                    yield Outcome(f"d{d}_dd{dd}_a{a}_{kind}", v, row, differs, finding)
+                        note = DEFINITE
+                    where = POINTS.get(kind) or point(kind)
+                    entry = Entry(LEMMA_B.key, sizes_of(arch), "refuted", where, v.verdict, want) if differs \
+                        else Entry(LEMMA_B.key, sizes_of(arch), "certified")
+                    yield Outcome(f"d{d}_dd{dd}_a{a}_{kind}", v, row, differs, finding, [entry], note)
 
 
 def main() -> int:
     args = proof_arguments(__doc__.splitlines()[0], "certificates/boundary_points")
     header = f"{'d':>2}{'dd':>4}{'a':>3}  {'point':<15}{'verdict':<10}{'shape':<12}lemma"
-    return run_cases("Boundary points of real single-layer neuromanifolds (Lemma B)", header, outcomes(args.seed), args)
+    return run_cases("Boundary points of real single-layer neuromanifolds (Lemma B)", header, outcomes(args.seed), args,
+                     [LEMMA_B])
 
 
 if __name__ == "__main__":

@@ -10,7 +10,11 @@ inside the hypotheses; the script exits 1 if one of them fails or disagrees.
 
 from attngeo import Architecture
 from attngeo.formulas import deep_equal_width_dimension
-from attngeo.proof import Case, main_guard, proof_arguments, run_dimension_proof
+from attngeo.proof import INSTANCES, Case, Claim, main_guard, proof_arguments, run_dimension_proof
+
+EQUAL = Claim("equal widths", r"equal widths and ranks: $\dim \mathcal M = l\,a(2d - a) + d^2 - l$", sizes="depth")
+UNEQUAL_WIDTHS = Claim("unequal widths", r"unequal widths or ranks, where [HMK] give no closed form: "
+                       r"the dimension (a certified value, or bounds)", INSTANCES)
 
 UNEQUAL = [
     ((2, 3, 2), (1, 2)),
@@ -34,15 +38,16 @@ def cases():
             for d in range(1, 7):
                 for a in range(1, d + 1):
                     arch = Architecture((d,) * (depth + 1), (a,) * depth, t)
-                    yield Case(arch, True, deep_equal_width_dimension(depth, d, a))
+                    yield Case(arch, True, deep_equal_width_dimension(depth, d, a), claim=EQUAL.key)
     for t in (2, 3):
         for widths, ranks in UNEQUAL:
-            yield Case(Architecture(widths, ranks, t), False, None)
+            yield Case(Architecture(widths, ranks, t), False, None, claim=UNEQUAL_WIDTHS.key)
 
 
 def main() -> int:
     args = proof_arguments(__doc__.splitlines()[0], "certificates/deep_dimension")
-    return run_dimension_proof("[HMK] deep dimension, equal widths; naive count elsewhere", list(cases()), args)
+    return run_dimension_proof("[HMK] deep dimension, equal widths; naive count elsewhere", list(cases()), args,
+                               claims=[EQUAL, UNEQUAL_WIDTHS])
 
 
 if __name__ == "__main__":

@@ -16,10 +16,32 @@ import argparse
 from attngeo import Architecture
 from attngeo.deepfiber import LARGER_CASES, SMALL_CASES, deep_fiber
 from attngeo.engine import EngineFailed, EngineUnavailable
-from attngeo.proof import Outcome, main_guard, run_cases
+from attngeo.proof import INSTANCES, Claim, Entry, Outcome, main_guard, run_cases, sizes_of
 
 A1_NOTE = ("a_1 = 1: every layer-1 output has rank 1 (all tokens are multiples of V_1 X X^T k_1), so layer 2 sees only "
            "the symmetric part of A_2; A_2 -> A_2^T (a_2 = 1) and A_2 -> A_2 + skew (a_2 = d_1) are hidden symmetries")
+A1_LATEX = (r"$a_1 = 1$: every layer-1 output has rank 1 (all tokens are multiples of $V_1 X X^T k_1$), so layer 2 "
+            r"sees only the symmetric part of $A_2$; $A_2 \mapsto A_2^T$ ($a_2 = 1$) and $A_2 \mapsto A_2 + sS$, "
+            r"$S$ skew ($a_2 = d_1$), are hidden symmetries.")
+ORBIT = "fiber $=$ symmetry orbit on the gauge slice"
+HMK = Claim("[HMK]", rf"[HMK], equal widths and all ranks $\ge 2$: {ORBIT}", INSTANCES, "points")
+OTHER = Claim("a_1 >= 2", rf"$a_1 \ge 2$, other widths and ranks: {ORBIT}", INSTANCES, "points")
+HIDDEN = Claim("a_1 = 1", r"$a_1 = 1$: the fiber is larger than the symmetry orbit (a hidden symmetry)",
+               INSTANCES, "points")
+
+
+def entry(arch, fib) -> Entry:
+    """What the fiber at this point says about the claim its architecture falls under."""
+    widths, ranks = arch.widths, arch.ranks
+    claim = HIDDEN if ranks[0] == 1 else (HMK if len(set(widths)) == 1 and min(ranks) >= 2 else OTHER)
+    if fib is None or not fib.certified:
+        return Entry(claim.key, sizes_of(arch, "tuples"), "undecided")
+    orbit = fib.solutions is not None and fib.fiber_points == 1  # spurious solutions of the sampled system aside
+    if orbit == (claim is not HIDDEN):
+        return Entry(claim.key, sizes_of(arch, "tuples"), "certified")
+    found = "fiber $=$ orbit" if orbit else "a hidden symmetry"
+    return Entry(claim.key, sizes_of(arch, "tuples"), "refuted", "a random point", found,
+                 "a hidden symmetry" if claim is HIDDEN else "fiber $=$ orbit")
 
 
 def outcomes(args):
@@ -27,16 +49,19 @@ def outcomes(args):
         arch = Architecture(widths, ranks, tokens=2)
         inside = len(set(widths)) == 1 and min(ranks) >= 2
         w, a = ",".join(map(str, widths)), ",".join(map(str, ranks))
+        name = f"w{'-'.join(map(str, widths))}_a{'-'.join(map(str, ranks))}_t2"
         try:
             fib = deep_fiber(arch, seed=args.seed + k, engine=args.engine, timeout=args.timeout)
         except (EngineFailed, EngineUnavailable) as exc:
-            print(f"{w:<10}{a:<7}  out of reach: {exc}" + ("  [inside the statement]" if inside else ""))
+            row = f"{w:<10}{a:<7}  out of reach: {exc}" + ("  [inside the statement]" if inside else "")
+            yield Outcome(name, None, row, entries=[entry(arch, None)])
             continue
         failed = inside and not (fib.certified and fib.solutions == 1)
-        finding = A1_NOTE if ranks[0] == 1 and fib.solutions != 1 else None
+        hidden = ranks[0] == 1 and fib.solutions != 1
         row = (f"{w:<10}{a:<7}{len(fib.basis.variables):>5}{str(fib.solutions):>6}{len(fib.extra):>6}"
                f"{fib.seconds:>8.2f}  {fib.verdict}" + ("  [inside the statement]" if inside else ""))
-        yield Outcome(f"w{'-'.join(map(str, widths))}_a{'-'.join(map(str, ranks))}_t2", fib, row, failed, finding)
+        yield Outcome(name, fib, row, failed, A1_NOTE if hidden else None, [entry(arch, fib)],
+                      A1_LATEX if hidden else None)
 
 
 def main() -> int:
@@ -49,7 +74,7 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per elimination (default 120)")
     args = parser.parse_args()
     header = f"{'widths':<10}{'ranks':<7}{'vars':>5}{'sols':>6}{'extra':>6}{'seconds':>8}  verdict"
-    return run_cases("[HMK] deep fibers: orbit or hidden symmetry", header, outcomes(args), args)
+    return run_cases("[HMK] deep fibers: orbit or hidden symmetry", header, outcomes(args), args, [HMK, OTHER, HIDDEN])
 
 
 if __name__ == "__main__":

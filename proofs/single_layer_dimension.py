@@ -9,7 +9,9 @@ disagrees with the formula makes the script exit 1.
 
 from attngeo import Architecture
 from attngeo.formulas import single_layer_dimension
-from attngeo.proof import Case, main_guard, proof_arguments, run_dimension_proof
+from attngeo.proof import Case, Claim, main_guard, proof_arguments, run_dimension_proof
+
+FORMULA = Claim("formula", r"$\dim \mathcal M = 2ad + dd' - a^2 - 1$ for $a \le d$, $d^2 + dd' - 1$ for $a > d$")
 
 
 def cases():
@@ -17,12 +19,14 @@ def cases():
         for d in range(1, 7):
             for d_out in range(1, 7):
                 for a in range(1, d + 2):
-                    yield Case(Architecture((d, d_out), (a,), t), True, single_layer_dimension(d, d_out, a))
+                    yield Case(Architecture((d, d_out), (a,), t), True, single_layer_dimension(d, d_out, a),
+                               claim=FORMULA.key)
 
 
 def main() -> int:
     args = proof_arguments(__doc__.splitlines()[0], "certificates/single_layer_dimension")
-    return run_dimension_proof("[HMK] single-layer dimension, lightning", list(cases()), args)
+    return run_dimension_proof("[HMK] single-layer dimension, lightning", list(cases()), args,
+                               claims=[FORMULA])
 
 
 if __name__ == "__main__":

@@ -18,9 +18,19 @@ from flint import fmpq_mat
 from attngeo import Architecture
 from attngeo.fiber import determinantal_dimension, fiber, special_point
 from attngeo.layerfunction import weights_AV
-from attngeo.proof import Outcome, main_guard, proof_arguments, run_cases
+from attngeo.latex import point
+from attngeo.proof import INSTANCES, Claim, Entry, Outcome, main_guard, proof_arguments, run_cases, sizes_of
 
 KINDS = ("random", "rank1-swap", "rank1-parallel", "zero")
+BY_RANKS = Claim("by ranks", r"the fiber through the point is the one the ranks of $A$ and $V$ predict: the "
+                 r"scaling line, two lines (rank-1 swap), one line (rank-1 parallel), or $\lbrace A = 0\rbrace \cup "
+                 r"\lbrace V = 0\rbrace$ (zero)", INSTANCES, "points")
+GENERIC = Claim("generic", r"[HMK]: at a generic point the fiber is the scaling line "
+                r"$\lbrace (\lambda A, \lambda^{-1} V)\rbrace$ (tested at random points)", INSTANCES, "points")
+WHY_A1 = (r"With $a = 1$ and $d' = 1$ every point has $\operatorname{rank} A = \operatorname{rank} V = 1$, so a "
+          r"generic point is a rank-1 swap point and its fiber is two lines: [HMK]'s generic statement needs "
+          r"$a \ge 2$ or $d' \ge 2$ (for $d = 1$ the two lines coincide).")
+LINES = {1: "one line", 2: "two lines"}
 
 
 def expected(arch, weights):
@@ -57,13 +67,23 @@ def outcomes(seed: int):
                                    "[HMK]'s generic statement needs a >= 2 or d' >= 2")
                     row = f"{d:>2}{dd:>4}{a:>3}  {kind:<15}{fib.case:<15}{str(dims):<14}{len(fib.qkv):>4}  " + (
                         "certified" if ok else f"DISAGREES (expected {case}, {count} components)")
-                    yield Outcome(f"d{d}_dd{dd}_a{a}_{kind}", fib, row, not ok, finding)
+                    sizes = sizes_of(arch)
+                    entries = [Entry(BY_RANKS.key, sizes, "certified") if ok else
+                               Entry(BY_RANKS.key, sizes, "refuted", point(kind),
+                                     f"case {fib.case}, {len(fib.av)} components", f"case {case}, {count} components")]
+                    if kind == "random":
+                        one = fib.case != "zero" and len(fib.av) == 1
+                        entries.append(Entry(GENERIC.key, sizes, "certified") if one else
+                                       Entry(GENERIC.key, sizes, "refuted", point(kind),
+                                             LINES.get(len(fib.av), f"{len(fib.av)} components"), "one line"))
+                    yield Outcome(f"d{d}_dd{dd}_a{a}_{kind}", fib, row, not ok, finding, entries,
+                                  WHY_A1 if kind == "random" and a == 1 and dd == 1 and d >= 2 else None)
 
 
 def main() -> int:
     args = proof_arguments(__doc__.splitlines()[0], "certificates/single_layer_fibers")
     header = f"{'d':>2}{'dd':>4}{'a':>3}  {'point':<15}{'case':<15}{'dims (A,V)':<14}{'QKV':>4}  status"
-    return run_cases("[HMK] single-layer fibers", header, outcomes(args.seed), args)
+    return run_cases("[HMK] single-layer fibers", header, outcomes(args.seed), args, [BY_RANKS, GENERIC])
 
 
 if __name__ == "__main__":

@@ -4,13 +4,16 @@ Statement ([HMK] section 3, docs/math.md §2.4), t >= 2: phi_{A,V} is a singular
 point of M exactly when rank(A) rank(V) <= 1. Grid: d <= 4, d' <= 3, a <= d,
 at a generic point (expected smooth), a rank-1 swap and the zero function
 (expected singular), a rank-1 parallel point, and -- for 1 < a < d, docs/math.md §2.4's
-open point, outside the statement -- points with rank A < a and V generic. Verdicts come from
+open point -- points with rank A < a and V generic. Verdicts come from
 attngeo.singular (docs/singular.md) with certificates the checker re-verifies; for the
-smallest sizes the implicit equations decide what the tangent criteria leave open. With
-a = 1, d' = 1 every point has rank A = rank V = 1 while Sing M is a proper subset, so
-the statement cannot apply there (reported, not compared);
+smallest sizes the implicit equations decide what the tangent criteria leave open.
+Every certified verdict is compared with the criterion, region by region
+(attngeo.theorems.SINGULAR_REGIONS), and a disagreement is a counterexample in the
+summary. Two are known (docs/findings.md 3-4) and do not fail the script: rank A < a
+for 1 < a < d (certified singular where the criterion says smooth), and a = 1,
+d' = 1, where every point has rank A = rank V = 1 while Sing M is a proper subset.
 "undecided" is reported, never rounded. Exit 1 when a certified verdict
-contradicts the statement or a certificate fails.
+contradicts the statement elsewhere or a certificate fails.
 """
 
 import random
@@ -18,9 +21,17 @@ import random
 from attngeo import Architecture
 from attngeo.fiber import special_point
 from attngeo.implicit import implicit_equations_if_available
+from attngeo.latex import POINTS, stratum
 from attngeo.layerfunction import weights_AV
-from attngeo.proof import Outcome, main_guard, proof_arguments, run_cases
+from attngeo.proof import INSTANCES, Claim, Entry, Outcome, main_guard, proof_arguments, run_cases, sizes_of
 from attngeo.singular import is_singular
+from attngeo.theorems import HMK_SINGULAR, SINGULAR_REGIONS, singular_region
+
+CLAIMS = [Claim(key, rf"{HMK_SINGULAR} for {region}, tested at points", INSTANCES, "points")
+          for key, region in SINGULAR_REGIONS.items()]
+EQUATIONS = (r"Where the tangent criteria are silent the verdict comes from the Jacobian of the implicit equations "
+             r"of $\mathcal M$: smooth needs only that they vanish on $\mathcal M$ (proved); singular rests on "
+             r"the elimination, replayed by the checker.")
 
 
 #: (d, d', a) whose implicit equations are computed to decide what tangents leave open (seconds each).
@@ -54,31 +65,37 @@ def outcomes(seed):
                 for kind, w in points:
                     v = is_singular(arch, w, seed=seed, extra=6, equations=eq)
                     A, V = weights_AV(arch, w)
-                    hmk = "singular" if A.rank() * V.rank() <= 1 else "smooth"
-                    if 1 < a < d and A.rank() < a and hmk == "smooth":
-                        hmk = "open"  # docs/math.md §2.4: not covered by the statement
-                    if a == 1 and dd == 1:
-                        hmk = "open"  # every point has rank A = rank V = 1, and Sing M != M: the statement cannot apply
-                    contradicts = v.certified and hmk != "open" and v.verdict != hmk
+                    hmk = "singular" if A.rank() * V.rank() <= 1 else "smooth"  # the criterion, literally
+                    # where the criterion is known to fail (docs/findings.md 3-4) a disagreement is a counterexample
+                    known = (1 < a < d and A.rank() < a and hmk == "smooth") or (a == 1 and dd == 1)
+                    disagrees = v.certified and v.verdict != hmk
+                    contradicts = disagrees and not known
                     finding = None
                     if a == 1 and dd == 1 and v.certified and kind.startswith("rank1"):
                         finding = (f"a = 1, d' = 1, d = {d}: {kind} points are {v.verdict} "
                                    "(from the implicit equations; [HMK]'s rank condition holds at every point)")
-                    if kind.startswith("rank A") and v.verdict == "singular":
-                        finding = ("1 < a < d: every tested point with rank A < a and V generic is singular "
-                                   "(certified; docs/math.md §2.4, §6.2)")
+                    if kind.startswith("rank A") and disagrees:
+                        finding = ("1 < a < d: points with rank A < a and V generic are certified singular where "
+                                   "[HMK]'s criterion says smooth (docs/math.md §2.4, §6.2)")
                     if contradicts:
                         finding = (f"d={d}, d'={dd}, a={a}, {kind}: certified {v.verdict}, [HMK]'s statement says {hmk}")
                     row = (f"{d:>2}{dd:>4}{a:>3}  {kind:<15}{v.verdict:<11}{v.span:>5}{v.dimension:>5}  "
-                           f"[HMK]: {hmk}" + ("  DIFFERS" if contradicts else ""))
+                           f"[HMK]: {hmk}" + ("  DIFFERS" if contradicts else "  counterexample" if disagrees else ""))
                     name = f"d{d}_dd{dd}_a{a}_{kind.replace(' ', '').replace('=', '')}"
-                    yield Outcome(name, v, row, contradicts, finding)
+                    claim = singular_region(d, dd, a)
+                    if disagrees:
+                        at = rf"{POINTS.get(kind, 'point')}, ${stratum(A.rank(), V.rank())}$"
+                        entry = Entry(claim, sizes_of(arch), "refuted", at, v.verdict, hmk)
+                    else:
+                        entry = Entry(claim, sizes_of(arch), "certified" if v.certified else "undecided")
+                    note = EQUATIONS if v.certified and v.implicit_certificate else None
+                    yield Outcome(name, v, row, contradicts, finding, [entry], note)
 
 
 def main() -> int:
     args = proof_arguments(__doc__.splitlines()[0], "certificates/singular_points")
     header = f"{'d':>2}{'dd':>4}{'a':>3}  {'point':<15}{'verdict':<11}{'span':>5}{'dim':>5}  statement"
-    return run_cases("[HMK] singular points of one layer", header, outcomes(args.seed), args)
+    return run_cases("[HMK] singular points of one layer", header, outcomes(args.seed), args, CLAIMS)
 
 
 if __name__ == "__main__":

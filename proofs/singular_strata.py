@@ -9,22 +9,65 @@ of M are computed too (attngeo.implicit) and decide what the tangent criteria
 leave open; their Jacobian at every stratum point must agree with each
 certified label, and where the Jacobian criterion is small enough (codimension
 1, or few minors) the dimension of Sing M it gives must equal that of the
-largest singular stratum. Disagreements with [HMK]'s statement are printed as findings;
-exit 1 only when a certificate fails or the two routes disagree.
+largest singular stratum. Disagreements with [HMK]'s statement are printed as findings
+and, in the summary, as counterexamples of the criterion region by region
+(attngeo.theorems.SINGULAR_REGIONS); the summary also carries, for each region, the
+closure graph of one architecture's strata with their labels (the largest one whose
+strata are all decided). Exit 1 only when a certificate fails or the two routes disagree.
 """
 
 from attngeo import Architecture
 from attngeo.exceptions import AttngeoError
 from attngeo.implicit import coordinates_of, implicit_equations_if_available
-from attngeo.proof import Outcome, main_guard, proof_arguments, run_cases
+from attngeo.latex import stratum, tex_escape
+from attngeo.proof import RANGE, Claim, Entry, Outcome, main_guard, proof_arguments, run_cases, sizes_of
 from attngeo.strata import stratify
+from attngeo.theorems import HMK_SINGULAR, SINGULAR_REGIONS, singular_region
+
+CRITERION = {key: Claim(f"strata, {key}", rf"{HMK_SINGULAR} for {region}, tested on every stratum (certified label: "
+                        r"singular on the whole stratum, smooth at its generic point)", RANGE, "strata")
+             for key, region in SINGULAR_REGIONS.items()}
+BELOW_A = Claim("rank A < a", r"for $1 < a < d$, every stratum with $0 < \operatorname{rank} A < a$ is singular",
+                RANGE, "strata")
+ROUTES = Claim("routes agree", r"the implicit equations of $\mathcal M$ and the tangent criteria give the same label "
+               r"at every stratum point, and the same $\dim \operatorname{Sing} \mathcal M$ where both compute it",
+               RANGE)
+DECIDED = ("singular", "smooth")
+
+
+def stratum_entries(arch, strata) -> list[Entry]:
+    """Each stratum's label against [HMK]'s criterion, and against "rank A < a is singular" for 1 < a < d."""
+    d, dd = arch.widths
+    a = arch.ranks[0]
+    sizes, out = sizes_of(arch), []
+    for st in strata.strata:
+        hmk = "singular" if st.hmk_singular() else "smooth"
+        claim = CRITERION[singular_region(d, dd, a)].key
+        at = f"${stratum(st.rank_A, st.rank_V)}$"
+        if st.label not in DECIDED:
+            out.append(Entry(claim, sizes, "undecided"))
+        else:
+            out.append(Entry(claim, sizes, "certified") if st.label == hmk else
+                       Entry(claim, sizes, "refuted", at, st.label, hmk))
+        if 1 < a < d and 0 < st.rank_A < a:
+            status = "certified" if st.label == "singular" else "refuted" if st.label == "smooth" else "undecided"
+            out.append(Entry(BELOW_A.key, sizes, status, *((at, st.label, "singular") if status == "refuted" else ())))
+    return out
+
+
+def closure_graph(arch, strata) -> dict:
+    """The strata, their labels and cover relations (edges towards the boundary), for the report's figure."""
+    return {"sizes": sizes_of(arch), "region": singular_region(*arch.widths, arch.ranks[0]),
+            "nodes": [{"name": st.name, "rank_A": st.rank_A, "rank_V": st.rank_V, "label": st.label,
+                       "hmk": "singular" if st.hmk_singular() else "smooth"} for st in strata.strata],
+            "edges": [list(e) for e in sorted(strata.graph.edges())]}
 
 
 def _point(st):
     return [[st.verdict["preimage_weights"][0][i] for i in range(3)]] if st.verdict else None
 
 
-def outcomes(seed):
+def outcomes(seed, figures: dict):
     for d in range(2, 5):
         for dd in range(1, 4):
             for a in range(1, d + 1):
@@ -56,15 +99,26 @@ def outcomes(seed):
                             for st in strata.disagreements()]
                 labels = " ".join(f"{st.name}:{st.label[:4]}{'' if st.certified else '?'}" for st in strata.strata)
                 row = f"{d:>2}{dd:>4}{a:>3}  {labels}" + (f"  ROUTES DIFFER: {differs}" if differs else "")
+                entries = stratum_entries(arch, strata)
+                if eq is not None:
+                    entries.append(Entry(ROUTES.key, sizes_of(arch), "refuted", tex_escape("; ".join(differs)),
+                                         "they differ", "the same") if differs
+                                   else Entry(ROUTES.key, sizes_of(arch), "certified"))
+                region = singular_region(d, dd, a)
+                rank = (all(st.label in DECIDED for st in strata.strata), len(strata.strata))
+                if region not in figures or rank >= figures[region][0]:
+                    figures[region] = (rank, closure_graph(arch, strata))
                 yield Outcome(f"d{d}_dd{dd}_a{a}_strata", strata, row, bool(differs),
-                              "; ".join(findings) if findings else None)
+                              "; ".join(findings) if findings else None, entries)
 
 
 def main() -> int:
     args = proof_arguments(__doc__.splitlines()[0], "certificates/singular_strata")
     header = f"{'d':>2}{'dd':>4}{'a':>3}  strata (rank A, rank V): label (? = not certified)"
+    figures = {}
     return run_cases("[HMK] singular locus by strata, with implicit equations at d = 2", header,
-                     outcomes(args.seed), args)
+                     outcomes(args.seed, figures), args, [*CRITERION.values(), BELOW_A, ROUTES],
+                     lambda: {"figures": [figures[k][1] for k in SINGULAR_REGIONS if k in figures]})
 
 
 if __name__ == "__main__":

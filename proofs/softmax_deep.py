@@ -18,7 +18,11 @@ from pathlib import Path
 
 from attngeo import Architecture
 from attngeo.formulas import hmk_formula
-from attngeo.proof import Case, main_guard, proof_arguments, run_dimension_proof
+from attngeo.proof import INSTANCES, Case, Claim, main_guard, proof_arguments, run_dimension_proof
+
+CONJECTURE = r"$\dim \mathcal M = l\,a(2d - a) + d^2$"
+PAPER = Claim("paper family", rf"{CONJECTURE} on [HMK]'s experiment family (their Figure 3)", INSTANCES, sizes="depth")
+THREE_LAYERS = Claim("three layers", rf"{CONJECTURE} for three layers", INSTANCES, sizes="depth")
 
 FAMILY = range(3, 11)
 
@@ -26,11 +30,11 @@ FAMILY = range(3, 11)
 def cases():
     for delta in FAMILY:  # the paper's experiment
         arch = Architecture((delta,) * 3, (2, 2), 3, "softmax")
-        yield Case(arch, True, hmk_formula(arch).value, conjecture=True)
+        yield Case(arch, True, hmk_formula(arch).value, conjecture=True, claim=PAPER.key)
     for d in (2, 3, 4):
         for a in range(1, min(d, 3) + 1):
             arch = Architecture((d,) * 4, (a,) * 3, 2, "softmax")
-            yield Case(arch, True, hmk_formula(arch).value, conjecture=True)
+            yield Case(arch, True, hmk_formula(arch).value, conjecture=True, claim=THREE_LAYERS.key)
 
 
 def figure(results, out: Path) -> None:
@@ -63,7 +67,8 @@ def figure(results, out: Path) -> None:
 def main() -> int:
     args = proof_arguments(__doc__.splitlines()[0], "certificates/softmax_deep")
     results = []
-    code = run_dimension_proof("[HMK] Conjecture 3.10, softmax networks", list(cases()), args, results)
+    code = run_dimension_proof("[HMK] Conjecture 3.10, softmax networks", list(cases()), args, results,
+                               [PAPER, THREE_LAYERS])
     figure(results, Path(args.out))
     return code
 

@@ -12,7 +12,11 @@ is not certified or disagrees with it.
 
 from attngeo import Architecture
 from attngeo.formulas import hmk_formula
-from attngeo.proof import Case, main_guard, proof_arguments, run_dimension_proof
+from attngeo.proof import INSTANCES, Case, Claim, main_guard, proof_arguments, run_dimension_proof
+
+FORMULA = Claim("formula", r"$\dim \mathcal M = a(2d - a) + dd'$ for $a \le d$, $d^2 + dd'$ for $a > d$")
+ONE_TOKEN = Claim("t = 1", r"$t = 1$, outside the statement (every score matrix is $1 \times 1$): "
+                  r"the dimension (a certified value, or bounds)", INSTANCES)
 
 
 def cases():
@@ -21,14 +25,15 @@ def cases():
             for dd in range(1, 4):
                 for a in range(1, d + 2):
                     arch = Architecture((d, dd), (a,), t, "softmax")
-                    yield Case(arch, True, hmk_formula(arch).value)
+                    yield Case(arch, True, hmk_formula(arch).value, claim=FORMULA.key)
     for d, dd, a in ((2, 2, 1), (3, 2, 2), (4, 3, 2)):
-        yield Case(Architecture((d, dd), (a,), 1, "softmax"), False, None)
+        yield Case(Architecture((d, dd), (a,), 1, "softmax"), False, None, claim=ONE_TOKEN.key)
 
 
 def main() -> int:
     args = proof_arguments(__doc__.splitlines()[0], "certificates/softmax_single_layer")
-    return run_dimension_proof("[HMK] softmax single layer: a(2d - a) + dd'", list(cases()), args)
+    return run_dimension_proof("[HMK] softmax single layer: a(2d - a) + dd'", list(cases()), args,
+                               claims=[FORMULA, ONE_TOKEN])
 
 
 if __name__ == "__main__":
