@@ -1,19 +1,48 @@
 """The report of an ``attngeo certify`` run, in Markdown and in standalone LaTeX.
 
-One row per registered statement (:mod:`attngeo.theorems`): what it says, over
-which sizes, the proof script's outcome (its own summary line: cases,
-certified, bounds), its findings, how long it took, and what failed.
+Each registered statement (:mod:`attngeo.theorems`) is split by its proof script
+into claims; the script's last line ``summary: {json}`` (:mod:`attngeo.proof`)
+gives, per claim, the range of sizes it actually ran, how many cases it
+certified, bounded or left undecided, and its counterexamples. The outcome
+printed beside a claim is :func:`attngeo.theorems.classify` of those counts —
+certified on the range, instances certified, refuted, bounds only, undecided —
+never text written ahead of the run.
+
+The LaTeX report typesets every relation and size as math, puts the results in
+tables, and draws the theorem graph and the strata closure graphs the strata
+script reports: PNGs when matplotlib is installed (the optional extra ``plot``),
+otherwise TikZ when ``tikz.sty`` is there at compile time, otherwise tables.
 """
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
+import networkx as nx
+
 from .certificate import write_text
-from .latex import tex_escape
-from .theorems import Statement
+from .latex import sizes as sizes_latex, scope as scope_latex, tex_escape
+from .theorems import OUTCOMES, SINGULAR_REGIONS, STATEMENTS, Statement, classify, graph
+
+#: Most severe first: the outcome a statement's node shows when its claims differ.
+SEVERITY = ("failed", "refuted", "bounds", "undecided", "instances", "certified")
+SHORT = {"certified": "certified", "instances": "instances", "refuted": "refuted", "bounds": "bounds only",
+         "undecided": "undecided", "failed": "FAILED", "not run": "not run"}
+#: Fill colours (TikZ, matplotlib) of graph nodes, by outcome or stratum label.
+COLOURS = {"certified": ("green!25", "#c7e9c0"), "instances": ("blue!15", "#dbe9f6"), "refuted": ("red!25", "#fcbba1"),
+           "bounds": ("black!10", "#e5e5e5"), "undecided": ("black!10", "#e5e5e5"), "failed": ("red!60", "#fb6a4a"),
+           "not run": ("white", "white"), "singular": ("red!25", "#fcbba1"), "smooth": ("green!25", "#c7e9c0")}
+LEGEND = {
+    "certified": "every case of the stated range certified (the claim is proved on that range)",
+    "instances": "finitely many instances certified; no proof of the claim beyond them",
+    "refuted": "a certified counterexample; the counterexamples are listed",
+    "bounds": "certified bounds that did not meet",
+    "undecided": "nothing certified either way",
+}
 
 
 @dataclass
@@ -37,6 +66,40 @@ class Outcome:
         return lines[-1] if lines else ("script not found" if self.missing else "no summary printed")
 
     @property
+    def result(self) -> dict:
+        """The script's ``summary: {json}`` line (claims, notes, figures); empty when it printed none."""
+        for ln in reversed(self.output.splitlines()):
+            if ln.startswith("summary: {"):
+                try:
+                    return json.loads(ln[len("summary: "):])
+                except json.JSONDecodeError:
+                    return {}
+        return {}
+
+    @property
+    def parts(self) -> list[dict]:
+        """The script's claims, each with its ``outcome`` (a key of :data:`attngeo.theorems.OUTCOMES`)."""
+        return [{**p, "outcome": classify(p, self.statement.kind)} for p in self.result.get("parts", [])]
+
+    @property
+    def notes(self) -> list[str]:
+        return self.result.get("notes", [])
+
+    @property
+    def verdict(self) -> str:
+        """The most severe outcome among the claims (``failed`` when the script failed)."""
+        found = {p["outcome"] for p in self.parts} | ({"failed"} if not self.ok else set())
+        return next((o for o in SEVERITY if o in found), "undecided")
+
+    @property
+    def headline(self) -> str:
+        """One line: each claim and its outcome, or why there is none."""
+        if self.missing:
+            return "FAILED: script not found"
+        claims = "; ".join(f"{p['key']}: {OUTCOMES[p['outcome']]}" for p in self.parts) or "no summary printed"
+        return claims if self.ok else f"FAILED (exit {self.exit_code}); {claims}"
+
+    @property
     def findings(self) -> list[str]:
         return [ln.strip()[len("finding: "):] for ln in self.output.splitlines() if ln.strip().startswith("finding: ")]
 
@@ -53,45 +116,280 @@ class Outcome:
         return out or ([] if self.ok else [f"exit code {self.exit_code}"])
 
 
+# -- the words and numbers of one claim ---------------------------------------------------------
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 or word.endswith("s") else f"{n} {word}s"
+
+
+SINGULAR = {"architectures": "architecture", "points": "point", "strata": "stratum"}
+
+
+def counts(part: dict) -> str:
+    """What was counted, in words: ``324 of 324 architectures certified; ...``."""
+    n, unit = part["cases"], part["unit"]
+    unit = SINGULAR.get(unit, unit) if n == 1 else unit
+    archs = part["scope"]["count"]
+    where = "" if unit.startswith("architecture") else f" at {archs} architecture{'s' if archs != 1 else ''}"
+    of = f" of {n} {unit}{where}"
+    bits = [f"{part['certified']}{of} certified"] if part.get("certified") else []
+    if part.get("refuted"):
+        bits.append(_plural(part["refuted"], "counterexample") + ("" if bits else of))
+    for key, words in (("bounds", "bounds only at {}"), ("undecided", "{} undecided"), ("failed", "{} failed")):
+        if part.get(key):
+            bits.append(words.format(part[key]) + ("" if bits else of))
+    return "; ".join(bits)
+
+
+def counterexample_rows(part: dict) -> list[tuple[str, str, str, str]]:
+    """(sizes as math, where, certified, claimed), one row per size and verdict pair."""
+    groups: dict[tuple, list[str]] = {}
+    for c in part.get("counterexamples", []):
+        key = (json.dumps(c["sizes"]), c["certified"], c["claimed"])
+        groups.setdefault(key, []).append(c["at"])
+    return [(sizes_latex(json.loads(k[0])), "; ".join(a for a in at if a), k[1], k[2]) for k, at in groups.items()]
+
+
+def _tally(outcomes: list[Outcome]) -> str:
+    found = [p["outcome"] for o in outcomes for p in o.parts]
+    by = ", ".join(f"{found.count(k)} {OUTCOMES[k]}" for k in OUTCOMES if found.count(k))
+    return f"{len(outcomes)} statements, {_plural(len(found), 'claim')}" + (f": {by}" if by else "")
+
+
+# -- Markdown ------------------------------------------------------------------------------------
+
+
 def markdown(outcomes: list[Outcome], out: Path, seconds: float) -> str:
-    ok = sum(o.ok for o in outcomes)
+    failed = [o.statement.name for o in outcomes if not o.ok]
     lines = ["# attngeo certification report", "",
-             f"{ok} of {len(outcomes)} statements certified in {seconds:.1f} s; certificates in `{out}/`, "
-             f"re-check with `attngeo check {out}`.", "",
-             "| statement | kind | source | sizes | result | time |", "|---|---|---|---|---|---|"]
+             f"{_tally(outcomes)}. " + (f"**FAILED: {', '.join(failed)}.** " if failed else "Every proof script ran "
+                                        "to the end. ") + f"{seconds:.1f} s; certificates in `{out}/`, re-check with "
+             f"`attngeo check {out}`.", "",
+             *[f"- **{OUTCOMES[k]}**: {v}" for k, v in LEGEND.items()], "",
+             "| statement | claim | sizes | outcome | time |", "|---|---|---|---|---|"]
     for o in outcomes:
         s = o.statement
-        result = ("certified" if o.ok else "**FAILED**") + f": {o.summary}"
-        lines.append(f"| {s.title} (`{s.name}`) | {s.kind} | {s.source} | {s.sizes} | {result} | {o.seconds:.1f} s |")
+        rows = o.parts or [{"latex": "", "scope": {}, "outcome": None}]
+        for k, p in enumerate(rows):
+            head = f"{s.title} ({s.kind}, `{s.name}`)" if k == 0 else ""
+            result = f"**{OUTCOMES[p['outcome']]}**: {counts(p)}" if p["outcome"] else o.headline
+            if k == 0 and not o.ok:
+                result = f"**FAILED** (exit {o.exit_code}); " + result
+            lines.append(f"| {head} | {p['latex']} | {scope_latex(p['scope'])} | {result} | "
+                         f"{f'{o.seconds:.1f} s' if k == 0 else ''} |")
     for o in outcomes:
         s = o.statement
         lines += ["", f"## {s.title}", "", f"*{s.kind}, {s.source}; script `proofs/{s.script}.py`; "
-                  f"depends on {', '.join(s.depends) or 'nothing'}.*", "", s.latex, "",
-                  f"- sizes: {s.sizes}", f"- outcome: {o.summary} ({o.certificates} certificates, {o.seconds:.1f} s)"]
-        lines += [f"- finding: {f}" for f in o.findings]
+                  f"uses {', '.join(s.depends) or 'nothing'}; {o.certificates} certificates, {o.seconds:.1f} s.*", "",
+                  s.latex, ""]
+        for p in o.parts:
+            lines.append(f"- {p['latex']} — **{OUTCOMES[p['outcome']]}** ({counts(p)}); "
+                         f"sizes: {scope_latex(p['scope'])}")
+            rows = counterexample_rows(p)
+            if rows:
+                lines += ["", "  | sizes | where | certified | the claim says |", "  |---|---|---|---|"]
+                lines += [f"  | ${z}$ | {w} | {c} | {h} |" for z, w, c, h in rows]
+                lines.append("")
+        lines += [f"- note: {n}" for n in o.notes]
         lines += [f"- **failed**: {f}" for f in (o.failures if not o.ok else [])]
     return "\n".join(lines) + "\n"
 
 
-def latex(outcomes: list[Outcome], out: Path, seconds: float) -> str:
-    ok = sum(o.ok for o in outcomes)
-    body = [r"\documentclass[10pt]{article}", r"\usepackage[margin=2cm]{geometry}", r"\usepackage{amsmath,amssymb}",
-            r"\begin{document}", r"\section*{attngeo certification report}",
-            tex_escape(f"{ok} of {len(outcomes)} statements certified in {seconds:.1f} s; "
-                       f"certificates in {out}/, re-checked with: attngeo check {out}."),
-            r"\begin{itemize}"]
+# -- figures: the theorem graph and the strata closure graphs ---------------------------------
+
+
+def theorem_figure(outcomes: list[Outcome]) -> dict:
+    """Every registered statement, layered by dependency, filled by the outcome of its run.
+
+    Arrows are the transitive reduction of the registry's graph (a use implied by a
+    chain of uses is not drawn); each layer is ordered by the mean position of the
+    statements it uses, which keeps arrows short.
+    """
+    g, run = graph(), {o.statement.name: o for o in outcomes}
+    drawn = nx.transitive_reduction(g)
+    index = {s.name: k for k, s in enumerate(STATEMENTS)}
+    nodes, x = [], {}
+    for depth, layer in enumerate(nx.topological_generations(g)):
+        def centre(name):
+            above = [x[p] for p in drawn.predecessors(name)]
+            return (sum(above) / len(above) if above else 0.0, index[name])
+        layer = sorted(layer, key=centre)
+        for i, name in enumerate(layer):
+            x[name] = 4.0 * (i - (len(layer) - 1) / 2)
+            o = run.get(name)
+            verdict = o.verdict if o else "not run"
+            shown = [SHORT[p] for p in SEVERITY if o and p in {q["outcome"] for q in o.parts}] or [SHORT[verdict]]
+            nodes.append({"id": name, "lines": [name, ", ".join(shown)], "x": x[name], "y": -1.5 * depth,
+                          "fill": verdict, "emph": False})
+    rows = [(tex_escape(n["id"]), tex_escape(", ".join(sorted(g.predecessors(n["id"]))) or "-"), n["lines"][1])
+            for n in nodes]
+    return {"nodes": nodes, "edges": sorted(drawn.edges()), "arrows": True, "scale": (1.0, 1.0),
+            "table": (("statement", "uses", "outcome"), rows)}
+
+
+def strata_figures(outcomes: list[Outcome]) -> list[tuple[str, dict]]:
+    """(caption, figure) for each closure graph a script reported: strata at ``(rank V - rank A, rank A + rank V)``."""
+    out = []
+    for o in outcomes:
+        for fig in o.result.get("figures", []):
+            nodes, rows = [], []
+            for n in fig["nodes"]:
+                r, s = n["rank_A"], n["rank_V"]
+                nodes.append({"id": n["name"], "lines": ["0" if r == 0 else f"({r},{s})"], "x": float(s - r),
+                              "y": float(r + s), "fill": n["label"], "emph": n["label"] != n["hmk"]})
+                rows.append(("0" if r == 0 else f"$({r},{s})$", n["label"], n["hmk"]))
+            region = SINGULAR_REGIONS.get(fig["region"], tex_escape(fig["region"]))
+            caption = f"${sizes_latex(fig['sizes'])}$ ({region})"
+            out.append((caption, {"nodes": nodes, "edges": [tuple(e) for e in fig["edges"]], "arrows": False,
+                                  "scale": (0.75, 0.6), "table": (("stratum", "label", "[HMK]"), rows)}))
+    return out
+
+
+def tikz(fig: dict) -> str:
+    """A figure as a tikzpicture (nodes are boxes; emphasised ones dashed and thick)."""
+    sx, sy = fig["scale"]
+    ids = {n["id"]: f"n{k}" for k, n in enumerate(fig["nodes"])}
+    body = [rf"\begin{{tikzpicture}}[x={sx}cm, y={sy}cm, box/.style={{draw, rounded corners, align=center, "
+            r"font=\footnotesize, inner sep=2pt}]"]
+    for n in fig["nodes"]:
+        style = f"box, fill={COLOURS[n['fill']][0]}" + (", very thick, dashed" if n["emph"] else "")
+        label = r"\\".join(tex_escape(line) for line in n["lines"])
+        body.append(rf"\node[{style}] ({ids[n['id']]}) at ({n['x']:.2f}, {n['y']:.2f}) {{{label}}};")
+    arrow = "->" if fig["arrows"] else "-"
+    body += [rf"\draw[{arrow}] ({ids[u]}) -- ({ids[v]});" for u, v in fig["edges"]]
+    body.append(r"\end{tikzpicture}")
+    return "\n".join(body)
+
+
+def table(fig: dict) -> str:
+    """A figure's fallback: its table (cells are LaTeX text)."""
+    header, rows = fig["table"]
+    return "\n".join([r"\begin{tabular}{" + "l" * len(header) + "}", " & ".join(header) + r" \\ \hline",
+                      *[" & ".join(row) + r" \\" for row in rows], r"\end{tabular}"])
+
+
+def png(fig: dict, path: Path) -> Path:
+    """A figure drawn with matplotlib (requires the optional extra ``plot``)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    sx, sy = fig["scale"]
+    pos = {n["id"]: (n["x"] * sx, n["y"] * sy) for n in fig["nodes"]}
+    xs, ys = [p[0] for p in pos.values()], [p[1] for p in pos.values()]
+    f, ax = plt.subplots(figsize=(0.8 * (max(xs) - min(xs) + 3), 0.8 * (max(ys) - min(ys) + 1.5)))
+    text = {}
+    for n in fig["nodes"]:
+        box = {"boxstyle": "round", "fc": COLOURS[n["fill"]][1], "ec": "black",
+               "ls": "--" if n["emph"] else "-", "lw": 2 if n["emph"] else 0.8}
+        text[n["id"]] = ax.text(*pos[n["id"]], "\n".join(n["lines"]), ha="center", va="center", fontsize=8, bbox=box)
+    for u, v in fig["edges"]:  # from the bottom of u's box to the top of v's (edges point down)
+        ax.annotate("", xy=(0.5, 1), xycoords=text[v], xytext=(0.5, 0), textcoords=text[u],
+                    arrowprops={"arrowstyle": "->" if fig["arrows"] else "-", "color": "0.35"})
+    ax.set_xlim(min(xs) - 1.5, max(xs) + 1.5)
+    ax.set_ylim(min(ys) - 0.75, max(ys) + 0.75)
+    ax.set_axis_off()
+    f.savefig(path, dpi=150, bbox_inches="tight")
+    plt.close(f)
+    return path
+
+
+def _drawn(fig: dict, out: Path, name: str, width: str) -> str:
+    """The figure as a PNG when matplotlib is installed, else TikZ with its table as fallback."""
+    if importlib.util.find_spec("matplotlib") is not None:
+        return rf"\includegraphics[width={width}]{{{png(fig, out / name).name}}}"
+    return "\n".join([r"\iftikz", tikz(fig), r"\else", table(fig), r"\fi"])
+
+
+# -- LaTeX ---------------------------------------------------------------------------------------
+
+PREAMBLE = r"""\documentclass[10pt]{article}
+\usepackage[T1]{fontenc}
+\IfFileExists{lmodern.sty}{\usepackage{lmodern}}{}
+\usepackage[margin=2cm]{geometry}
+\usepackage{amsmath,amssymb,array,longtable,graphicx}
+\newif\iftikz
+\IfFileExists{tikz.sty}{\tikztrue\usepackage{tikz}}{}
+\newcolumntype{P}[1]{>{\raggedright\arraybackslash}p{#1}}
+\setlength{\tabcolsep}{3pt}
+\begin{document}
+"""
+
+
+def _results_table(outcomes: list[Outcome]) -> list[str]:
+    body = [r"{\small", r"\begin{longtable}{P{0.16\linewidth}P{0.3\linewidth}P{0.2\linewidth}P{0.22\linewidth}r}",
+            r"statement & claim & sizes & outcome & time \\ \hline \endhead"]
     for o in outcomes:
         s = o.statement
-        status = r"\textbf{certified}" if o.ok else r"\textbf{FAILED}"
-        body.append(rf"\item \textbf{{{tex_escape(s.title)}}} ({tex_escape(s.kind)}, {tex_escape(s.source)}): {s.latex}.\\")
-        body.append(rf"{status}: {tex_escape(o.summary)} --- {o.seconds:.1f}\,s, {o.certificates} certificates.\\")
-        body.append(rf"\emph{{Sizes:}} {tex_escape(s.sizes)}.")
-        if o.findings:
-            body.append(r"\begin{itemize}" + "".join(rf"\item {tex_escape(f)}" for f in o.findings) + r"\end{itemize}")
-        if not o.ok:
-            body.append(r"\begin{itemize}" + "".join(rf"\item failed: {tex_escape(f)}" for f in o.failures)
-                        + r"\end{itemize}")
-    body += [r"\end{itemize}", r"\end{document}"]
+        rows = o.parts or [{"latex": "", "scope": {}, "outcome": None}]
+        for k, p in enumerate(rows):
+            head = rf"\textbf{{{tex_escape(s.title)}}} ({tex_escape(s.kind)})" if k == 0 else ""
+            result = rf"\textbf{{{OUTCOMES[p['outcome']]}}}: {counts(p)}" if p["outcome"] else tex_escape(o.headline)
+            if k == 0 and not o.ok:
+                result = rf"\textbf{{FAILED}} (exit {o.exit_code}); " + result
+            seconds = rf"{o.seconds:.1f}\,s" if k == 0 else ""
+            body.append(rf"{head} & {p['latex']} & {scope_latex(p['scope'])} & {result} & {seconds} \\")
+        body.append(r"\hline")
+    body += [r"\end{longtable}", "}"]
+    return body
+
+
+def _statement_section(o: Outcome) -> list[str]:
+    s = o.statement
+    uses = ", ".join(tex_escape(d) for d in s.depends) or "nothing"
+    body = [rf"\subsection*{{{tex_escape(s.title)}}}",
+            rf"\emph{{{tex_escape(s.kind)}, {tex_escape(s.source)}; uses {uses}; {o.certificates} certificates, "
+            rf"{o.seconds:.1f}\,s.}}", "", rf"\emph{{Statement.}} {s.latex}.", ""]
+    if o.parts:
+        body.append(r"\begin{itemize}")
+        for p in o.parts:
+            body.append(rf"\item{{}} {p['latex']}: \textbf{{{OUTCOMES[p['outcome']]}}} ({counts(p)}); "
+                        rf"sizes: {scope_latex(p['scope'])}.")
+            rows = counterexample_rows(p)
+            if rows:
+                body += [r"\par\smallskip{\small\begin{longtable}{P{0.24\linewidth}P{0.38\linewidth}P{0.14\linewidth}"
+                         r"P{0.14\linewidth}}", r"counterexample & where & certified & the claim says \\ \hline",
+                         *[rf"${z}$ & {w} & {c} & {h} \\" for z, w, c, h in rows], r"\end{longtable}}"]
+        body.append(r"\end{itemize}")
+    if o.notes:
+        body += [r"\begin{itemize}", *[rf"\item[] \emph{{Note.}} {n}" for n in o.notes], r"\end{itemize}"]
+    if not o.ok:
+        body += [r"\begin{itemize}", *[rf"\item{{}} failed: {tex_escape(f)}" for f in o.failures], r"\end{itemize}"]
+    return body
+
+
+def latex(outcomes: list[Outcome], out: Path, seconds: float) -> str:
+    failed = [o.statement.name for o in outcomes if not o.ok]
+    body = [PREAMBLE + r"\section*{attngeo certification report}",
+            tex_escape(_tally(outcomes)) + ". " + (rf"\textbf{{FAILED: {tex_escape(', '.join(failed))}.}} " if failed
+                                                    else "Every proof script ran to the end. ")
+            + rf"Run time {seconds:.1f}\,s. The certificates lie next to this report; "
+              r"\texttt{attngeo check} re-verifies them.", "",
+            r"\begin{description}", *[rf"\item[{OUTCOMES[k]}] {v}." for k, v in LEGEND.items()], r"\end{description}",
+            r"\subsection*{Results}", *_results_table(outcomes),
+            r"\begin{figure}[htbp]\centering",
+            _drawn(theorem_figure(outcomes), out, "report-theorems.png", r"\linewidth"),
+            r"\caption{The statements and what they build on (an arrow points to a statement that uses another; "
+            r"uses implied by a chain of arrows are not drawn), "
+            r"filled by outcome: green certified on the range, blue instances certified, red refuted, grey bounds "
+            r"only or undecided, white not run.}", r"\end{figure}"]
+    strata = strata_figures(outcomes)
+    if strata:
+        body.append(r"\begin{figure}[htbp]\centering")
+        for k, (caption, fig) in enumerate(strata):
+            body += [r"\begin{minipage}[b]{0.48\linewidth}\centering",
+                     _drawn(fig, out, f"report-strata-{k + 1}.png", r"0.9\linewidth"),
+                     rf"\par\small {caption}\end{{minipage}}" + (r"\hfill" if k % 2 == 0 else r"\par\medskip")]
+        body += [r"\caption{Closure graphs of the strata $S_{r,s}$ ($\operatorname{rank} A = r$, "
+                 r"$\operatorname{rank} V = s$; a line joins a stratum to one in its closure, drawn below it), "
+                 r"filled by the certified label: red singular, green smooth, white undecided. Dashed: the label "
+                 r"differs from [HMK]'s criterion $\operatorname{rank} A \cdot \operatorname{rank} V \le 1$.}",
+                 r"\end{figure}"]
+    for o in outcomes:
+        body += _statement_section(o)
+    body.append(r"\end{document}")
     return "\n".join(body) + "\n"
 
 

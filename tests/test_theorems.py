@@ -9,7 +9,7 @@ import pytest
 
 from attngeo.cli import main
 from attngeo.latex import balanced
-from attngeo.theorems import STATEMENTS, graph, order
+from attngeo.theorems import OUTCOMES, SINGULAR_REGIONS, STATEMENTS, graph, order, singular_region
 
 PROOFS = Path(__file__).resolve().parent.parent / "proofs"
 
@@ -22,6 +22,17 @@ def test_registry_is_a_dag_covering_every_proof_script():
     for u, v in g.edges():
         assert position[u] < position[v]
     assert all(balanced(s.latex) and s.latex.count("$") % 2 == 0 for s in STATEMENTS)
+    # the registry says what is claimed; what came of it is the scripts' to report
+    assert not any("certif" in (s.title + s.latex).lower() for s in STATEMENTS)
+
+
+def test_singular_regions_split_the_single_layer_sizes_as_docs_findings_do():
+    sizes = [(d, dd, a) for d in range(1, 6) for dd in range(1, 4) for a in range(1, d + 2)]
+    region = {z: singular_region(*z) for z in sizes}
+    assert set(region.values()) == set(SINGULAR_REGIONS)
+    assert all(region[(d, dd, a)] == "1 < a < d" for d, dd, a in sizes if 1 < a < d)
+    assert all(region[(d, 1, 1)] == "a = 1, d' = 1" for d in range(2, 6))
+    assert all(region[(d, dd, a)] == "a >= d" for d, dd, a in sizes if a >= d and not (a == 1 and dd == 1 and d > 1))
 
 
 def _report(out: Path) -> tuple[str, str]:
@@ -31,7 +42,11 @@ def _report(out: Path) -> tuple[str, str]:
 def test_certify_one_statement_writes_both_reports(tmp_path, capsys):
     assert main(["certify", "--only", "boundary-points", "--out", str(tmp_path)]) == 0
     md, tex = _report(tmp_path)
-    assert "certified" in md and "174 cases" in md
+    # Lemma B is tested at points: certified instances, never "certified on the range"; 174 points =
+    # 4 special points at each of the 30 architectures d <= 4, d' <= 3, a <= d, plus 2 quadric points when d >= 2
+    points = sum(4 + 2 * (d >= 2) for d in range(1, 5) for _ in range(1, 4) for _ in range(1, d + 1))
+    lemma = next(ln for ln in md.splitlines() if ln.startswith("- Lemma B"))
+    assert f"**{OUTCOMES['instances']}** ({points} of {points} points at 30 architectures certified)" in lemma
     assert tex.startswith(r"\documentclass") and tex.rstrip().endswith(r"\end{document}") and balanced(tex)
     assert list((tmp_path / "boundary_points").glob("*.json"))
     assert main(["check", str(tmp_path)]) == 0

@@ -1,0 +1,193 @@
+"""The certification report: outcomes derived from the scripts' counts, exact ranges of sizes, a PDF that reads
+right."""
+
+import random
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from attngeo.cli import main
+from attngeo.latex import balanced
+from attngeo.proof import INSTANCES, RANGE, Claim, Entry, scope, summary
+from attngeo.report import Outcome, latex, markdown
+from attngeo.theorems import OUTCOMES, classify, get
+
+ONE_LAYER = [{"d": d, "d'": dd, "a": a, "t": t} for t in (2, 3) for d in range(1, 5) for dd in range(1, 4)
+             for a in range(1, d + 2)]
+
+
+def expand(s: dict) -> set:
+    """Every size a scope describes, decoded independently of the renderer: the scope must be exact."""
+    rows = [{}]
+    for f in s["factors"]:
+        rows = [{**r, f["name"]: v} for r in rows for v in f["values"]]
+    rel = s.get("relation")
+    if rel:
+        def values(r):
+            top = r[rel["of"]] + rel["offset"]
+            return [top] if rel.get("equal") else range(rel["min"], top + 1)
+        rows = [{**r, rel["name"]: a} for r in rows for a in values(r)]
+    if "list" in s:
+        rows = [{**r, **dict(zip(s["list"]["names"], row))} for r in rows for row in s["list"]["rows"]]
+    return {tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in r.items())) for r in rows}
+
+
+def _key(sizes: list[dict]) -> set:
+    return {tuple(sorted(p.items())) for p in sizes}
+
+
+def test_the_one_layer_grid_is_described_as_a_range():
+    s = scope(ONE_LAYER)
+    # sum over d of d' choices times (d + 1) ranks, for two token counts
+    assert s["count"] == 2 * sum(3 * (d + 1) for d in range(1, 5)) and "list" not in s
+    assert s["relation"] == {"name": "a", "of": "d", "min": 1, "offset": 1}
+    assert expand(s) == _key(ONE_LAYER)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sets(st.integers(0, len(ONE_LAYER) - 1), min_size=1))
+def test_a_range_is_never_wider_than_the_cases(picked):
+    cases = [ONE_LAYER[i] for i in sorted(picked)]
+    assert expand(scope(cases)) == _key(cases)
+
+
+def test_deep_sizes_in_tuples_and_mixed_forms_are_exact():
+    cases = [{"d": [2, 2, 2], "a": [1, 2], "t": 2}, {"d": [2, 1, 2], "a": [1, 1], "t": 2},
+             {"d": [2, 2, 2], "a": [1, 2], "t": 3}]
+    assert expand(scope(cases)) == {tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in c.items()))
+                                    for c in cases}
+
+
+# -- outcomes from synthetic script summaries -----------------------------------------------------
+
+GRID = [{"d": d, "d'": 1, "a": a, "t": 2} for d in (2, 3) for a in range(1, d + 1)]
+
+
+def _outcome(name: str, claims, entries, exit_code: int = 0) -> Outcome:
+    import json
+
+    line = "summary: " + json.dumps(summary(claims, entries))
+    return Outcome(get(name), exit_code, 1.0, f"4 cases in 1.0 s\n{line}\n", 4)
+
+
+def _parts(o: Outcome) -> dict:
+    return {p["key"]: p["outcome"] for p in o.parts}
+
+
+def test_outcomes_are_derived_from_the_counts():
+    claims = [Claim("range", "$x$"), Claim("sampled", "$y$", INSTANCES, "points"), Claim("wrong", "$z$", INSTANCES),
+              Claim("gap", "$w$"), Claim("partial", "$v$"), Claim("broken", "$u$")]
+    entries = [Entry("range", s, "certified") for s in GRID]
+    entries += [Entry("sampled", s, "certified") for s in GRID]
+    entries += [Entry("wrong", GRID[0], "certified"),
+                Entry("wrong", GRID[1], "refuted", "a point", "smooth", "singular")]
+    entries += [Entry("gap", s, "bounds") for s in GRID]
+    entries += [Entry("partial", s, "certified") for s in GRID[1:]]  # a grid with a hole is not a range
+    entries += [Entry("broken", GRID[0], "certified"), Entry("broken", GRID[1], "failed")]
+    theorem = _outcome("single-layer-dimension", claims, entries)
+    assert _parts(theorem) == {"range": "certified", "sampled": "instances", "wrong": "refuted", "gap": "bounds",
+                               "partial": "instances", "broken": "failed"}
+    conjecture = _outcome("softmax-conjecture", claims[:1], entries[:len(GRID)])
+    assert _parts(conjecture) == {"range": "instances"}  # a conjecture checked on a range is still instances
+    assert classify({"mode": RANGE, "cases": 1, "certified": 0, "scope": {}}) == "undecided"
+
+
+def test_a_refuted_claim_prints_as_refuted_with_its_counterexamples(tmp_path):
+    claims = [Claim("1 < a < d", "[HMK]'s criterion for $1 < a < d$", INSTANCES, "points"),
+              Claim("a >= d", "[HMK]'s criterion for $a \\ge d$", INSTANCES, "points")]
+    entries = [Entry("1 < a < d", {"d": 4, "d'": 3, "a": 3, "t": 2}, "refuted",
+                     r"$\operatorname{rank} A = 2$", "singular", "smooth"),
+               Entry("1 < a < d", {"d": 4, "d'": 3, "a": 3, "t": 2}, "certified"),
+               Entry("a >= d", {"d": 4, "d'": 3, "a": 4, "t": 2}, "certified")]
+    o = _outcome("singular-points", claims, entries)
+    md, tex = markdown([o], tmp_path, 1.0), latex([o], tmp_path, 1.0)
+    refuted = next(ln for ln in md.splitlines() if ln.startswith("- [HMK]'s criterion for $1 < a < d$"))
+    assert f"**{OUTCOMES['refuted']}**" in refuted and "1 counterexample" in refuted
+    assert "| $d = 4,\\ d' = 3,\\ a = 3,\\ t = 2$ | $\\operatorname{rank} A = 2$ | singular | smooth |" in md
+    instances = next(ln for ln in md.splitlines() if ln.startswith("- [HMK]'s criterion for $a \\ge d$"))
+    assert f"**{OUTCOMES['instances']}**" in instances and OUTCOMES["certified"] not in instances
+    assert rf"\textbf{{{OUTCOMES['refuted']}}}" in tex and r"d = 4,\ d' = 3,\ a = 3,\ t = 2" in tex
+    assert balanced(tex) and tex.count("$") % 2 == 0
+
+
+def test_a_script_without_a_summary_or_that_failed_is_never_certified(tmp_path):
+    o = Outcome(get("boundary-points"), 1, 1.0, "FAILED (1):\n  d=2: wrong\n", 0)
+    assert o.verdict == "failed" and o.headline.startswith("FAILED") and o.parts == []
+    md = markdown([o], tmp_path, 1.0)
+    assert OUTCOMES["certified"] not in md.split("| statement |")[1]
+
+
+# -- the PDF ---------------------------------------------------------------------------------------
+
+needs_pdflatex = pytest.mark.skipif(
+    shutil.which("pdflatex") is None or shutil.which("pdftotext") is None,
+    reason="pdflatex and pdftotext are not installed (apt-get install texlive-latex-base poppler-utils)")
+
+
+def _pdf_text(folder: Path, tex: str) -> str:
+    (folder / "report.tex").write_text(tex)
+    run = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "report.tex"], cwd=folder,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout[-3000:]
+    return subprocess.run(["pdftotext", "report.pdf", "-"], cwd=folder, capture_output=True, text=True,
+                          check=True).stdout
+
+
+def _assert_typeset(text: str) -> None:
+    # "<=" and ">=" in text mode come out as "¡=" and "¿="; an underscore outside math prints as itself
+    for bad in ("¡", "¿", "_"):
+        assert bad not in text, f"{bad!r} in the PDF text: " + text[max(0, text.find(bad) - 200):text.find(bad) + 200]
+
+
+@pytest.fixture(scope="module")
+def singular_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("certify")
+    code = main(["certify", "--only", "singular-points", "--out", str(out)])
+    return code, out
+
+
+def test_singular_points_report_says_refuted_where_hmk_fails(singular_run):
+    code, out = singular_run
+    assert code == 0
+    md = (out / "report.md").read_text()
+    by_region = {ln.split(" — ")[0]: ln for ln in md.splitlines() if ln.startswith("- $\\varphi")}
+    # docs/findings.md 3: points with rank A < a are singular for 1 < a < d, where the criterion says smooth
+    inside = next(v for k, v in by_region.items() if "$1 < a < d$" in k)
+    assert f"**{OUTCOMES['refuted']}**" in inside
+    assert "$d = 4,\\ d' = 3,\\ a = 3,\\ t = 2$" in md  # the largest such architecture is a counterexample
+    # points are samples: where the criterion holds, the points are instances, never the whole range
+    holds = next(v for k, v in by_region.items() if "$a \\ge d$" in k)
+    assert f"**{OUTCOMES['instances']}**" in holds
+
+
+@needs_pdflatex
+def test_the_pdf_typesets_every_relation_as_math(singular_run, tmp_path):
+    _, out = singular_run
+    tex = (out / "report.tex").read_text()
+    assert r"\usepackage[T1]{fontenc}" in tex
+    text = _pdf_text(tmp_path, tex)
+    _assert_typeset(text)
+    assert OUTCOMES["refuted"] in text and "≤" in text
+
+
+@needs_pdflatex
+def test_the_pdf_of_every_outcome_and_without_tikz(tmp_path):
+    claims = [Claim(k, f"claim ${k}$", mode) for k, mode in (("x", RANGE), ("y", INSTANCES), ("z", RANGE))]
+    rng = random.Random(0)
+    entries = [Entry("x", s, "certified") for s in ONE_LAYER]
+    entries += [Entry("y", s, rng.choice(["certified", "bounds", "undecided"])) for s in ONE_LAYER]
+    entries += [Entry("z", ONE_LAYER[0], "refuted", "a point", "$\\dim \\mathcal M = 7$", "$8$")]
+    outcomes = [_outcome("single-layer-dimension", claims, entries),
+                _outcome("softmax-conjecture", claims[:2], entries[:-1]),
+                Outcome(get("boundary-points"), 1, 1.0, "FAILED (1):\n  d=2: wrong\n", 0)]
+    tex = latex(outcomes, tmp_path, 3.0)
+    for variant, source in (("tikz", tex), ("tables", tex.replace(r"\IfFileExists{tikz.sty}", r"\IfFileExists{none}"))):
+        folder = tmp_path / variant
+        folder.mkdir()
+        text = _pdf_text(folder, source)
+        _assert_typeset(text)
+        for o in ("certified", "instances", "refuted", "bounds"):
+            assert OUTCOMES[o] in text
