@@ -16,6 +16,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -238,6 +239,43 @@ def test_the_time_budget_stops_a_slow_file(pool, tmp_path):
     with pytest.raises(CertificateFormatError, match="budget"):
         check_file(path, seconds=1.0, memory_mb=MEMORY_MB)
     assert time.monotonic() - start < 6
+
+
+def _engines() -> dict[int, tuple[int, str]]:
+    """Live msolve processes started by the checker: pid -> (parent pid, state)."""
+    out = {}
+    for entry in Path("/proc").iterdir():
+        try:
+            args = (entry / "cmdline").read_bytes().split(b"\0")
+            stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, ValueError, IndexError):
+            continue
+        if Path(args[0].decode(errors="replace")).name == "msolve" and b"attngeo-check-" in b" ".join(args):
+            if stat[0] != "Z":
+                out[int(entry.name)] = (int(stat[1]), stat[0])
+    return out
+
+
+@pytest.mark.msolve
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process table from /proc")
+def test_a_budget_overrun_leaves_no_engine_running(pool, tmp_path, monkeypatch):
+    """A forged linear basis that only the replay can expose, in 25 variables: msolve would run for hours.
+
+    The budget stops the worker; the msolve it started must stop with it, not
+    run on orphaned (one per such file in a folder).
+    """
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the forked worker's msolve files land here
+    path = tmp_path / "slow_replay.json"
+    path.write_bytes(corpus._dump(corpus.slow_replay_certificate(pool)))
+    before = set(_engines())
+    with pytest.raises(CertificateFormatError, match="budget"):
+        check_file(path, seconds=3, memory_mb=MEMORY_MB)
+    time.sleep(1)
+    orphans = [pid for pid, (parent, _) in _engines().items()
+               if pid not in before and (parent == 1 or not Path(f"/proc/{parent}").exists())]
+    for pid in orphans:  # ours: started by the worker this test ran, and left behind
+        os.kill(pid, 9)
+    assert not orphans, f"msolve processes {orphans} outlived the worker that started them"
 
 
 # -- a folder: valid neighbours stay valid, every class is counted ---------------------------------

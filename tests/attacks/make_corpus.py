@@ -482,6 +482,41 @@ def _attack_not_utf8(pool) -> bytes:
     return b'{"format":"attngeo-certificate","version":1,"kind":"\xff\xfe"}\n'
 
 
+def slow_replay_certificate(pool, widths=(3, 3, 3), ranks=(3, 3), inputs: int = 12, seed: int = 0) -> dict:
+    """A deep-fiber certificate whose msolve replay runs for hours: not stored, for budget tests.
+
+    The basis is the forged linear one ``x_i - W0_i`` (a Gröbner basis, one
+    solution, vanishing at the point), which only the replay can expose; the
+    replay itself is an elimination in 25 variables. Everything before it is
+    cheap, so the file is refused only by the time budget, and the engine must
+    die with the worker that started it.
+    """
+    rng = random.Random(seed)
+    cert = copy.deepcopy(pool["deep-fiber-orbit"])
+    names, fixed, point = [], set(), []
+    for i in range(1, len(ranks) + 1):
+        d_in, d_out, a = widths[i - 1], widths[i], ranks[i - 1]
+        for name, rows in (("Q", a), ("K", a), ("V", d_out)):
+            for r in range(rows):
+                for c in range(d_in):
+                    n = f"{name}{i}_{r}_{c}"
+                    names.append(n)
+                    gauge = name == "Q" or (name == "V" and i < len(ranks))  # the slice of docs/fibers.md
+                    if (gauge and c < rows) or (name == "K" and r == c == 0):
+                        fixed.add(n)
+                    point.append(int(r == c) if gauge and c < rows else rng.choice([-3, -2, -1, 1, 2, 3]))
+    W = dict(zip(names, point))
+    free = [n for n in names if n not in fixed]
+    g = [str(-W[free[0]]), "1"]
+    cert.update(architecture={**cert["architecture"], "widths": list(widths), "ranks": list(ranks)},
+                point=[str(x) for x in point], variables=free, basis=[f"{n} {'-' if W[n] >= 0 else '+'} {abs(W[n])}" for n in free],
+                inputs=[[[rng.randint(-3, 3) for _ in range(cert["architecture"]["tokens"])] for _ in range(widths[0])]
+                        for _ in range(inputs)],
+                parametrization={"form": ["1"] + ["0"] * (len(free) - 1), "g": g, "x": [[str(W[n])] for n in free]},
+                factors=[{"factor": g, "degree": 1, "fiber": True}])
+    return cert
+
+
 # -- the registry -----------------------------------------------------------------------------
 
 
