@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 from . import __version__
@@ -311,15 +312,15 @@ def _progress(k: int, n: int, width: int = 20) -> str:
 
 
 def _outcome_json(o) -> dict:
-    """One statement's outcome in ``certify --json``."""
+    """One statement's outcome in ``certify --json``: its verdict and each claim's, as the report has them."""
     return {"name": o.statement.name, "script": o.statement.script,
-            "status": "certified" if o.ok else ("missing" if o.missing else "failed"),
-            "exit_code": o.exit_code, "seconds": round(o.seconds, 3), "certificates": o.certificates,
-            "summary": o.summary, "findings": o.findings, "failures": [] if o.ok else o.failures}
+            "status": "missing" if o.missing else o.verdict, "exit_code": o.exit_code,
+            "seconds": round(o.seconds, 3), "certificates": o.certificates, "claims": o.parts,
+            "summary": o.summary, "findings": o.findings, "notes": o.notes, "failures": [] if o.ok else o.failures}
 
 
 def _cmd_certify(args) -> int:
-    from .report import Outcome, write_reports
+    from .report import SHORT, Outcome, write_reports
     from .theorems import get as statement, order
 
     # with --json, stdout is the one JSON object: the progress goes to stderr
@@ -351,21 +352,22 @@ def _cmd_certify(args) -> int:
         o = Outcome(s, run.returncode, time.perf_counter() - start, log, count)
         outcomes.append(o)
         write_text(out / "logs" / f"{s.script}.txt", log)
-        say(f"  {'certified' if o.ok else 'FAILED (exit %d)' % o.exit_code}: {o.summary}  ({o.seconds:.1f} s)")
+        say(f"  {o.headline}  ({o.seconds:.1f} s)")
         for f in o.findings:
             say(f"  finding: {f}")
     total = time.perf_counter() - begin
     say(f"{_progress(len(names), len(names))}  done in {total:.1f} s")
     md, tex = write_reports(outcomes, out, total)
     if args.json:
-        print(json.dumps({"statements": [_outcome_json(o) for o in outcomes],
-                          "certified": sum(o.ok for o in outcomes), "failed": sum(not o.ok for o in outcomes),
-                          "seconds": round(total, 3), "out": str(out), "reports": [str(md), str(tex)]}))
+        statements = [_outcome_json(o) for o in outcomes]
+        counts = dict(Counter(st["status"] for st in statements))
+        print(json.dumps({"statements": statements, "counts": counts, "seconds": round(total, 3), "out": str(out),
+                          "reports": [str(md), str(tex)]}))
     else:
         print("\nsummary")
         for o in outcomes:
-            status = "certified" if o.ok else f"FAILED (exit {o.exit_code})"
-            print(f"  {o.statement.name:<24} {status:<18} {o.seconds:7.1f} s")
+            word = SHORT[o.verdict] if o.ok else f"FAILED (exit {o.exit_code})"
+            print(f"  {o.statement.name:<24} {word:<18} {o.seconds:7.1f} s")
         print(f"certificates in {out}/ ; report {md} and {tex} ; re-check them with: attngeo check {out}")
     return 0 if all(o.ok for o in outcomes) else 1
 

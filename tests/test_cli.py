@@ -296,8 +296,13 @@ def _fake_proofs(tmp_path, body: str) -> Path:
     return proofs
 
 
+CLAIM = ("from attngeo.proof import Claim, Entry, print_summary\n"
+         "print('1 cases in 0.0 s')\n"
+         "print_summary([Claim('k', 'a claim')], [Entry('k', {'d': 2}, 'certified')])\n")
+
+
 def test_certify_makes_its_out_folder_and_nothing_above_it(tmp_path, capsys):
-    proofs = _fake_proofs(tmp_path, "(out / 'case.json').write_text('{}')\nprint('1 cases in 0.0 s')\n")
+    proofs = _fake_proofs(tmp_path, "(out / 'case.json').write_text('{}')\n" + CLAIM)
     run = ["certify", "--proofs", str(proofs), "--only", "boundary_points", "--out"]
     _refused(run + [str(tmp_path / "no" / "out")], capsys, "--out", "does not exist")
     assert not (tmp_path / "no").exists()
@@ -312,7 +317,8 @@ def test_certify_makes_its_out_folder_and_nothing_above_it(tmp_path, capsys):
     (s,) = result["statements"]
     assert (s["name"], s["status"], s["certificates"], s["summary"]) == ("boundary-points", "certified", 1,
                                                                           "1 cases in 0.0 s")
-    assert (result["certified"], result["failed"]) == (1, 0)
+    assert [(c["key"], c["outcome"]) for c in s["claims"]] == [("k", "certified")]  # each claim, as the report has it
+    assert result["counts"] == {"certified": 1}
     assert "1 cases" in (out / "logs" / "boundary_points.txt").read_text()
     assert all(Path(p).is_file() for p in result["reports"])
 
