@@ -13,6 +13,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import resource
+import signal
 import time
 from multiprocessing.connection import wait
 
@@ -25,6 +26,7 @@ _OUTCOMES = {"rejected": CertificateRejected, "unusable": CertificateFormatError
 
 def _serve(conn, memory_mb: int) -> None:
     """Worker loop: check the paths it is sent, answer with (status, kind, message)."""
+    os.setpgid(0, 0)  # its own process group: killing the worker also kills an msolve replay it started
     if memory_mb:
         limit = memory_mb * 1024 * 1024
         try:
@@ -72,6 +74,10 @@ class _Worker:
 
     def stop(self, kill: bool = False) -> None:
         if kill:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
             self.proc.kill()
         else:
             try:
