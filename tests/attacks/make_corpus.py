@@ -376,9 +376,29 @@ def _attack_zero_fiber_duplicate_locus(pool) -> bytes:
     return _dump(cert)
 
 
-def _attack_fiber_line_rank_and_description(pool) -> bytes:
+def _attack_fiber_line_rank(pool) -> bytes:
     cert = copy.deepcopy(pool["fiber-random"])
-    cert["components"][0].update(rank_A=7, description="a plane of dimension 999 (certified)")
+    cert["components"][0]["rank_A"] = 7
+    return _dump(cert)
+
+
+def _attack_fiber_line_description(pool) -> bytes:
+    cert = copy.deepcopy(pool["fiber-random"])
+    cert["components"][0]["description"] = "a plane of dimension 999 (certified)"
+    return _dump(cert)
+
+
+def _attack_deep_fiber_verdict_text(pool) -> bytes:
+    """The claim in words (docs/certificates.md: verdict) contradicting the checked claim."""
+    cert = copy.deepcopy(pool["deep-fiber-orbit"])
+    cert["verdict"] = "fiber = 999 orbits (a hidden discrete symmetry of order 999)"
+    return _dump(cert)
+
+
+def _attack_formula_value(pool) -> bytes:
+    """[HMK]'s formula, 'for comparison', with a value it does not have."""
+    cert = copy.deepcopy(pool["dimension"])
+    cert["formula"]["value"] = 999
     return _dump(cert)
 
 
@@ -549,8 +569,12 @@ ATTACKS = [
            what="dim M = 5 hypersurface claimed for widths 2,1, a = 1 (dim 4, codim 2)"),
     Attack("zero_fiber_duplicate_locus", _attack_zero_fiber_duplicate_locus,
            what="a zero fiber listing {A = 0} twice, once with dimension 999"),
-    Attack("fiber_line_rank_and_description", _attack_fiber_line_rank_and_description,
-           what="a fiber line with rank_A 7 and a description claiming dimension 999"),
+    Attack("fiber_line_rank", _attack_fiber_line_rank, what="a fiber line with rank_A 7"),
+    Attack("fiber_line_description", _attack_fiber_line_description,
+           what="a fiber line described as a plane of dimension 999"),
+    Attack("deep_fiber_verdict_text", _attack_deep_fiber_verdict_text, needs_msolve=True,
+           what="the verdict in words says 999 orbits, the checked claim one"),
+    Attack("formula_value", _attack_formula_value, what="[HMK]'s formula recorded with the value 999"),
     Attack("trusted_newline", _attack_trusted_newline, needs_msolve=True,
            what="free text 'trusted' with a newline and a forged 'valid ... dim M = 999' line"),
     Attack("extra_top_level_key", _attack_extra_top_level_key, what="an unknown key beside the claim"),
