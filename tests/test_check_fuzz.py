@@ -285,15 +285,7 @@ def _mutant(kind: str, pool: dict, data) -> tuple[str, dict]:
 
 def _in_process(kind: str, pool: dict, claims: dict, data) -> None:
     name, cert = _mutant(kind, pool, data)
-    with _deadline(PER_CHECK_SECONDS):
-        try:
-            result = check_certificate(cert)
-        except REFUSED as exc:
-            assert _SAFETY_NET not in str(exc), f"a checker bug, caught by its safety net: {exc}"
-            return
-    if result.claim != claims[name]:
-        assert _true_by_the_provers(cert, result.claim), \
-            f"accepted with another claim: {result.claim!r} (honest: {claims[name]!r})"
+    _judge(cert, claims[name], "the mutant")
 
 
 def _true_by_the_provers(cert: dict, claim: str) -> bool:
@@ -345,6 +337,58 @@ def _isolated(kind: str, pool: dict, claims: dict, data, folder) -> None:
     assert time.monotonic() - start < BUDGET + 5
     if result is not None:
         assert result.claim == claims[name]
+
+
+def _judge(cert: dict, honest_claim: str, what: str) -> None:
+    """Properties (a) and (b) for one mutant."""
+    with _deadline(PER_CHECK_SECONDS):
+        try:
+            result = check_certificate(cert)
+        except REFUSED as exc:
+            assert _SAFETY_NET not in str(exc), f"{what}: a checker bug, caught by its safety net: {exc}"
+            return
+    assert result.claim == honest_claim or _true_by_the_provers(cert, result.claim), \
+        f"{what}: accepted with another claim: {result.claim!r} (honest: {honest_claim!r})"
+
+
+#: one odd value of each type: the sweep tries every one in every place it reaches
+SWEEP_VALUES = [[], {}, None, True, "x", -1, 10**30, 0.5]
+#: the sweep's default reach: every key of the certificate (the long run: every node)
+SWEEP_NAMES = [n for n in corpus.MSOLVE_KINDS if not n.startswith("deep-fiber")] + ["deep-fiber-orbit"]
+
+
+def _sweep(pool: dict, claims: dict, name: str, paths) -> None:
+    if name not in pool:
+        pytest.skip(f"{name} needs msolve")
+    failures = []
+    for path in paths:
+        for value in SWEEP_VALUES:
+            cert = copy.deepcopy(pool[name])
+            _set(cert, path, copy.deepcopy(value))
+            try:
+                _judge(cert, claims[name], f"{name}: {path} = {value!r}")
+            except AssertionError as exc:  # every failure at once: they are usually one missing type check
+                failures.append(str(exc).splitlines()[0])
+    assert not failures, f"{len(failures)} mutants:\n" + "\n".join(failures[:30])
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, id=n, marks=[pytest.mark.msolve] if n in corpus.MSOLVE_KINDS else [])
+                                  for n in [*{n for k in KINDS.values() for n in k} - set(corpus.MSOLVE_KINDS),
+                                            *SWEEP_NAMES]])
+def test_every_field_refuses_a_value_of_the_wrong_type(pool, claims, name):
+    """Deterministic: each top-level field replaced by one value of each JSON type, in turn."""
+    if name not in pool:
+        pytest.skip(f"{name} needs msolve")
+    _sweep(pool, claims, name, [(k,) for k in pool[name]])
+
+
+@pytest.mark.fuzz
+@pytest.mark.skipif(not LONG, reason="the long fuzz runs with ATTNGEO_FUZZ=long (python3 -m pytest -m fuzz)")
+@pytest.mark.parametrize("name", [pytest.param(n, id=n) for k in KINDS.values() for n in k])
+def test_long_sweep_of_every_node(pool, claims, name):
+    if name not in pool:
+        pytest.skip(f"{name} needs msolve")
+    _sweep(pool, claims, name, [p for p, _ in _nodes(pool[name]) if p])
 
 
 @pytest.mark.parametrize("kind", KIND_PARAMS)
