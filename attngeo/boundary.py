@@ -25,7 +25,7 @@ from pathlib import Path
 from flint import fmpq, fmpq_mat
 
 from .architecture import Architecture
-from .certificate import FORMAT, VERSION, write_json
+from .certificate import certificate_json, write_json
 from .exceptions import InvalidInputError, NotInNeuromanifoldError
 from .fiber import fiber, str_rows
 from .layerfunction import LayerFunction, principal_minor, quadric_factor, single_layer
@@ -54,9 +54,9 @@ class BoundaryVerdict:
 
     def to_json(self) -> dict:
         f = self.function
-        return {"format": FORMAT, "version": VERSION, "kind": self.kind, **self.summary(),
-                "tensor": f.numerators.astype(object).astype(str).tolist(), "denominator": str(f.denominator),
-                "evidence": self.evidence}
+        return certificate_json(self.kind, {
+            **self.summary(), "tensor": f.numerators.astype(object).astype(str).tolist(),
+            "denominator": str(f.denominator), "evidence": self.evidence})
 
     def save(self, path) -> Path:
         return write_json(path, self.to_json())

@@ -19,7 +19,25 @@ from .architecture import Architecture
 from .exceptions import CertificateFormatError, InvalidInputError
 
 FORMAT = "attngeo-certificate"
-VERSION = 1
+#: Version 2: certificates carry no prose (version 1 carried descriptions, LaTeX and
+#: reasons the checker could not verify; docs/trust.md).
+VERSION = 2
+#: Words a result shows its reader but a certificate does not carry: the checker cannot
+#: verify prose, and a certificate holds only what the checker verifies.
+PROSE = ("description", "latex", "method", "reason", "statement")
+
+
+def certificate_json(kind: str, body: dict, drop: tuple[str, ...] = ()) -> dict:
+    """A certificate: the header, then ``body`` without ``drop`` and without prose at any depth."""
+    def clean(value):
+        if isinstance(value, dict):
+            return {k: clean(v) for k, v in value.items() if k not in PROSE}
+        if isinstance(value, list):
+            return [clean(v) for v in value]
+        return value
+
+    return {"format": FORMAT, "version": VERSION, "kind": kind,
+            **clean({k: v for k, v in body.items() if k not in drop})}
 
 
 def check_writable(path: str | os.PathLike) -> Path:
@@ -160,18 +178,14 @@ class DimensionCertificate:
         }
 
     def to_json(self) -> dict:
-        return {
-            "format": FORMAT,
-            "version": VERSION,
-            "kind": self.kind,
+        # [HMK]'s formula and the notes are for the reader (summary()); the checker re-derives the identities
+        return certificate_json(self.kind, {
             **self._claim(),
             "lower_witness": self.lower_witness,
-            "upper_witness": self.upper_witness,
-            "formula": self.formula,
+            "upper_witness": {k: v for k, v in self.upper_witness.items() if k != "identities"},
             "seconds": round(self.seconds, 3),
             "attempts": self.attempts,
-            "notes": self.notes,
-        }
+        })
 
     def save(self, path: str | os.PathLike) -> Path:
         return write_json(path, self.to_json())

@@ -38,7 +38,7 @@ import numpy as np
 from flint import fmpq, fmpq_mat, fmpq_poly
 
 from .architecture import Architecture
-from .certificate import FORMAT, VERSION, write_json
+from .certificate import certificate_json, write_json
 from .engine import Basis, groebner, normal_form, ring
 from .exceptions import InvalidInputError
 from .symmetry import SymmetryGroup, orbit_dimension
@@ -350,8 +350,8 @@ class DeepFiber:
         }
 
     def to_json(self) -> dict:
-        return {
-            "format": FORMAT, "version": VERSION, "kind": self.kind, **self.summary(),
+        return certificate_json(self.kind, {
+            **self.summary(),
             "point": [str(v) for v in self.point],
             "inputs": [[[int(v) for v in row] for row in X] for X in self.inputs],
             "variables": list(self.basis.variables),
@@ -364,7 +364,7 @@ class DeepFiber:
                 "checked_at": list(range(1, line_degree(self.arch) + 2)),
             },
             "trusted": f"the inclusion <basis> c <equations>: computed by {self.basis.engine}, replayed by the checker",
-        }
+        }, drop=("verdict",))
 
     def save(self, path) -> Path:
         return write_json(path, self.to_json())

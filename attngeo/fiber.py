@@ -54,7 +54,7 @@ from . import latex
 from .exceptions import InvalidInputError, NotInNeuromanifoldError
 from .layerfunction import (LayerFunction, call_evaluator, gram_matrices, integer_matrix, mat_rows, nonzero_minor,
                             output_column, principal_minor, single_layer, weights_AV)
-from .certificate import FORMAT, VERSION, write_json
+from .certificate import certificate_json, write_json
 from .network import ExactOps, network, read_input, read_point
 
 
@@ -405,7 +405,7 @@ class Fiber:
             about = {"tensor": f.numerators.astype(object).astype(str).tolist(), "denominator": str(f.denominator)}
         else:
             raise InvalidInputError("this fiber records neither its point nor its function, so it has no certificate")
-        return {"format": FORMAT, "version": VERSION, "kind": self.kind, **about, **claim, "argument": self.argument}
+        return certificate_json(self.kind, {**about, **claim, "argument": self.argument})
 
     def save(self, path) -> Path:
         return write_json(path, self.to_json())

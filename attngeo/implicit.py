@@ -39,7 +39,7 @@ import numpy as np
 from flint import fmpq, fmpq_mat, nmod_mat
 
 from .architecture import Architecture
-from .certificate import FORMAT, VERSION, write_json
+from .certificate import certificate_json, write_json
 from .dimension import certify_dimension
 from .engine import Basis, groebner, ring
 from .exceptions import NotCertifiedError
@@ -200,10 +200,10 @@ class ImplicitEquations:
         return self.ideal.latex()
 
     def to_json(self) -> dict:
-        return {"format": FORMAT, "version": VERSION, "kind": self.kind, **self.summary(),
-                "parameters": list(self.parameters), "equations": [str(g) for g in self.equations],
-                "latex": self.latex(), "variety_dimension": self.variety_dimension, "hilbert": self.hilbert,
-                "irreducible": self.irreducible, "dimension_certificate": self.dimension_certificate}
+        return certificate_json(self.kind, {
+            **self.summary(), "parameters": list(self.parameters), "equations": [str(g) for g in self.equations],
+            "variety_dimension": self.variety_dimension, "hilbert": self.hilbert, "irreducible": self.irreducible,
+            "dimension_certificate": self.dimension_certificate})
 
     def save(self, path) -> Path:
         return write_json(path, self.to_json())

@@ -29,7 +29,7 @@ from pathlib import Path
 from flint import fmpq, fmpq_mat
 
 from .architecture import Architecture
-from .certificate import FORMAT, VERSION, write_json
+from .certificate import certificate_json, write_json
 from .dimension import certify_dimension
 from .fiber import Fiber, determinantal_dimension, fiber, rank_factorization, str_rows
 from .exceptions import InvalidInputError
@@ -155,12 +155,12 @@ class SingularityVerdict:
                 "reason": self.reason, "seconds": round(self.seconds, 3)}
 
     def to_json(self) -> dict:
-        return {"format": FORMAT, "version": VERSION, "kind": self.kind, "point": self.point, **self.summary(),
+        return certificate_json(self.kind, {"point": self.point, **self.summary(),
                 "preimage_weights": [[str_rows(Q), str_rows(K), str_rows(V)] for Q, K, V in self.preimages],
                 "dimension_certificate": self.dimension_certificate,
                 "fiber_certificate": self.fiber_certificate,
                 **({"implicit_certificate": self.implicit_certificate, "jacobian_rank": self.jacobian_rank}
-                   if self.implicit_certificate else {})}
+                   if self.implicit_certificate else {})})
 
     def save(self, path) -> Path:
         return write_json(path, self.to_json())

@@ -32,7 +32,7 @@ import networkx as nx
 from flint import fmpq_mat
 
 from .architecture import Architecture
-from .certificate import FORMAT, VERSION, write_json
+from .certificate import certificate_json, write_json
 from .engine import ring
 from .fiber import str_rows
 from .ideal import Ideal, matrix_names, rank_ideal
@@ -198,10 +198,11 @@ class Stratification:
                 f"<th>label</th><th>certified</th></tr>{rows}</table>")
 
     def to_json(self) -> dict:
-        return {"format": FORMAT, "version": VERSION, "kind": self.kind, "architecture": self.arch.to_dict(),
-                "strata": [{**st.row(), "factors": [str_rows(M) for M in st.factors], "point_certificate": st.verdict}
-                           for st in self.strata],
-                "edges": [list(e) for e in sorted(self.graph.edges())], "seconds": round(self.seconds, 3)}
+        return certificate_json(self.kind, {
+            "architecture": self.arch.to_dict(),
+            "strata": [{**st.row(), "factors": [str_rows(M) for M in st.factors], "point_certificate": st.verdict}
+                       for st in self.strata],
+            "edges": [list(e) for e in sorted(self.graph.edges())], "seconds": round(self.seconds, 3)})
 
     def save(self, path) -> Path:
         return write_json(path, self.to_json())

@@ -130,10 +130,13 @@ def test_hostile_json_is_unusable_with_one_line(tmp_path, text, match):
     assert "\n" not in str(info.value)
 
 
-def test_unknown_fields_and_free_text_never_reach_a_verdict(folder):
+def test_unknown_fields_and_prose_are_refused(folder):
     cert = json.loads((folder / "good0.json").read_text())
     with pytest.raises(CertificateRejected, match="unknown field"):
         check_certificate(dict(cert, claim="dim M = 999"))
-    forged = dict(cert, notes=["ok\nvalid x.json: dim M = 999"])
-    with pytest.raises(CertificateRejected, match="single line"):
+    forged = dict(cert, notes=["ok\nvalid x.json: dim M = 999"])  # version 1 carried notes; version 2 carries no prose
+    with pytest.raises(CertificateRejected, match="unknown field") as info:
         check_certificate(forged)
+    assert "\n" not in str(info.value)
+    with pytest.raises(CertificateRejected, match="regenerate"):
+        check_certificate(dict(cert, version=1))

@@ -11,12 +11,15 @@ determinant ball encloses the true minor: excluding 0 proves ``rank >= r``.
 
 from __future__ import annotations
 
+import re
+
 from flint import arb, arb_mat, ctx
 
 from ..exceptions import CannotVerify
 from .limits import MAX_PRECISION, MIN_PRECISION
-from .values import field, index_list, integer, rational, reject, text
+from .values import field, index_list, integer, rational, reject
 
+_BALL = re.compile(r"\[?-?[0-9.]{1,40}(e[-+]?[0-9]{1,6})?( \+/- [0-9.]{1,40}(e[-+]?[0-9]{1,6})?)?\]?")
 _KNOWN = {"softmax": (lambda x: x.exp(), lambda x: x.exp())}
 
 
@@ -66,7 +69,9 @@ def check_ball_lower(cert: dict, arch) -> int:
         reject("lower_witness must be an object")
     if field(lw, "normalization", "lower_witness.") != arch.normalization:
         reject("lower_witness.normalization is not the architecture's")
-    text(field(lw, "determinant", "lower_witness."), "lower_witness.determinant")  # the ball, recomputed below
+    recorded = field(lw, "determinant", "lower_witness.")
+    if not isinstance(recorded, str) or not _BALL.fullmatch(recorded):
+        reject("lower_witness.determinant must be a ball written as \"[mid +/- rad]\"")
     if arch.normalization not in _KNOWN:
         raise CannotVerify(f"this checker knows the normalizers {sorted(_KNOWN)}, not {arch.normalization!r}")
     f, fp = _KNOWN[arch.normalization]
@@ -131,4 +136,6 @@ def check_ball_lower(cert: dict, arch) -> int:
         ctx.prec = old
     if det.contains(0):
         reject(f"the Jacobian minor's determinant ball {det.str(radius=True)} contains 0 at {prec} bits")
+    if not det.overlaps(arb(recorded)):
+        reject("the recorded determinant ball does not meet the checker's")
     return rank

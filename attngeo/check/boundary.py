@@ -15,11 +15,11 @@ from flint import fmpq, fmpq_mat
 
 from .arch import single_layer
 from .fiber import gram_tensor
-from .schema import ARCHITECTURE, CHECKED, HEADER, NUMBER, TEXT
+from .schema import ARCHITECTURE, CHECKED, HEADER, NUMBER
 from .values import boolean, field, integer, matrix, rational, reject, seq
 
 SCHEMA = {**HEADER, "architecture": ARCHITECTURE, "verdict": CHECKED, "shape": CHECKED, "in_real_image": CHECKED,
-          "certified": CHECKED, "reason": TEXT, "seconds": NUMBER, "tensor": CHECKED, "denominator": CHECKED,
+          "certified": CHECKED, "seconds": NUMBER, "tensor": CHECKED, "denominator": CHECKED,
           "evidence": {"A": CHECKED, "V": CHECKED, "quadric": CHECKED, "R": CHECKED, "rank_q": CHECKED,
                        "direction": CHECKED, "minor": CHECKED}}
 _EVIDENCE = {"zero": set(), "general": {"A", "V"}, "square": {"quadric", "R", "rank_q", "direction"},
@@ -68,9 +68,11 @@ def _check_real_weights(S: dict, ev: dict, d: int, dd: int, a: int) -> None:
 def check(cert: dict) -> str:
     arch, d, dd, _ = single_layer(cert)
     S = gram_tensor(cert, d, dd)
-    verdict, shape = cert.get("verdict"), cert.get("shape")
+    verdict, shape = field(cert, "verdict"), field(cert, "shape")
+    if not isinstance(shape, str) or shape not in _EVIDENCE or verdict not in ("boundary", "interior", "outside"):
+        reject("verdict must be boundary, interior or outside, and shape one of " + ", ".join(sorted(_EVIDENCE)))
     ev = field(cert, "evidence", "")
-    if not isinstance(ev, dict) or set(ev) != _EVIDENCE.get(shape, set(ev) | {None}):
+    if not isinstance(ev, dict) or set(ev) != _EVIDENCE[shape]:
         reject("evidence must hold exactly the data of its shape")
     if "quadric" in ev:
         _check_factored(S, ev, d, dd)

@@ -34,13 +34,13 @@ from .dimension import exact_field_rank
 from .limits import MAX_VARIABLES
 from .msolve import replay, same_basis
 from .poly import parse_all, ring, staircase
-from .schema import ARCHITECTURE, CHECKED, HEADER, NUMBER, TEXT
+from .schema import ARCHITECTURE, CHECKED, HEADER, NUMBER
 from .values import boolean, field, integer, rational, reject, seq
 
 SCHEMA = {
     **HEADER, "architecture": ARCHITECTURE,
-    "components": [{"dimension": CHECKED, "description": TEXT, "dimension_is_lower_bound": CHECKED}],
-    "certified": CHECKED, "verdict": TEXT, "solutions_in_slice": CHECKED, "fiber_points": CHECKED, "method": TEXT,
+    "components": [{"dimension": CHECKED, "dimension_is_lower_bound": CHECKED}],
+    "certified": CHECKED, "solutions_in_slice": CHECKED, "fiber_points": CHECKED,
     "engine": CHECKED, "seconds": NUMBER, "point": CHECKED, "inputs": CHECKED, "variables": CHECKED,
     "basis": CHECKED, "extra_solutions": CHECKED, "factors": CHECKED, "parametrization": CHECKED, "line": CHECKED,
     "trusted": CHECKED,
@@ -309,6 +309,6 @@ def _check_components(cert: dict, arch, W0: list, D, count: int, line: bool) -> 
         want = [{"dimension": orbit + bool(line), "dimension_is_lower_bound": True}]
     else:
         want = [{"dimension": orbit}] * count
-    got = [{k: v for k, v in c.items() if k != "description"} if isinstance(c, dict) else None for c in comps]
+    got = [c if isinstance(c, dict) else None for c in comps]
     if got != want or any(isinstance(c.get("dimension"), bool) for c in comps if isinstance(c, dict)):
         reject(f"components must be {len(want)} symmetry orbit(s) of dimension {orbit} (exact field rank at the point)")

@@ -24,13 +24,13 @@ from flint import fmpq, fmpq_mat, nmod_mat
 
 from .arch import Arch, architecture
 from .ball import check_ball_lower
-from .schema import ARCHITECTURE, CHECKED, FLAG, HEADER, NUMBER, TEXT, TEXTS
+from .schema import ARCHITECTURE, CHECKED, HEADER, NUMBER
 from .values import field, index_list, int_array, integer, prime, reject
 
 _COLUMN_BATCH = 128
 _CHUNK = 2047  # terms of size < 2**52 per partial sum: 2047 * 2**52 < 2**63
 
-_WITNESS = {"prime": CHECKED, "point": CHECKED, "method": TEXT}
+_WITNESS = {"prime": CHECKED, "point": CHECKED}
 SCHEMA = {
     **HEADER,
     "architecture": ARCHITECTURE,
@@ -38,10 +38,8 @@ SCHEMA = {
     "lower_witness": {**_WITNESS, "inputs": CHECKED, "functionals": CHECKED, "rank": CHECKED, "rows": CHECKED,
                       "columns": CHECKED, "determinant": CHECKED, "normalization": CHECKED, "precision": CHECKED},
     "upper_witness": {**_WITNESS, "families": CHECKED, "field_rank": CHECKED, "rows": CHECKED, "columns": CHECKED,
-                      "determinant": CHECKED, "identities": [{"family": TEXT, "statement": TEXT}]},
-    # [HMK]'s closed form, a comparison the certificate carries for the reader; never part of the claim
-    "formula": {"name": TEXT, "value": NUMBER, "applies": FLAG, "reason": TEXT},
-    "seconds": NUMBER, "attempts": NUMBER, "notes": TEXTS,
+                      "determinant": CHECKED},
+    "seconds": NUMBER, "attempts": NUMBER,
 }
 
 

@@ -17,20 +17,20 @@ from __future__ import annotations
 from flint import fmpq, fmpq_mat, fmpq_mpoly_ctx
 
 from .arch import single_layer
-from .schema import ARCHITECTURE, CHECKED, HEADER, NUMBER, TEXT
-from .values import boolean, field, integer, matrix, rational, reject, seq, text
+from .schema import ARCHITECTURE, CHECKED, HEADER, NUMBER
+from .values import boolean, field, integer, matrix, rational, reject, seq
 
-_COMPONENT = {"coordinates": CHECKED, "dimension": CHECKED, "description": TEXT, "latex": TEXT, "locus": CHECKED,
+_COMPONENT = {"coordinates": CHECKED, "dimension": CHECKED, "locus": CHECKED,
               "A": CHECKED, "V": CHECKED, "rank_A": CHECKED, "quadric": CHECKED, "R": CHECKED,
               "discriminant": CHECKED, "conjugate": CHECKED}
-_QKV = {"coordinates": CHECKED, "dimension": CHECKED, "description": TEXT, "latex": TEXT, "locus": CHECKED,
+_QKV = {"coordinates": CHECKED, "dimension": CHECKED, "locus": CHECKED,
         "rank_Q": CHECKED, "rank_K": CHECKED, "over": CHECKED, "Q": CHECKED, "K": CHECKED, "V": CHECKED}
 SCHEMA = {
     **HEADER, "architecture": ARCHITECTURE, "point": CHECKED, "tensor": CHECKED, "denominator": CHECKED,
     "case": CHECKED, "certified": CHECKED, "in_neuromanifold": CHECKED, "rational_weights": CHECKED,
-    "components": [_COMPONENT], "qkv_components": [_QKV], "method": TEXT, "reason": TEXT, "seconds": NUMBER,
+    "components": [_COMPONENT], "qkv_components": [_QKV], "seconds": NUMBER,
     "argument": {"zero": CHECKED, "entry": CHECKED, "factors": CHECKED,
-                 "candidates": [{"factor": CHECKED, "valid": CHECKED, "reason": TEXT}],
+                 "candidates": [{"factor": CHECKED, "valid": CHECKED}],
                  "irreducible_over_Q": CHECKED, "gram_rank": CHECKED, "minor": CHECKED, "discriminant": CHECKED,
                  "not_proportional": CHECKED, "R": CHECKED, "R_minor": CHECKED},
 }
@@ -100,7 +100,7 @@ def product_strata(a: int, d: int, r: int) -> list[tuple[int, int, int]]:
 
 
 def _keys(item: dict, allowed: set, where: str) -> None:
-    extra = set(item) - allowed - {"description", "latex"}
+    extra = set(item) - allowed
     if extra:
         reject(f"{where} has fields {sorted(extra)[:3]} that this kind of component does not have")
 
@@ -346,7 +346,8 @@ def _check_lines(cert: dict, comps: list, arg: dict, F: list, ctx, d: int, dd: i
         works.append(ok)
     cands = seq(field(arg, "candidates", "argument."), "argument.candidates", len(polys))
     for i, (c, ok) in enumerate(zip(cands, works)):
-        if not isinstance(c, dict) or c.get("factor") != factors[i] or c.get("valid") is not ok:
+        if not isinstance(c, dict) or set(c) != {"factor", "valid"} or c.get("factor") != factors[i] \
+                or c.get("valid") is not ok:
             reject(f"argument.candidates[{i}] must be factor {i} with valid = {str(ok).lower()}")
     if len(comps) != len(valid):
         reject(f"the factor argument gives {len(valid)} line component(s), the certificate lists {len(comps)}")

@@ -33,14 +33,14 @@ from .limits import MAX_VARIABLES
 from .dimension import certified_dimension
 from .msolve import replay, same_basis
 from .poly import count_monomials, cover_number, divides, parse_all, ring
-from .schema import ARCHITECTURE, CHECKED, FLAG, HEADER, NUMBER, TEXT, TEXTS, Embedded
+from .schema import ARCHITECTURE, CHECKED, FLAG, HEADER, NUMBER, Embedded
 from .values import field, integer, reject, seq
 
 SCHEMA = {
     **HEADER, "architecture": ARCHITECTURE, "coordinates": CHECKED, "dimension": CHECKED, "codimension": CHECKED,
     "generators": CHECKED, "degrees": CHECKED, "terms": CHECKED, "generates": CHECKED,
-    "complete_through_degree": CHECKED, "engine": TEXT, "seconds": NUMBER, "parameters": CHECKED,
-    "equations": CHECKED, "latex": TEXTS, "variety_dimension": CHECKED,
+    "complete_through_degree": CHECKED, "engine": CHECKED, "seconds": NUMBER, "parameters": CHECKED,
+    "equations": CHECKED, "variety_dimension": CHECKED,
     "hilbert": [{"degree": CHECKED, "monomials": CHECKED, "staircase": CHECKED, "rank": CHECKED}],
     "irreducible": FLAG, "dimension_certificate": Embedded("dimension"),
 }
@@ -162,6 +162,8 @@ def check(cert: dict) -> str:
             stopped = True  # a rank below the staircase proves nothing; completeness stops here
     if field(cert, "complete_through_degree") != complete:
         reject(f"complete_through_degree is {complete}")
+    if field(cert, "engine") not in ("msolve", "singular", "flint", "sympy"):
+        reject("engine must name the engine that eliminated: msolve, singular, flint or sympy")
     generates = field(cert, "generates")
     irreducible = cert.get("irreducible")
     if irreducible is not None:

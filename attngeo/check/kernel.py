@@ -18,7 +18,7 @@ from .reader import FORMAT, read_certificate
 from .schema import Embedded, informational
 from .values import reject
 
-SUPPORTED_VERSIONS = (1,)
+SUPPORTED_VERSIONS = (2,)
 
 #: kind -> module of this package defining ``SCHEMA`` and ``check(cert) -> claim``.
 KINDS = {
@@ -49,6 +49,8 @@ def _header(cert) -> str:
     if not isinstance(cert, dict) or cert.get("format") != FORMAT:
         raise CertificateFormatError(f"not an attngeo certificate (no \"format\": \"{FORMAT}\")")
     version = cert.get("version")
+    if version == 1:
+        reject("version 1 certificates carried prose the checker could not verify; regenerate it (version 2)")
     if isinstance(version, bool) or version not in SUPPORTED_VERSIONS:
         reject(f"unknown certificate version (this checker reads versions {list(SUPPORTED_VERSIONS)})")
     kind = cert.get("kind")

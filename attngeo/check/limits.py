@@ -13,8 +13,6 @@ MAX_FILE_BYTES = 256 * 1024 * 1024
 MAX_DEPTH = 32
 #: Decimal digits of one integer, or of a numerator or denominator of a rational.
 MAX_DIGITS = 2000
-#: Characters of one free-text (informational) field.
-MAX_TEXT = 4000
 #: Widths, ranks and tokens: at most this (keeps every inner product of the
 #: dimension checker below 2**63, see dimension.py).
 MAX_SIZE = 2047

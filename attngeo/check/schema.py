@@ -3,8 +3,9 @@
 Each kind declares the fields it may contain as a nested *schema*:
 
 * ``CHECKED`` — the kind's checker verifies the value (a claim or a witness);
-* ``TEXT`` / ``NUMBER`` / ``FLAG`` / ``TEXTS`` — informational (a description, a timing):
-  type-checked and bounded here, never part of a claim and never echoed;
+* ``NUMBER`` / ``FLAG`` — provenance (a timing, an attempt count, a flag the
+  checker re-derives when present): type-checked here, never part of a claim;
+  certificates carry no prose at all (version 2), so there is no text to echo;
 * a dict — an object with exactly these keys (nested schema);
 * a one-element list ``[schema]`` — a list whose items follow ``schema``;
 * ``Embedded(kind, same)`` — a whole certificate of ``kind``, verified by the
@@ -18,7 +19,7 @@ never looked at.
 
 from __future__ import annotations
 
-from .values import reject, text
+from .values import reject
 
 
 class _Marker:
@@ -29,7 +30,7 @@ class _Marker:
         return self.name
 
 
-CHECKED, TEXT, NUMBER, FLAG, TEXTS = (_Marker(n) for n in ("CHECKED", "TEXT", "NUMBER", "FLAG", "TEXTS"))
+CHECKED, NUMBER, FLAG = (_Marker(n) for n in ("CHECKED", "NUMBER", "FLAG"))
 
 
 class Embedded:
@@ -43,20 +44,12 @@ ARCHITECTURE = {"widths": CHECKED, "ranks": CHECKED, "tokens": CHECKED, "normali
 
 def informational(value, schema, where: str) -> bool:
     """Type-check an informational field; False when ``schema`` is not an informational marker."""
-    if schema is TEXT:
-        if value is not None:
-            text(value, where)
-    elif schema is NUMBER:
+    if schema is NUMBER:
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
             reject(f"{where} must be a non-negative number")
     elif schema is FLAG:
         if value is not None and not isinstance(value, bool):
             reject(f"{where} must be true or false")
-    elif schema is TEXTS:
-        if not isinstance(value, list):
-            reject(f"{where} must be a list of texts")
-        for k, item in enumerate(value):
-            text(item, f"{where}[{k}]")
     else:
         return False
     return True

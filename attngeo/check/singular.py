@@ -17,12 +17,12 @@ from .arch import single_layer
 from .dimension import certified_dimension
 from .fiber import forms, split
 from .poly import parse, ring
-from .schema import ARCHITECTURE, CHECKED, HEADER, NUMBER, TEXT, Embedded
+from .schema import ARCHITECTURE, CHECKED, HEADER, NUMBER, Embedded
 from .values import boolean, field, integer, matrix, reject, seq
 
 SCHEMA = {
     **HEADER, "architecture": ARCHITECTURE, "point": CHECKED, "verdict": CHECKED, "certified": CHECKED,
-    "dimension": CHECKED, "span": CHECKED, "preimages": CHECKED, "reason": TEXT, "seconds": NUMBER,
+    "dimension": CHECKED, "span": CHECKED, "preimages": CHECKED, "seconds": NUMBER,
     "preimage_weights": CHECKED,
     "dimension_certificate": Embedded("dimension"),
     "fiber_certificate": Embedded("fiber", ("architecture", "point")),

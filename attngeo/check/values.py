@@ -16,7 +16,7 @@ import numpy as np
 from flint import fmpq, fmpq_mat, fmpz
 
 from ..exceptions import CertificateRejected
-from .limits import MAX_DIGITS, MAX_PRIME, MAX_TEXT
+from .limits import MAX_DIGITS, MAX_PRIME
 
 _RATIONAL = re.compile(r"-?[0-9]{1,%d}(/[0-9]{1,%d})?" % (MAX_DIGITS, MAX_DIGITS))
 
@@ -62,13 +62,6 @@ def integer(value, name: str, lo: int | None = None, hi: int | None = None) -> i
 def boolean(value, name: str) -> bool:
     if not isinstance(value, bool):
         reject(f"{name} must be true or false, got {_show(value)}")
-    return value
-
-
-def text(value, name: str) -> str:
-    """A bounded string without control characters (free text is never echoed, but is still bounded)."""
-    if not isinstance(value, str) or len(value) > MAX_TEXT or any(ord(c) < 32 and c not in "\t" for c in value):
-        reject(f"{name} must be a single line of text of at most {MAX_TEXT} characters")
     return value
 
 
