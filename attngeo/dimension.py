@@ -32,67 +32,17 @@ from .architecture import Architecture
 from .certificate import DimensionCertificate
 from .exceptions import InvalidInputError, NotCertifiedError
 from .formulas import hmk_formula
+from .bounds import functional_count, random_ints, upper_bound
 from .jacobian import jacobian_mod_p
 from .rank import det_mod_p, independent_rows, maximal_minor_mod_p, random_prime
-from .symmetry import families, field_matrix, gauge_minor, invariance_identities, normalized_invariance_identities
 
 #: How often the inputs may be doubled at one point while the rank still grows.
 MAX_DOUBLINGS = 4
 
-#: Entries of random points and inputs are drawn from ``[-ENTRY_BOUND, ENTRY_BOUND]``.
-ENTRY_BOUND = 1 << 15
-
-
-def _random_ints(rng: random.Random, shape) -> np.ndarray:
-    n = int(np.prod(shape))
-    return np.array([rng.randint(-ENTRY_BOUND, ENTRY_BOUND) for _ in range(n)], dtype=np.int64).reshape(shape)
-
-
-def _upper(arch: Architecture, point: np.ndarray, p: int) -> tuple[int, dict, list[int]]:
-    """Upper bound, its witness, and a gauge (columns complementary to the field minor)."""
-    F = field_matrix(arch, point, p)
-    minor = gauge_minor(arch, point, F, p)
-    if minor is not None:
-        cols, det = minor
-        rank, rows, how = F.shape[0], list(range(F.shape[0])), "block-triangular gauge minor"
-    else:
-        rank, rows, cols = maximal_minor_mod_p(F, p)
-        det = det_mod_p(F[np.ix_(rows, cols)], p)
-        how = "pivots of a reduced echelon form"
-    identities = invariance_identities() if arch.normalization == "lightning" else normalized_invariance_identities()
-    if not all(i.holds for i in identities):  # pragma: no cover - would be a bug in symmetry.py
-        raise AssertionError("an invariance identity failed; the upper bound would be unsound")
-    witness = {
-        "prime": p,
-        "point": point.tolist(),
-        "families": [f.to_dict() for f in families(arch)],
-        "field_rank": rank,
-        "rows": rows,
-        "columns": cols,
-        "determinant": det,
-        "identities": [{"family": i.family, "statement": i.statement} for i in identities],
-        "method": f"free-algebra identities; nonsingular minor of the field matrix mod p ({how})",
-    }
-    chosen = set(cols)
-    gauge = [c for c in range(arch.parameter_count) if c not in chosen]
-    return arch.parameter_count - rank, witness, gauge
-
-
-def _functional_count(arch: Architecture, rows: int | None = None) -> int:
-    # A few random functionals per input reach the full rank with far fewer rows
-    # than all d_l t outputs (measured: d = 16, l = 2, t = 3 needs 30 inputs of
-    # 48 rows, or 60 inputs of 8 functionals, for the same rank 478). Never more
-    # than the ``rows`` wanted: each costs d_l t random integers, and widths 1,64
-    # at t = 64 drew 16.7 million of them (11 s) for a rank of 64.
-    d_l, t = arch.output_shape
-    c = min(d_l * t, max(2, t * t))
-    return c if rows is None else min(c, rows)
-
-
 def _lower(arch, point, p, gauge, n_inputs, c, rng) -> tuple[int, dict]:
     d_l, t = arch.output_shape
-    X = _random_ints(rng, (n_inputs,) + arch.input_shape)
-    w = _random_ints(rng, (n_inputs, c, d_l, t))
+    X = random_ints(rng, (n_inputs,) + arch.input_shape)
+    w = random_ints(rng, (n_inputs, c, d_l, t))
     J = jacobian_mod_p(arch, point, X, p, w)
     rank, rows = independent_rows(J[:, gauge], p)
     if rank == len(gauge):
@@ -159,12 +109,12 @@ def certify_dimension(
     attempt = 0
     for attempt in range(1, max_attempts + 1):
         p = random_prime(rng)
-        point = _random_ints(rng, (arch.parameter_count,))
-        upper, witness, gauge = _upper(arch, point, p)
+        point = random_ints(rng, (arch.parameter_count,))
+        upper, witness, gauge = upper_bound(arch, point, p)
         if upper < best_upper[0]:
             best_upper = (upper, witness)
         rows = upper + max(4, upper // 50)
-        c = _functional_count(arch, rows)
+        c = functional_count(arch, rows)
         n_inputs = inputs if inputs is not None else max(1, -(-rows // c))
         # Each input reveals only part of the tangent space (for instance t^2
         # numbers about each A_i), so when the rank falls short, double the

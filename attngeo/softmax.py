@@ -32,6 +32,7 @@ import numpy as np
 from flint import arb, arb_mat, ctx, fmpq
 
 from .architecture import Architecture
+from .bounds import functional_count, random_ints, upper_bound
 from .certificate import DimensionCertificate
 from .exceptions import InvalidInputError
 from .normalizer import NORMALIZERS
@@ -255,7 +256,6 @@ def _ball_lower(arch, point, inputs, w, target: int) -> tuple[int, dict]:
 def certify_normalized_dimension(arch: Architecture, *, seed: int | None = None, max_attempts: int = 3,
                                  inputs: int | None = None) -> DimensionCertificate:
     """Lower and upper bounds on ``dim M`` for a normalized network; equal bounds certify it."""
-    from .dimension import _functional_count, _random_ints, _upper  # the shared upper-bound machinery
     from .formulas import hmk_formula
     from .rank import random_prime
 
@@ -265,11 +265,11 @@ def certify_normalized_dimension(arch: Architecture, *, seed: int | None = None,
     rng = random.Random(seed)
     best_lower, best_upper = (-1, None), (arch.parameter_count + 1, None)
     d_l, t = arch.output_shape
-    c = _functional_count(arch)
+    c = functional_count(arch)
     attempt = 0
     for attempt in range(1, max_attempts + 1):
         p = random_prime(rng)
-        upper, witness, _ = _upper(arch, _random_ints(rng, (arch.parameter_count,)), p)
+        upper, witness, _ = upper_bound(arch, random_ints(rng, (arch.parameter_count,)), p)
         if upper < best_upper[0]:
             best_upper = (upper, witness)
         n = inputs if inputs is not None else max(1, -(-(best_upper[0] + 2) // c)) * (2 ** (attempt - 1))
