@@ -124,6 +124,22 @@ def test_forged_certificate_is_refused(pool, tmp_path, name):
         check_certificate(path)
 
 
+def _fields(value, path=()) -> set:
+    """Every key path of a certificate, list positions left out: its shape, not its values."""
+    if isinstance(value, dict):
+        return {path + (k,) for k in value} | {p for k, v in value.items() for p in _fields(v, path + (k,))}
+    if isinstance(value, list):
+        return {p for v in value for p in _fields(v, path)}
+    return set()
+
+
+@pytest.mark.parametrize("name", [_param(a) for a in corpus.ATTACKS if a.base])
+def test_a_forgery_lies_only_in_values(pool, name):
+    """Field for field an honest certificate's shape: refused for its lie, never for a field the format dropped."""
+    attack = corpus.BY_NAME[name]
+    assert _fields(json.loads(attack.build(pool))) == _fields(pool[attack.base])
+
+
 def test_overflow_forgery_of_widths_1_64_is_refused():
     """dim M = 66 for widths 1,64, a = 1, t = 64 (true 64): 4096 products of size ~p^2 per sum wrap int64."""
     cert = corpus.overflow_certificate(64, 64, corpus._one_layer_dimension(), seed=1)
@@ -337,6 +353,16 @@ def test_the_stored_corpus_is_small_and_complete():
     stored = sorted(corpus.HERE.glob("*.json"))
     assert {p.stem for p in stored} == set(corpus.BY_NAME), "regenerate with python3 tests/attacks/make_corpus.py"
     assert sum(p.stat().st_size for p in stored) < 200_000
+
+
+def test_the_stored_corpus_is_in_the_current_format(pool):
+    """A frozen forgery in an old format version is refused for its version, not its lie: regenerate it."""
+    for attack in corpus.ATTACKS:
+        if attack.hostile or attack.name == "duplicate_key":
+            continue
+        stored = json.loads((corpus.HERE / f"{attack.name}.json").read_text())
+        assert stored["version"] == pool["dimension"]["version"], \
+            f"{attack.name}.json: regenerate with python3 tests/attacks/make_corpus.py"
 
 
 def test_every_stored_attack_is_refused_on_the_command_line():

@@ -117,6 +117,16 @@ def _dump(cert: dict) -> bytes:
     return (json.dumps(cert, separators=(",", ":")) + "\n").encode()
 
 
+def _update(cert: dict, **fields) -> dict:
+    """Set the fields the honest certificate has; others (prose a format version dropped) stay out.
+
+    A forgery must differ from an honest certificate only in what it forges, or
+    it could be refused for an unknown field instead of for its lie.
+    """
+    cert.update({k: v for k, v in fields.items() if k in cert})
+    return cert
+
+
 def _fmpq_mat(rows: list):
     from flint import fmpq, fmpq_mat
 
@@ -217,7 +227,8 @@ def overflow_certificate(dd: int, t: int, base: dict, seed: int = 0, honest: boo
         uw.update(prime=p, point=point, field_rank=2, rows=[0, 1], columns=[0, 1], determinant=q * k % p)
     else:  # the empty minor: upper = parameters, trivially true
         uw.update(prime=p, point=point, field_rank=0, rows=[], columns=[], determinant=1)
-    cert["formula"] = {**cert.get("formula", {}), "value": dd}
+    if "formula" in cert:  # [HMK]'s closed form, in format versions that carry it
+        cert["formula"] = {**cert["formula"], "value": dd}
     return cert
 
 
@@ -262,7 +273,7 @@ def forge_smooth_swap_point(seeds=range(40)) -> dict:
         if first != honest.dimension or line_A.rank() != 1:
             continue
         cert = _without_timings(honest.to_json())
-        cert.update(verdict="smooth", span=first, preimages=1, preimage_weights=cert["preimage_weights"][:1],
+        _update(cert, verdict="smooth", span=first, preimages=1, preimage_weights=cert["preimage_weights"][:1],
                     reason="one fiber line, smooth domain at A (rank A = a or a >= d), d psi of rank dim M",
                     fiber_certificate=_without_timings(other.to_json()))
         return cert
@@ -312,7 +323,7 @@ def _fiber_posing_as_dimension(fiber_cert: dict, dimension: int) -> dict:
 def _attack_singular_dimension_of_another_kind(pool) -> bytes:
     """A smooth point (span 6 = dim M) called singular: the 'dimension certificate' says 5."""
     cert = copy.deepcopy(pool["singular-random"])
-    cert.update(verdict="singular", dimension=cert["span"] - 1, certified=True,
+    _update(cert, verdict="singular", dimension=cert["span"] - 1, certified=True,
                 reason=f"tangent images span {cert['span']} > dim M = {cert['span'] - 1}",
                 dimension_certificate=_fiber_posing_as_dimension(cert["fiber_certificate"], cert["span"] - 1))
     return _dump(cert)
@@ -324,7 +335,7 @@ def _attack_singular_dimension_of_another_architecture(pool) -> bytes:
 
     other = _without_timings(certify_dimension(Architecture((2, 1), (2,), tokens=2), seed=1).to_json())
     cert = copy.deepcopy(pool["singular-random"])
-    cert.update(verdict="singular", dimension=other["dimension"], certified=True,
+    _update(cert, verdict="singular", dimension=other["dimension"], certified=True,
                 reason=f"tangent images span {cert['span']} > dim M = {other['dimension']}",
                 dimension_certificate=other)
     return _dump(cert)
@@ -355,11 +366,11 @@ def forge_implicit_hypersurface(pool) -> dict:
     n = len(honest["coordinates"])
     cert = copy.deepcopy(honest)
     h1, h2 = honest["hilbert"][0], honest["hilbert"][1]
-    cert.update(equations=honest["equations"][:1], latex=honest["latex"][:1], generators=1,
-                degrees=honest["degrees"][:1], terms=honest["terms"][:1], dimension=n - 1, codimension=1,
-                variety_dimension=n - 1, generates="proved", irreducible=True, complete_through_degree=1,
-                hilbert=[dict(h1), {**h2, "staircase": h2["monomials"] - 1}],  # one quadric: one monomial less
-                dimension_certificate=_fiber_posing_as_dimension(fib, n - 1))
+    _update(cert, equations=honest["equations"][:1], latex=honest.get("latex", [])[:1], generators=1,
+            degrees=honest.get("degrees", [])[:1], terms=honest.get("terms", [])[:1], dimension=n - 1,
+            codimension=1, variety_dimension=n - 1, generates="proved", irreducible=True, complete_through_degree=1,
+            hilbert=[dict(h1), {**h2, "staircase": h2["monomials"] - 1}],  # one quadric: one monomial less
+            dimension_certificate=_fiber_posing_as_dimension(fib, n - 1))
     return cert
 
 
@@ -398,7 +409,8 @@ def _attack_deep_fiber_verdict_text(pool) -> bytes:
 def _attack_formula_value(pool) -> bytes:
     """[HMK]'s formula, 'for comparison', with a value it does not have."""
     cert = copy.deepcopy(pool["dimension"])
-    cert["formula"]["value"] = 999
+    formula = cert.get("formula", {"name": "2ad + dd' - a^2 - 1", "applies": True, "reason": "single layer, t >= 2"})
+    cert["formula"] = {**formula, "value": 999}  # a format without the field must refuse it as unknown
     return _dump(cert)
 
 
@@ -527,11 +539,10 @@ def slow_replay_certificate(pool, widths=(3, 3, 3), ranks=(3, 3), inputs: int = 
                     point.append(int(r == c) if gauge and c < rows else rng.choice([-3, -2, -1, 1, 2, 3]))
     W = dict(zip(names, point))
     free = [n for n in names if n not in fixed]
-    g = [str(-W[free[0]]), "1"]
+    g, t = [str(-W[free[0]]), "1"], cert["architecture"]["tokens"]
     cert.update(architecture={**cert["architecture"], "widths": list(widths), "ranks": list(ranks)},
                 point=[str(x) for x in point], variables=free, basis=[f"{n} {'-' if W[n] >= 0 else '+'} {abs(W[n])}" for n in free],
-                inputs=[[[rng.randint(-3, 3) for _ in range(cert["architecture"]["tokens"])] for _ in range(widths[0])]
-                        for _ in range(inputs)],
+                inputs=[[[rng.randint(-3, 3) for _ in range(t)] for _ in range(widths[0])] for _ in range(inputs)],
                 parametrization={"form": ["1"] + ["0"] * (len(free) - 1), "g": g, "x": [[str(W[n])] for n in free]},
                 factors=[{"factor": g, "degree": 1, "fiber": True}])
     return cert
@@ -550,26 +561,29 @@ class Attack:
     needs_msolve: bool = False
     #: the claim it forges, or what it breaks
     what: str = ""
+    #: the honest certificate whose fields it keeps exactly (it lies only in values), if any
+    base: str = ""
 
 
 ATTACKS = [
-    Attack("overflow_dimension", _attack_overflow,
+    Attack("overflow_dimension", base="dimension", build=_attack_overflow,
            what="dim M = 4 for widths 1,2, t = 2047 (true 2): an int64 contraction of 4094 products wraps"),
-    Attack("singular_smooth_swap_point", _attack_smooth_swap,
+    Attack("singular_smooth_swap_point", base="singular-random", build=_attack_smooth_swap,
            what="a singular rank-1 swap point (widths 3,3, a = 1) called smooth via the fiber of widths 3,1, a = 2"),
-    Attack("strata_relabel", _attack_strata_relabel,
+    Attack("strata_relabel", base="strata", build=_attack_strata_relabel,
            what="stratum (1,1) of widths 3,3, a = 1 labelled smooth via the forged point certificate"),
     Attack("singular_dimension_of_another_kind", _attack_singular_dimension_of_another_kind,
            what="a smooth point called singular: a fiber certificate with a 'dimension' key as dimension witness"),
-    Attack("singular_dimension_of_another_architecture", _attack_singular_dimension_of_another_architecture,
-           what="the dimension certificate of widths 2,2, a = 2 embedded in a point certificate for a = 1"),
+    Attack("singular_dimension_of_another_architecture", base="singular-random",
+           build=_attack_singular_dimension_of_another_architecture,
+           what="a smooth point called singular with the dimension certificate of widths 2,1, a = 2 (dim 5)"),
     Attack("embedded_version_true", _attack_embedded_version_true,
            what="an embedded certificate with version true and no format"),
     Attack("implicit_hypersurface", _attack_implicit_hypersurface, needs_msolve=True,
            what="dim M = 5 hypersurface claimed for widths 2,1, a = 1 (dim 4, codim 2)"),
-    Attack("zero_fiber_duplicate_locus", _attack_zero_fiber_duplicate_locus,
+    Attack("zero_fiber_duplicate_locus", base="fiber-zero", build=_attack_zero_fiber_duplicate_locus,
            what="a zero fiber listing {A = 0} twice, once with dimension 999"),
-    Attack("fiber_line_rank", _attack_fiber_line_rank, what="a fiber line with rank_A 7"),
+    Attack("fiber_line_rank", base="fiber-random", build=_attack_fiber_line_rank, what="a fiber line with rank_A 7"),
     Attack("fiber_line_description", _attack_fiber_line_description,
            what="a fiber line described as a plane of dimension 999"),
     Attack("deep_fiber_verdict_text", _attack_deep_fiber_verdict_text, needs_msolve=True,
