@@ -4,27 +4,29 @@ Start with :class:`Architecture` and :func:`certify_dimension`; re-check any
 certificate with :func:`check_certificate`.
 
 Names are imported on first use, so ``import attngeo.check`` (the checker
-kernel) loads none of the provers.
+kernel) loads none of the provers. The package is layered (docs/architecture.md):
+``exact`` (arithmetic, engines, ideals) < ``model`` (architectures, the layer
+formula) < ``geometry`` (the provers and their certificates) < ``theorems``
+(registry, proof runner, report) < ``ui`` (command line); ``check`` (the
+checker kernel), ``exceptions`` and ``latex`` sit at the bottom.
 """
 
-import sys
-import types
 from importlib import import_module
 
 __version__ = "0.1.0"
 
 #: public name -> module that defines it
 _WHERE = {
-    "Architecture": "architecture",
-    "DimensionCertificate": "certificate",
+    "Architecture": "model.architecture",
+    "DimensionCertificate": "geometry.certificate",
     "CheckResult": "check",
     "check_certificate": "check",
     "check_file": "check",
     "check_folder": "check",
-    "DeepFiber": "deepfiber",
-    "deep_fiber": "deepfiber",
-    "certify_dimension": "dimension",
-    "dimension": "dimension",
+    "DeepFiber": "geometry.deepfiber",
+    "deep_fiber": "geometry.deepfiber",
+    "certify_dimension": "geometry.dimension",
+    "dimension": "geometry.dimension",
     "AttngeoError": "exceptions",
     "CannotVerify": "exceptions",
     "CertificateFormatError": "exceptions",
@@ -34,43 +36,26 @@ _WHERE = {
     "InvalidInputError": "exceptions",
     "NotCertifiedError": "exceptions",
     "NotInNeuromanifoldError": "exceptions",
-    "Fiber": "fiber",
-    "Recovery": "fiber",
-    "fiber": "fiber",
-    "recover_weights": "fiber",
-    "special_point": "fiber",
-    "hmk_formula": "formulas",
-    "naive_count": "formulas",
-    "LayerFunction": "layerfunction",
-    "SingularityVerdict": "singular",
-    "is_singular": "singular",
-    "SymmetryGroup": "symmetry",
-    "evaluate": "network",
-    "expand": "network",
-    "stratify": "strata",
-    "hmk_singular_ideal": "strata",
-    "implicit_equations": "implicit",
-    "is_boundary_point": "boundary",
+    "Fiber": "geometry.fiber",
+    "Recovery": "geometry.fiber",
+    "fiber": "geometry.fiber",
+    "recover_weights": "geometry.fiber",
+    "special_point": "geometry.fiber",
+    "hmk_formula": "model.formulas",
+    "naive_count": "model.formulas",
+    "LayerFunction": "model.layerfunction",
+    "SingularityVerdict": "geometry.singular",
+    "is_singular": "geometry.singular",
+    "SymmetryGroup": "geometry.symmetry",
+    "evaluate": "model.network",
+    "expand": "model.network",
+    "stratify": "geometry.strata",
+    "hmk_singular_ideal": "geometry.strata",
+    "implicit_equations": "geometry.implicit",
+    "is_boundary_point": "geometry.boundary",
 }
 
 __all__ = sorted(_WHERE)
-
-
-class _Package(types.ModuleType):
-    """``attngeo.dimension`` and ``attngeo.fiber`` are functions named like their modules.
-
-    Importing a submodule binds it on the package; for these two names the
-    function is kept (the module stays reachable through ``sys.modules`` and
-    ``from attngeo.dimension import ...``), as when they were imported eagerly.
-    """
-
-    def __setattr__(self, name, value):
-        if name in ("dimension", "fiber") and isinstance(value, types.ModuleType):
-            value = getattr(value, name)
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str):

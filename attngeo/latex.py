@@ -97,7 +97,7 @@ def forms(F: list[list]) -> str:
     return r"\begin{pmatrix}" + r" \\ ".join(rows) + r"\end{pmatrix}"
 
 
-#: [HMK]'s closed forms (attngeo.formulas names) in LaTeX.
+#: [HMK]'s closed forms (attngeo.model.formulas names) in LaTeX.
 FORMULAS = {
     "2ad + dd' - a^2 - 1": r"2ad + dd' - a^2 - 1",
     "d^2 + dd' - 1": r"d^2 + dd' - 1",
@@ -109,7 +109,7 @@ FORMULAS = {
 
 
 def formula(name: str) -> str:
-    """A formula name of :mod:`attngeo.formulas` in LaTeX (``\\text{...}`` when unknown)."""
+    """A formula name of :mod:`attngeo.model.formulas` in LaTeX (``\\text{...}`` when unknown)."""
     return FORMULAS.get(name, rf"\text{{{name}}}")
 
 
@@ -159,7 +159,7 @@ def _offset(name: str, k: int) -> str:
 
 
 def scope(s: dict) -> str:
-    """A range of sizes (:func:`attngeo.proof.scope`) as LaTeX text, each condition its own ``$...$``
+    """A range of sizes (:func:`attngeo.theorems.proof.scope`) as LaTeX text, each condition its own ``$...$``
     (so a long list breaks between conditions).
 
     Braces are ``\\lbrace``/``\\rbrace`` so the same string also renders as Markdown math.
@@ -190,7 +190,7 @@ def stratum(rank_A: int, rank_V: int) -> str:
     return rf"\operatorname{{rank}} A = {rank_A},\ \operatorname{{rank}} V = {rank_V}"
 
 
-#: The special points of attngeo.fiber.special_point, in words.
+#: The special points of attngeo.geometry.fiber.special_point, in words.
 POINTS = {"random": "random point", "rank1-swap": "rank-1 swap point", "rank1-parallel": "rank-1 parallel point",
           "zero": "zero function"}
 

@@ -22,8 +22,8 @@ import time
 import numpy as np
 
 from attngeo import Architecture, certify_dimension, check_certificate
-from attngeo.jacobian import jacobian
-from attngeo.network import ExactOps
+from attngeo.model.jacobian import jacobian
+from attngeo.model.network import ExactOps
 
 
 def float_rank(arch: Architecture, n_inputs: int = 250, seed: int = 0) -> tuple[int, float]:

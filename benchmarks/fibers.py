@@ -22,10 +22,10 @@ import time
 import numpy as np
 
 from attngeo import Architecture, check_certificate, evaluate
-from attngeo.deepfiber import LARGER_CASES, SMALL_CASES, deep_fiber
-from attngeo.engine import EngineFailed, EngineUnavailable, available
-from attngeo.fiber import fiber, recover_weights, special_point
-from attngeo.layerfunction import LayerFunction
+from attngeo.geometry.deepfiber import LARGER_CASES, SMALL_CASES, deep_fiber
+from attngeo.exact.engine import EngineFailed, EngineUnavailable, available
+from attngeo.geometry.fiber import fiber, recover_weights, special_point
+from attngeo.model.layerfunction import LayerFunction
 
 
 def als_baseline(f: LayerFunction, iters: int = 30, seed: int = 0) -> tuple[float, float]:

@@ -17,11 +17,11 @@ import random
 from flint import fmpq_mat
 
 from attngeo import Architecture
-from attngeo.boundary import is_boundary_point
-from attngeo.fiber import special_point
-from attngeo.layerfunction import LayerFunction, weights_AV
+from attngeo.geometry.boundary import is_boundary_point
+from attngeo.geometry.fiber import special_point
+from attngeo.model.layerfunction import LayerFunction, weights_AV
 from attngeo.latex import point
-from attngeo.proof import INSTANCES, Claim, Entry, Outcome, main_guard, proof_arguments, run_cases, sizes_of
+from attngeo.theorems.proof import INSTANCES, Claim, Entry, Outcome, main_guard, proof_arguments, run_cases, sizes_of
 
 LEMMA_B = Claim("Lemma B", r"Lemma B at each point: $0$ and the rank-1 parallel points $(s \cdot y)^2 R$ are boundary "
                 r"points, definite $q(y) R$ lie outside $\mathcal M_{\mathbb R}$, every other point is interior "

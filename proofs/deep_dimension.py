@@ -9,8 +9,8 @@ inside the hypotheses; the script exits 1 if one of them fails or disagrees.
 """
 
 from attngeo import Architecture
-from attngeo.formulas import deep_equal_width_dimension
-from attngeo.proof import INSTANCES, Case, Claim, main_guard, proof_arguments, run_dimension_proof
+from attngeo.model.formulas import deep_equal_width_dimension
+from attngeo.theorems.proof import INSTANCES, Case, Claim, main_guard, proof_arguments, run_dimension_proof
 
 EQUAL = Claim("equal widths", r"equal widths and ranks: $\dim \mathcal M = l\,a(2d - a) + d^2 - l$", sizes="depth")
 UNEQUAL_WIDTHS = Claim("unequal widths", r"unequal widths or ranks, where [HMK] give no closed form: "

@@ -14,9 +14,9 @@ script exits 1 if one of them does not certify "fiber = orbit".
 import argparse
 
 from attngeo import Architecture
-from attngeo.deepfiber import LARGER_CASES, SMALL_CASES, deep_fiber
-from attngeo.engine import EngineFailed, EngineUnavailable
-from attngeo.proof import INSTANCES, Claim, Entry, Outcome, main_guard, run_cases, sizes_of
+from attngeo.geometry.deepfiber import LARGER_CASES, SMALL_CASES, deep_fiber
+from attngeo.exact.engine import EngineFailed, EngineUnavailable
+from attngeo.theorems.proof import INSTANCES, Claim, Entry, Outcome, main_guard, run_cases, sizes_of
 
 A1_NOTE = ("a_1 = 1: every layer-1 output has rank 1 (all tokens are multiples of V_1 X X^T k_1), so layer 2 sees only "
            "the symmetric part of A_2; A_2 -> A_2^T (a_2 = 1) and A_2 -> A_2 + skew (a_2 = d_1) are hidden symmetries")

@@ -8,8 +8,8 @@ disagrees with the formula makes the script exit 1.
 """
 
 from attngeo import Architecture
-from attngeo.formulas import single_layer_dimension
-from attngeo.proof import Case, Claim, main_guard, proof_arguments, run_dimension_proof
+from attngeo.model.formulas import single_layer_dimension
+from attngeo.theorems.proof import Case, Claim, main_guard, proof_arguments, run_dimension_proof
 
 FORMULA = Claim("formula", r"$\dim \mathcal M = 2ad + dd' - a^2 - 1$ for $a \le d$, $d^2 + dd' - 1$ for $a > d$")
 

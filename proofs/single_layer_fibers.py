@@ -16,10 +16,10 @@ import random
 from flint import fmpq_mat
 
 from attngeo import Architecture
-from attngeo.fiber import determinantal_dimension, fiber, special_point
-from attngeo.layerfunction import weights_AV
+from attngeo.geometry.fiber import determinantal_dimension, fiber, special_point
+from attngeo.model.layerfunction import weights_AV
 from attngeo.latex import point
-from attngeo.proof import INSTANCES, Claim, Entry, Outcome, main_guard, proof_arguments, run_cases, sizes_of
+from attngeo.theorems.proof import INSTANCES, Claim, Entry, Outcome, main_guard, proof_arguments, run_cases, sizes_of
 
 KINDS = ("random", "rank1-swap", "rank1-parallel", "zero")
 BY_RANKS = Claim("by ranks", r"the fiber through the point is the one the ranks of $A$ and $V$ predict: the "

@@ -5,10 +5,10 @@ point of M exactly when rank(A) rank(V) <= 1. Grid: d <= 4, d' <= 3, a <= d,
 at a generic point (expected smooth), a rank-1 swap and the zero function
 (expected singular), a rank-1 parallel point, and -- for 1 < a < d, docs/math.md §2.4's
 open point -- points with rank A < a and V generic. Verdicts come from
-attngeo.singular (docs/singular.md) with certificates the checker re-verifies; for the
+attngeo.geometry.singular (docs/singular.md) with certificates the checker re-verifies; for the
 smallest sizes the implicit equations decide what the tangent criteria leave open.
 Every certified verdict is compared with the criterion, region by region
-(attngeo.theorems.SINGULAR_REGIONS), and a disagreement is a counterexample in the
+(attngeo.theorems.registry.SINGULAR_REGIONS), and a disagreement is a counterexample in the
 summary. Two are known (docs/findings.md 3-4) and do not fail the script: rank A < a
 for 1 < a < d (certified singular where the criterion says smooth), and a = 1,
 d' = 1, where every point has rank A = rank V = 1 while Sing M is a proper subset.
@@ -19,13 +19,13 @@ contradicts the statement elsewhere or a certificate fails.
 import random
 
 from attngeo import Architecture
-from attngeo.fiber import special_point
-from attngeo.implicit import implicit_equations_if_available
+from attngeo.geometry.fiber import special_point
+from attngeo.geometry.implicit import implicit_equations_if_available
 from attngeo.latex import POINTS, stratum
-from attngeo.layerfunction import weights_AV
-from attngeo.proof import INSTANCES, Claim, Entry, Outcome, main_guard, proof_arguments, run_cases, sizes_of
-from attngeo.singular import is_singular
-from attngeo.theorems import HMK_SINGULAR, SINGULAR_REGIONS, singular_region
+from attngeo.model.layerfunction import weights_AV
+from attngeo.theorems.proof import INSTANCES, Claim, Entry, Outcome, main_guard, proof_arguments, run_cases, sizes_of
+from attngeo.geometry.singular import is_singular
+from attngeo.theorems.registry import HMK_SINGULAR, SINGULAR_REGIONS, singular_region
 
 CLAIMS = [Claim(key, rf"{HMK_SINGULAR} for {region}, tested at points", INSTANCES, "points")
           for key, region in SINGULAR_REGIONS.items()]

@@ -17,8 +17,8 @@ and printed as a table otherwise.
 from pathlib import Path
 
 from attngeo import Architecture
-from attngeo.formulas import hmk_formula
-from attngeo.proof import INSTANCES, Case, Claim, main_guard, proof_arguments, run_dimension_proof
+from attngeo.model.formulas import hmk_formula
+from attngeo.theorems.proof import INSTANCES, Case, Claim, main_guard, proof_arguments, run_dimension_proof
 
 CONJECTURE = r"$\dim \mathcal M = l\,a(2d - a) + d^2$"
 PAPER = Claim("paper family", rf"{CONJECTURE} on [HMK]'s experiment family (their Figure 3)", INSTANCES, sizes="depth")

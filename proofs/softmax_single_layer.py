@@ -11,8 +11,8 @@ is not certified or disagrees with it.
 """
 
 from attngeo import Architecture
-from attngeo.formulas import hmk_formula
-from attngeo.proof import INSTANCES, Case, Claim, main_guard, proof_arguments, run_dimension_proof
+from attngeo.model.formulas import hmk_formula
+from attngeo.theorems.proof import INSTANCES, Case, Claim, main_guard, proof_arguments, run_dimension_proof
 
 FORMULA = Claim("formula", r"$\dim \mathcal M = a(2d - a) + dd'$ for $a \le d$, $d^2 + dd'$ for $a > d$")
 ONE_TOKEN = Claim("t = 1", r"$t = 1$, outside the statement (every score matrix is $1 \times 1$): "

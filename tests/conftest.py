@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 
 from attngeo import Architecture, CertificateRejected, certify_dimension, check_certificate
-from attngeo.engine import INSTALL_HINT, find_msolve
+from attngeo.exact.engine import INSTALL_HINT, find_msolve
 
 #: doctests that run an elimination only msolve reaches (their modules may not carry pytest marks)
-MSOLVE_DOCTEST_MODULES = ("attngeo.implicit",)
+MSOLVE_DOCTEST_MODULES = ("attngeo.geometry.implicit",)
 
 
 def pytest_collection_modifyitems(config, items):

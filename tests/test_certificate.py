@@ -3,7 +3,7 @@ import json
 import pytest
 
 from attngeo import Architecture, certify_dimension
-from attngeo.certificate import FORMAT, VERSION, read_json, write_json
+from attngeo.geometry.certificate import FORMAT, VERSION, read_json, write_json
 
 
 def test_round_trip_through_a_file(tmp_path):

@@ -297,8 +297,8 @@ def _true_by_the_provers(cert: dict, claim: str) -> bool:
     if cert.get("kind") != "boundary-point":
         return False
     from attngeo import Architecture
-    from attngeo.boundary import is_boundary_point
-    from attngeo.layerfunction import LayerFunction
+    from attngeo.geometry.boundary import is_boundary_point
+    from attngeo.model.layerfunction import LayerFunction
 
     a = cert["architecture"]
     arch = Architecture(a["widths"], a["ranks"], a["tokens"], a["normalization"])

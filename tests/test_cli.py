@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from attngeo import InvalidInputError
-from attngeo.cli import main
+from attngeo.ui.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -271,7 +271,7 @@ def test_an_existing_certificate_is_replaced_by_a_complete_one(tmp_path, capsys)
 
 
 def test_the_writer_enforces_the_rules_for_every_caller(tmp_path):
-    from attngeo.certificate import make_folder, write_json
+    from attngeo.geometry.certificate import make_folder, write_json
 
     with pytest.raises(InvalidInputError, match="does not exist"):
         write_json(tmp_path / "sub" / "c.json", {})
@@ -296,7 +296,7 @@ def _fake_proofs(tmp_path, body: str) -> Path:
     return proofs
 
 
-CLAIM = ("from attngeo.proof import Claim, Entry, print_summary\n"
+CLAIM = ("from attngeo.theorems.proof import Claim, Entry, print_summary\n"
          "print('1 cases in 0.0 s')\n"
          "print_summary([Claim('k', 'a claim')], [Entry('k', {'d': 2}, 'certified')])\n")
 
@@ -380,7 +380,7 @@ def test_both_quick_start_commands_install_msolve_and_ci_runs_the_test_line_verb
 def test_without_msolve_its_tests_and_doctests_skip_with_the_install_hint():
     env = dict(os.environ, ATTNGEO_MSOLVE="/nonexistent/msolve")
     run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs",
-                          "tests/test_engine.py::test_msolve_agrees_with_flint", "attngeo/implicit.py"],
+                          "tests/test_engine.py::test_msolve_agrees_with_flint", "attngeo/geometry/implicit.py"],
                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
     assert run.returncode == 0, run.stdout[-2000:]
     skipped = [line for line in run.stdout.splitlines() if line.startswith("SKIPPED")]

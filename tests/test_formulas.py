@@ -1,7 +1,7 @@
 import pytest
 
 from attngeo import Architecture, hmk_formula, naive_count
-from attngeo.formulas import deep_equal_width_dimension, single_layer_dimension
+from attngeo.model.formulas import deep_equal_width_dimension, single_layer_dimension
 
 
 def test_deep_formula_at_one_layer_is_the_single_layer_formula():

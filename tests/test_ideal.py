@@ -4,10 +4,10 @@ import pytest
 from flint import fmpq
 
 from attngeo import Architecture
-from attngeo.engine import find_singular, ring
-from attngeo.ideal import Ideal, determinantal_ideal, matrix_names, minors, symbolic_matrix
+from attngeo.exact.engine import find_singular, ring
+from attngeo.exact.ideal import Ideal, determinantal_ideal, matrix_names, minors, symbolic_matrix
 from attngeo.latex import balanced
-from attngeo.strata import hmk_singular_ideal, stratum_dimension
+from attngeo.geometry.strata import hmk_singular_ideal, stratum_dimension
 
 needs_msolve = pytest.mark.msolve
 

@@ -8,13 +8,13 @@ from flint import fmpq
 from conftest import assert_rejected
 
 from attngeo import Architecture, check_certificate
-from attngeo.boundary import is_boundary_point
-from attngeo.engine import find_singular
-from attngeo.fiber import special_point
-from attngeo.implicit import coordinates_of, implicit_equations
+from attngeo.geometry.boundary import is_boundary_point
+from attngeo.exact.engine import find_singular
+from attngeo.geometry.fiber import special_point
+from attngeo.geometry.implicit import coordinates_of, implicit_equations
 from attngeo.latex import balanced
-from attngeo.layerfunction import LayerFunction
-from attngeo.singular import is_singular
+from attngeo.model.layerfunction import LayerFunction
+from attngeo.geometry.singular import is_singular
 
 pytestmark = pytest.mark.msolve  # elimination at these sizes
 

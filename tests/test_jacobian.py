@@ -3,8 +3,8 @@ import pytest
 from flint import fmpq
 
 from attngeo import Architecture, expand
-from attngeo.jacobian import jacobian_mod_p, jacobian_over_q
-from attngeo.rank import rank_mod_p, rank_over_q
+from attngeo.model.jacobian import jacobian_mod_p, jacobian_over_q
+from attngeo.exact.rank import rank_mod_p, rank_over_q
 from conftest import random_instance
 
 P_SMALL = 1000003

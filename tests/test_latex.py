@@ -7,14 +7,14 @@ import subprocess
 import pytest
 
 from attngeo import Architecture, certify_dimension, fiber
-from attngeo.boundary import is_boundary_point
-from attngeo.fiber import special_point
-from attngeo.formulas import hmk_formula
+from attngeo.geometry.boundary import is_boundary_point
+from attngeo.geometry.fiber import special_point
+from attngeo.model.formulas import hmk_formula
 from attngeo.latex import FORMULAS, balanced
-from attngeo.layerfunction import LayerFunction
-from attngeo.singular import is_singular
-from attngeo.strata import hmk_singular_ideal, stratify
-from attngeo.symmetry import SymmetryGroup
+from attngeo.model.layerfunction import LayerFunction
+from attngeo.geometry.singular import is_singular
+from attngeo.geometry.strata import hmk_singular_ideal, stratify
+from attngeo.geometry.symmetry import SymmetryGroup
 
 
 def _samples() -> list[str]:

@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attngeo import Architecture, ExpansionTooLargeError, InvalidInputError, evaluate, expand
-from attngeo.network import evaluate_mod_p, symbolic_context
+from attngeo.model.network import evaluate_mod_p, symbolic_context
 
 
 def _rand_point(arch, rng, bound=5):

@@ -17,11 +17,11 @@ import numpy as np
 import pytest
 
 from attngeo import Architecture, InvalidInputError, certify_dimension
-from attngeo.jacobian import jacobian_mod_p, jacobian_over_q
-from attngeo.modular import INT64_MAX, chunk_length, matmul, reduce
-from attngeo.network import evaluate_mod_p
-from attngeo.rank import rank_mod_p, rank_over_q
-from attngeo.symmetry import field_matrix, vector_fields
+from attngeo.model.jacobian import jacobian_mod_p, jacobian_over_q
+from attngeo.exact.modular import INT64_MAX, chunk_length, matmul, reduce
+from attngeo.model.network import evaluate_mod_p
+from attngeo.exact.rank import rank_mod_p, rank_over_q
+from attngeo.geometry.symmetry import field_matrix, vector_fields
 
 P26 = 67108859  # largest prime below 2^26: sums of 2,048 products
 P31 = 2147483647  # 2^31 - 1: sums of 2 products

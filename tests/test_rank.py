@@ -3,7 +3,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from flint import nmod_mat
 
-from attngeo.rank import maximal_minor_mod_p, rank_mod_p, rank_over_q
+from attngeo.exact.rank import maximal_minor_mod_p, rank_mod_p, rank_over_q
 
 
 @settings(max_examples=40, deadline=None)

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from attngeo.cli import main
+from attngeo.ui.cli import main
 from attngeo.latex import balanced
-from attngeo.proof import INSTANCES, RANGE, Claim, Entry, scope, summary
-from attngeo.report import Outcome, latex, markdown
-from attngeo.theorems import OUTCOMES, classify, get
+from attngeo.theorems.proof import INSTANCES, RANGE, Claim, Entry, scope, summary
+from attngeo.theorems.report import Outcome, latex, markdown
+from attngeo.theorems.registry import OUTCOMES, classify, get
 
 ONE_LAYER = [{"d": d, "d'": dd, "a": a, "t": t} for t in (2, 3) for d in range(1, 5) for dd in range(1, 4)
              for a in range(1, d + 2)]

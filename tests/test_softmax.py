@@ -9,11 +9,11 @@ from flint import fmpq
 from conftest import assert_rejected
 
 from attngeo import Architecture, certify_dimension, check_certificate
-from attngeo.cli import main
+from attngeo.ui.cli import main
 from attngeo.exceptions import CannotVerify, InvalidInputError
-from attngeo.normalizer import NORMALIZERS, register
-from attngeo.softmax import ball_jacobian
-from attngeo.symmetry import families, normalized_invariance_identities
+from attngeo.model.normalizer import NORMALIZERS, register
+from attngeo.geometry.softmax import ball_jacobian
+from attngeo.geometry.symmetry import families, normalized_invariance_identities
 
 
 @pytest.mark.parametrize("d,dd,a", [(2, 2, 1), (3, 2, 2), (3, 3, 3), (4, 2, 2)])

@@ -5,10 +5,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attngeo import Architecture, evaluate
-from attngeo.freealgebra import NCPoly
-from attngeo.jacobian import jacobian_mod_p
-from attngeo.symmetry import FAMILIES, families, field_matrix, gauge_minor, invariance_identities
-from attngeo.rank import det_mod_p, rank_mod_p
+from attngeo.exact.freealgebra import NCPoly
+from attngeo.model.jacobian import jacobian_mod_p
+from attngeo.geometry.symmetry import FAMILIES, families, field_matrix, gauge_minor, invariance_identities
+from attngeo.exact.rank import det_mod_p, rank_mod_p
 from conftest import random_instance
 
 P = 67108859
@@ -102,7 +102,7 @@ def test_gauge_minor_declines_when_stabilizers_exist():
 ])
 def test_every_group_element_leaves_the_function_unchanged(kind, layer, g):
     from attngeo import evaluate
-    from attngeo.symmetry import act
+    from attngeo.geometry.symmetry import act
 
     arch = Architecture((3, 3, 2), (2, 2), tokens=2)
     rng = np.random.default_rng(3)
@@ -116,7 +116,7 @@ def test_every_group_element_leaves_the_function_unchanged(kind, layer, g):
 
 def test_group_elements_are_validated():
     from attngeo import InvalidInputError
-    from attngeo.symmetry import act
+    from attngeo.geometry.symmetry import act
 
     arch = Architecture((3, 3), (2,), tokens=2)
     with pytest.raises(InvalidInputError, match="invertible"):
@@ -132,8 +132,8 @@ def test_group_elements_are_validated():
 
 @pytest.mark.parametrize("widths,ranks", [((3, 3), (2,)), ((3, 3, 3), (2, 2)), ((4, 3, 2), (2, 1))])
 def test_orbit_dimension_over_q_equals_the_field_rank_mod_p(widths, ranks):
-    from attngeo.rank import rank_mod_p
-    from attngeo.symmetry import orbit_dimension
+    from attngeo.exact.rank import rank_mod_p
+    from attngeo.geometry.symmetry import orbit_dimension
 
     arch = Architecture(widths, ranks)
     point = np.random.default_rng(0).integers(-3, 4, arch.parameter_count)
@@ -158,7 +158,7 @@ def test_exact_vector_fields_are_tangent_to_the_fibers():
     from conftest import random_instance
 
     from attngeo import SymmetryGroup
-    from attngeo.jacobian import jacobian_over_q
+    from attngeo.model.jacobian import jacobian_over_q
 
     arch = Architecture((3, 2, 2), (2, 1), tokens=2)
     point, inputs = random_instance(arch, 4, 3, 3)

@@ -7,9 +7,9 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
-from attngeo.cli import main
+from attngeo.ui.cli import main
 from attngeo.latex import balanced
-from attngeo.theorems import OUTCOMES, SINGULAR_REGIONS, STATEMENTS, graph, order, singular_region
+from attngeo.theorems.registry import OUTCOMES, SINGULAR_REGIONS, STATEMENTS, graph, order, singular_region
 
 PROOFS = Path(__file__).resolve().parent.parent / "proofs"
 

@@ -54,11 +54,11 @@ def honest_pool() -> dict[str, dict]:
     not installed (``MSOLVE_KINDS`` names them).
     """
     from attngeo import Architecture, certify_dimension
-    from attngeo.boundary import is_boundary_point
-    from attngeo.engine import find_msolve
-    from attngeo.fiber import fiber, special_point
-    from attngeo.singular import is_singular
-    from attngeo.strata import stratify
+    from attngeo.geometry.boundary import is_boundary_point
+    from attngeo.exact.engine import find_msolve
+    from attngeo.geometry.fiber import fiber, special_point
+    from attngeo.geometry.singular import is_singular
+    from attngeo.geometry.strata import stratify
 
     small = Architecture((2, 2), (1,), tokens=2)
     wide = Architecture((2, 2), (2,), tokens=2)
@@ -79,8 +79,8 @@ def honest_pool() -> dict[str, dict]:
         pool[f"boundary-{kind}"] = is_boundary_point(wide, special_point(wide, kind, random.Random(1))).to_json()
     pool["boundary-definite"] = _definite_boundary_point(wide)
     if find_msolve() is not None:
-        from attngeo.deepfiber import deep_fiber
-        from attngeo.implicit import implicit_equations
+        from attngeo.geometry.deepfiber import deep_fiber
+        from attngeo.geometry.implicit import implicit_equations
 
         hyper = implicit_equations(Architecture((2, 1), (2,), tokens=2))
         rank_one = implicit_equations(Architecture((2, 1), (1,), tokens=2))
@@ -102,8 +102,8 @@ MSOLVE_KINDS = ("implicit-proved", "implicit-elimination", "singular-by-equation
 
 def _definite_boundary_point(arch) -> dict:
     """(y1^2 + y2^2) R with rank R = 1: a definite quadric, outside the real image."""
-    from attngeo.boundary import is_boundary_point
-    from attngeo.layerfunction import LayerFunction
+    from attngeo.geometry.boundary import is_boundary_point
+    from attngeo.model.layerfunction import LayerFunction
 
     q, R = [[1, 0], [0, 1]], [[1, 2], [0, 0]]
     tensor = [[[[q[m][n] * R[k][p] for p in range(2)] for n in range(2)] for m in range(2)] for k in range(2)]
@@ -255,8 +255,8 @@ def forge_smooth_swap_point(seeds=range(40)) -> dict:
     takes it for the fiber of this point.
     """
     from attngeo import Architecture
-    from attngeo.fiber import fiber, special_point
-    from attngeo.singular import is_singular, tangent_image
+    from attngeo.geometry.fiber import fiber, special_point
+    from attngeo.geometry.singular import is_singular, tangent_image
 
     outer, inner = Architecture((3, 3), (1,), tokens=2), Architecture((3, 1), (2,), tokens=2)
     for seed in seeds:
@@ -291,7 +291,7 @@ def forge_strata_relabel() -> dict:
     and its point certificate replaced by :func:`forge_smooth_swap_point`.
     """
     from attngeo import Architecture
-    from attngeo.strata import image_rank, stratify
+    from attngeo.geometry.strata import image_rank, stratify
 
     cert = json.loads(json.dumps(_without_timings(stratify(Architecture((3, 3), (1,), tokens=2), seed=0).to_json())))
     forged = forge_smooth_swap_point()
@@ -358,7 +358,7 @@ def forge_implicit_hypersurface(pool) -> dict:
     with a ``dimension: 5`` key.
     """
     from attngeo import Architecture
-    from attngeo.fiber import fiber, special_point
+    from attngeo.geometry.fiber import fiber, special_point
 
     honest = pool["implicit-elimination"]
     arch = Architecture((2, 1), (1,), tokens=2)
@@ -626,7 +626,7 @@ def write_corpus(folder: Path = HERE) -> list[Path]:
 
 
 def main() -> int:
-    from attngeo.engine import find_msolve
+    from attngeo.exact.engine import find_msolve
 
     if find_msolve() is None:
         print("the corpus needs msolve for its implicit and deep-fiber bases: "

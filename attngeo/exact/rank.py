@@ -19,7 +19,7 @@ from flint import fmpq, fmpq_mat, fmpz, nmod_mat
 from . import modular
 
 #: Primes are drawn below this bound: 26-bit primes let ``int64`` sum at least 2,048
-#: products before reducing (:mod:`attngeo.modular`) and make a rank drop by bad
+#: products before reducing (:mod:`attngeo.exact.modular`) and make a rank drop by bad
 #: luck unlikely (about ``rank/p``).
 PRIME_BITS = 26
 

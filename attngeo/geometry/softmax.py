@@ -14,10 +14,10 @@ apply. Instead (docs/math.md §5.3, docs/softmax.md):
   ``GL_{a_i}`` and inter-layer ``GL_{d_i}`` (the scaling does not: ``f`` is not
   homogeneous). Both leave every score matrix ``Y^T K^T Q Y`` and every value
   ``V Y`` invariant (or equivariant), proved as free-algebra identities
-  (:func:`attngeo.symmetry.normalized_invariance_identities`), hence every
+  (:func:`attngeo.geometry.symmetry.normalized_invariance_identities`), hence every
   normalized layer; the orbit rank is the field rank mod p at an integer point.
 
-The certificate is a :class:`attngeo.certificate.DimensionCertificate` whose
+The certificate is a :class:`attngeo.geometry.certificate.DimensionCertificate` whose
 ``lower_witness`` records what a checker needs to replay the ball computation:
 point, inputs, functionals, precision, rows, columns and the determinant ball.
 """
@@ -31,11 +31,11 @@ from contextlib import contextmanager
 import numpy as np
 from flint import arb, arb_mat, ctx, fmpq
 
-from .architecture import Architecture
+from ..model.architecture import Architecture
 from .bounds import functional_count, random_ints, upper_bound
 from .certificate import DimensionCertificate
-from .exceptions import InvalidInputError
-from .normalizer import NORMALIZERS
+from ..exceptions import InvalidInputError
+from ..model.normalizer import NORMALIZERS
 
 #: Precisions tried for the deciding determinant (bits).
 PRECISIONS = (128, 256, 512, 1024, 2048)
@@ -119,7 +119,7 @@ def _tangent(rec: dict, dY=None, dQ=None, dK=None, dV=None) -> arb_mat:
 def evaluate_ball(arch: Architecture, weights, X, prec: int = 128) -> arb_mat:
     """``phi_W(X)`` of a normalized network as a matrix of balls (rational weights and input).
 
-    ``weights`` in any form :func:`attngeo.network.read_point` accepts; ``X`` a
+    ``weights`` in any form :func:`attngeo.model.network.read_point` accepts; ``X`` a
     ``d_0 x t`` matrix of rationals. Every true entry lies in its ball.
 
     >>> arch = Architecture((2, 2), (1,), tokens=2, normalization="softmax")
@@ -127,7 +127,7 @@ def evaluate_ball(arch: Architecture, weights, X, prec: int = 128) -> arb_mat:
     >>> Y[1, 0].contains(2)   # equal tokens: uniform attention, output V x
     True
     """
-    from .network import read_input, read_point
+    from ..model.network import read_input, read_point
 
     if arch.normalization not in NORMALIZERS:
         raise InvalidInputError(f"evaluate_ball is for normalized networks; {arch} is {arch.normalization}")
@@ -256,8 +256,8 @@ def _ball_lower(arch, point, inputs, w, target: int) -> tuple[int, dict]:
 def certify_normalized_dimension(arch: Architecture, *, seed: int | None = None, max_attempts: int = 3,
                                  inputs: int | None = None) -> DimensionCertificate:
     """Lower and upper bounds on ``dim M`` for a normalized network; equal bounds certify it."""
-    from .formulas import hmk_formula
-    from .rank import random_prime
+    from ..model.formulas import hmk_formula
+    from ..exact.rank import random_prime
 
     if arch.normalization not in NORMALIZERS:
         raise InvalidInputError(f"{arch.normalization!r} is not a registered normalizer")

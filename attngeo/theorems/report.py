@@ -1,10 +1,10 @@
 """The report of an ``attngeo certify`` run, in Markdown and in standalone LaTeX.
 
-Each registered statement (:mod:`attngeo.theorems`) is split by its proof script
-into claims; the script's last line ``summary: {json}`` (:mod:`attngeo.proof`)
+Each registered statement (:mod:`attngeo.theorems.registry`) is split by its proof script
+into claims; the script's last line ``summary: {json}`` (:mod:`attngeo.theorems.proof`)
 gives, per claim, the range of sizes it actually ran, how many cases it
 certified, bounded or left undecided, and its counterexamples. The outcome
-printed beside a claim is :func:`attngeo.theorems.classify` of those counts —
+printed beside a claim is :func:`attngeo.theorems.registry.classify` of those counts —
 certified on the range, instances certified, refuted, bounds only, undecided —
 never text written ahead of the run.
 
@@ -24,9 +24,9 @@ from pathlib import Path
 
 import networkx as nx
 
-from .certificate import write_text
-from .latex import sizes as sizes_latex, scope as scope_latex, tex_escape
-from .theorems import OUTCOMES, SINGULAR_REGIONS, STATEMENTS, Statement, classify, graph
+from ..geometry.certificate import write_text
+from ..latex import sizes as sizes_latex, scope as scope_latex, tex_escape
+from .registry import OUTCOMES, SINGULAR_REGIONS, STATEMENTS, Statement, classify, graph
 
 #: Most severe first: the outcome a statement's node shows when its claims differ.
 SEVERITY = ("failed", "refuted", "bounds", "undecided", "instances", "certified")
@@ -78,7 +78,7 @@ class Outcome:
 
     @property
     def parts(self) -> list[dict]:
-        """The script's claims, each with its ``outcome`` (a key of :data:`attngeo.theorems.OUTCOMES`)."""
+        """The script's claims, each with its ``outcome`` (a key of :data:`attngeo.theorems.registry.OUTCOMES`)."""
         return [{**p, "outcome": classify(p, self.statement.kind)} for p in self.result.get("parts", [])]
 
     @property

@@ -1,7 +1,7 @@
 """Single-layer fibers and weight recovery, exactly over Q (docs/fibers.md).
 
 A function is given by ``F = l m^T``, ``l = V y``, ``m = A^T y`` (vectors of
-linear forms; :mod:`attngeo.layerfunction`). When ``F != 0`` pick an entry
+linear forms; :mod:`attngeo.model.layerfunction`). When ``F != 0`` pick an entry
 ``F_kp != 0`` and factor it over Q: ``F_kp = c u w`` with linear ``u, w``
 (Lemma 2: over C the factorization is the same, linear forms being
 irreducible). Any ``(A', V')`` with the same ``F`` has ``l'_k`` proportional to
@@ -49,13 +49,13 @@ from pathlib import Path
 import numpy as np
 from flint import fmpq, fmpq_mat
 
-from .architecture import Architecture
-from . import latex
-from .exceptions import InvalidInputError, NotInNeuromanifoldError
-from .layerfunction import (LayerFunction, call_evaluator, gram_matrices, integer_matrix, mat_rows, nonzero_minor,
+from ..model.architecture import Architecture
+from .. import latex
+from ..exceptions import InvalidInputError, NotInNeuromanifoldError
+from ..model.layerfunction import (LayerFunction, call_evaluator, gram_matrices, integer_matrix, mat_rows, nonzero_minor,
                             output_column, principal_minor, single_layer, weights_AV)
 from .certificate import certificate_json, write_json
-from .network import ExactOps, network, read_input, read_point
+from ..model.network import ExactOps, network, read_input, read_point
 
 
 # -- the (Q, K) -> K^T Q fibers -----------------------------------------------------
@@ -591,7 +591,7 @@ def recover_weights(arch: Architecture, f) -> Recovery:
     """Weights of ``arch`` producing exactly ``f``, or :class:`NotInNeuromanifoldError`.
 
     ``f`` is a :class:`LayerFunction`, a Gram tensor ``S[k][m][n][p]``
-    (see :mod:`attngeo.layerfunction`), or a callable black box ``X -> phi(X)``
+    (see :mod:`attngeo.model.layerfunction`), or a callable black box ``X -> phi(X)``
     on exact rationals. A black box is assumed to be a polynomial map of degree
     at most 3 (as every layer function is); the recovered weights are then
     proved to reproduce it by agreement on the unisolvent set ``{x in N^{dt}: |x| <= 3}``.

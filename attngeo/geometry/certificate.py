@@ -15,8 +15,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .architecture import Architecture
-from .exceptions import CertificateFormatError, InvalidInputError
+from ..model.architecture import Architecture
+from ..exceptions import CertificateFormatError, InvalidInputError
 
 FORMAT = "attngeo-certificate"
 #: Version 2: certificates carry no prose (version 1 carried descriptions, LaTeX and
@@ -209,7 +209,7 @@ class DimensionCertificate:
         return f"{self.architecture}: {status}"
 
     def latex(self) -> str:
-        from . import latex
+        from .. import latex
 
         out = f"{latex.dimension(self.lower, self.upper)}\\quad ({latex.architecture(self.architecture)})"
         f = self.formula

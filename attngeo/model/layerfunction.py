@@ -28,7 +28,7 @@ import numpy as np
 from flint import fmpq, fmpq_mat, fmpq_mpoly_ctx
 
 from .architecture import Architecture
-from .exceptions import InvalidInputError
+from ..exceptions import InvalidInputError
 from .network import read_point, split_point, to_fmpq
 
 _INT64 = 1 << 63  # int64 holds exactly the integers of absolute value < 2^63
@@ -152,7 +152,7 @@ class LayerFunction:
         output at ``(y, z)`` minus that at ``(0, z)``, and each quadratic form is
         polarized from ``y in {e_m, e_m + e_n}``. ``d (d + 1) (d + 2) / 2``
         evaluations. The result describes ``f`` only if ``f`` is a layer function;
-        :func:`attngeo.fiber.recover_weights` re-checks that on a unisolvent set.
+        :func:`attngeo.geometry.fiber.recover_weights` re-checks that on a unisolvent set.
         """
         single_layer(arch, "a layer function")
         d, dd = arch.widths
@@ -228,7 +228,7 @@ class LayerFunction:
         return f"LayerFunction(d={d}, d'={dd}, zero={self.is_zero()})"
 
     def _repr_latex_(self) -> str:
-        from . import latex
+        from .. import latex
 
         dd, d = self.shape
         if dd * d > 16:

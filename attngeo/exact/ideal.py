@@ -2,7 +2,7 @@
 
 An :class:`Ideal` is a list of generators in a named polynomial ring. Sums and
 products are formed on generators; intersections, saturations and elimination go
-through one Gröbner basis computation of :func:`attngeo.engine.groebner` (msolve's
+through one Gröbner basis computation of :func:`attngeo.exact.engine.groebner` (msolve's
 two-block elimination order; Singular, python-flint or sympy as the engine
 argument says) using the textbook reductions:
 
@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import itertools
 
-from . import latex
+from .. import latex
 from .engine import Basis, groebner, normal_form, ring
-from .exceptions import InvalidInputError
+from ..exceptions import InvalidInputError
 
 
 def matrix_names(base: str, rows: int, cols: int) -> list[list[str]]:

@@ -1,9 +1,9 @@
 """What the lightning and the normalized dimension provers share: the symmetry upper bound and the sampling.
 
 The upper bound ``P - rank(fields at W)`` is the same for every normalization
-(only the families differ, :func:`attngeo.symmetry.families`); the lower bounds
+(only the families differ, :func:`attngeo.geometry.symmetry.families`); the lower bounds
 differ (a minor mod p, or a ball determinant), so they live in
-:mod:`attngeo.dimension` and :mod:`attngeo.softmax`, which both import this.
+:mod:`attngeo.geometry.dimension` and :mod:`attngeo.geometry.softmax`, which both import this.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import random
 
 import numpy as np
 
-from .architecture import Architecture
-from .rank import det_mod_p, maximal_minor_mod_p
+from ..model.architecture import Architecture
+from ..exact.rank import det_mod_p, maximal_minor_mod_p
 from .symmetry import families, field_matrix, gauge_minor, invariance_identities, normalized_invariance_identities
 
 #: Entries of random points and inputs are drawn from ``[-ENTRY_BOUND, ENTRY_BOUND]``.

@@ -4,12 +4,12 @@ Each :class:`Statement` is one claim — a theorem, corollary or conjecture of
 [HMK], or one of the toolkit's own findings — with the proof script in
 ``proofs/`` that tests it and the statements it builds on (an edge ``A -> B``
 means B uses A). ``attngeo certify`` runs the scripts in a topological order of
-this graph and writes a report (:mod:`attngeo.report`).
+this graph and writes a report (:mod:`attngeo.theorems.report`).
 
 The registry says what is claimed, never what came of it: each script splits
 its statement into claims over regions of sizes and reports, per claim, how many
 cases it certified, bounded, left undecided or found to contradict the claim
-(:mod:`attngeo.proof`), and :func:`classify` turns those counts into one of
+(:mod:`attngeo.theorems.proof`), and :func:`classify` turns those counts into one of
 :data:`OUTCOMES`.
 
 >>> g = graph()
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
-from .exceptions import InvalidInputError
+from ..exceptions import InvalidInputError
 
 
 @dataclass(frozen=True)

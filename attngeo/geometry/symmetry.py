@@ -13,7 +13,7 @@ Three families act on the weights (docs/math.md §3.2):
 
 Each tangent formula is written once (:data:`FAMILIES`) and used twice: on
 numpy matrices to build the vector fields at a point, and on free-algebra
-symbols (:mod:`attngeo.freealgebra`) to prove, for all sizes at once, that the
+symbols (:mod:`attngeo.exact.freealgebra`) to prove, for all sizes at once, that the
 layer formula is annihilated by it. docs/invariance.md explains why these
 layer-level identities make every field tangent to the fibers of a network of
 any depth.
@@ -30,12 +30,12 @@ from typing import Callable
 import numpy as np
 from flint import fmpq, fmpq_mat
 
-from . import modular
-from .architecture import Architecture
-from .freealgebra import NCPoly, WordOps
-from .exceptions import InvalidInputError
-from .network import layer, read_point, split_point, to_fmpq
-from .rank import det_mod_p
+from ..exact import modular
+from ..model.architecture import Architecture
+from ..exact.freealgebra import NCPoly, WordOps
+from ..exceptions import InvalidInputError
+from ..model.network import layer, read_point, split_point, to_fmpq
+from ..exact.rank import det_mod_p
 
 
 @dataclass(frozen=True)

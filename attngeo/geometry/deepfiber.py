@@ -37,13 +37,13 @@ from pathlib import Path
 import numpy as np
 from flint import fmpq, fmpq_mat, fmpq_poly
 
-from .architecture import Architecture
+from ..model.architecture import Architecture
 from .certificate import certificate_json, write_json
-from .engine import Basis, groebner, normal_form, ring
-from .exceptions import InvalidInputError
+from ..exact.engine import Basis, groebner, normal_form, ring
+from ..exceptions import InvalidInputError
 from .symmetry import SymmetryGroup, orbit_dimension
-from .rank import kernel_over_q
-from .network import ExactOps, layer, network, object_array, split_point, symbolic_context
+from ..exact.rank import kernel_over_q
+from ..model.network import ExactOps, layer, network, object_array, split_point, symbolic_context
 
 MAX_RETRIES = 2
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator
 
-from .exceptions import InvalidArchitectureError
+from ..exceptions import InvalidArchitectureError
 
 
 
@@ -167,6 +167,6 @@ class Architecture:
         return f"widths {w}, ranks {a}, t={self.tokens}, {self.normalization}"
 
     def _repr_latex_(self) -> str:
-        from . import latex
+        from .. import latex
 
         return f"${latex.architecture(self)}$"

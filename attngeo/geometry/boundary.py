@@ -24,11 +24,11 @@ from pathlib import Path
 
 from flint import fmpq, fmpq_mat
 
-from .architecture import Architecture
+from ..model.architecture import Architecture
 from .certificate import certificate_json, write_json
-from .exceptions import InvalidInputError, NotInNeuromanifoldError
+from ..exceptions import InvalidInputError, NotInNeuromanifoldError
 from .fiber import fiber, str_rows
-from .layerfunction import LayerFunction, principal_minor, quadric_factor, single_layer
+from ..model.layerfunction import LayerFunction, principal_minor, quadric_factor, single_layer
 
 
 @dataclass

@@ -11,7 +11,7 @@ every case adds an :class:`Entry` (certified, bounds, undecided, refuted with
 the counterexample, failed) and the script ends with one line
 ``summary: {json}`` -- the claims, their counts, the range of sizes computed
 from the cases themselves (:func:`scope`) and the counterexamples. ``attngeo
-certify`` reads that line (:mod:`attngeo.report`), so every number the report
+certify`` reads that line (:mod:`attngeo.theorems.report`), so every number the report
 prints is one a script counted.
 """
 
@@ -23,12 +23,12 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from .architecture import Architecture
-from .certificate import make_folder
-from .checker import check_certificate
-from .dimension import certify_dimension
-from .exceptions import AttngeoError
-from .formulas import naive_count
+from ..model.architecture import Architecture
+from ..geometry.certificate import make_folder
+from ..check import check_certificate
+from ..geometry.dimension import certify_dimension
+from ..exceptions import AttngeoError
+from ..model.formulas import naive_count
 
 
 #: A claim's cases each settle it for their size (a dimension is a property of the

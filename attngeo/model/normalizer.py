@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from .exceptions import InvalidInputError
+from ..exceptions import InvalidInputError
 
 
 @dataclass(frozen=True)

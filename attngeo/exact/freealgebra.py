@@ -7,7 +7,7 @@ holds here holds for matrices of every compatible size over every commutative
 ring, so a symmetry of the layer formula proved here is proved for all widths
 and ranks at once (docs/invariance.md).
 
-The layer formula itself is not retyped: :func:`attngeo.network.layer` is
+The layer formula itself is not retyped: :func:`attngeo.model.network.layer` is
 evaluated with :class:`WordOps`, so the identity is about the code that computes.
 """
 
@@ -95,7 +95,7 @@ class NCPoly:
 
 
 class WordOps:
-    """Operations object that lets :func:`attngeo.network.layer` run on :class:`NCPoly`."""
+    """Operations object that lets :func:`attngeo.model.network.layer` run on :class:`NCPoly`."""
 
     @staticmethod
     def matmul(a: NCPoly, b: NCPoly) -> NCPoly:

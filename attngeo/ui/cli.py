@@ -2,7 +2,7 @@
 
 Every error a user can cause ends in one line on stderr and exit code 2; the
 checker's verdict "rejected" is exit code 1. Output files are written only as
-regular files in folders that exist (:func:`attngeo.certificate.check_writable`),
+regular files in folders that exist (:func:`attngeo.geometry.certificate.check_writable`),
 checked before any computation starts.
 """
 
@@ -19,12 +19,12 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from . import __version__
-from .architecture import Architecture
-from .certificate import check_writable, make_folder, write_text
-from .check import check_file, check_folder, one_line
-from .check.limits import DEFAULT_SECONDS
-from .exceptions import AttngeoError, CannotVerify, CertificateFormatError, CertificateRejected, InvalidInputError
+from .. import __version__
+from ..model.architecture import Architecture
+from ..geometry.certificate import check_writable, make_folder, write_text
+from ..check import check_file, check_folder, one_line
+from ..check.limits import DEFAULT_SECONDS
+from ..exceptions import AttngeoError, CannotVerify, CertificateFormatError, CertificateRejected, InvalidInputError
 
 
 class _Parser(argparse.ArgumentParser):
@@ -109,7 +109,7 @@ def _save_and_print_json(result, args, summary: dict | None = None, latex: str |
 
 
 def _cmd_dim(args) -> int:
-    from .dimension import certify_dimension
+    from ..geometry.dimension import certify_dimension
 
     arch = _architecture(args, "softmax" if args.softmax else "lightning")
     _check_certificate_path(args)
@@ -159,14 +159,14 @@ def _cmd_fiber(args) -> int:
     arch = _architecture(args)
     _check_certificate_path(args)
     if arch.depth > 1:
-        from .deepfiber import deep_fiber
+        from ..geometry.deepfiber import deep_fiber
 
         if args.random is None:
             raise InvalidInputError("deep fibers are computed at a random point of the gauge slice: use --random SEED")
         result = deep_fiber(arch, seed=args.random, engine=args.engine)
     else:
-        from .fiber import fiber, special_point
-        from .network import load_weights
+        from ..geometry.fiber import fiber, special_point
+        from ..model.network import load_weights
 
         if args.weights:
             weights = load_weights(arch, args.weights)
@@ -196,7 +196,7 @@ def _print_equations(latex_lines: list[str], plain: list, title: str, args) -> N
 
 
 def _cmd_singular(args) -> int:
-    from .strata import hmk_singular_ideal, stratify
+    from ..geometry.strata import hmk_singular_ideal, stratify
 
     arch = _architecture(args)
     _check_certificate_path(args)
@@ -225,7 +225,7 @@ def _cmd_singular(args) -> int:
 
 
 def _cmd_implicit(args) -> int:
-    from .implicit import implicit_equations
+    from ..geometry.implicit import implicit_equations
 
     arch = _architecture(args)
     _check_certificate_path(args)
@@ -320,8 +320,8 @@ def _outcome_json(o) -> dict:
 
 
 def _cmd_certify(args) -> int:
-    from .report import SHORT, Outcome, write_reports
-    from .theorems import get as statement, order
+    from ..theorems.report import SHORT, Outcome, write_reports
+    from ..theorems.registry import get as statement, order
 
     # with --json, stdout is the one JSON object: the progress goes to stderr
     say = functools.partial(print, file=sys.stderr) if args.json else print
@@ -334,7 +334,7 @@ def _cmd_certify(args) -> int:
     registered = {statement(n).script for n in order()}
     extra = [] if args.only else sorted(p.stem for p in folder.glob("*.py") if p.stem not in registered)
     for stem in extra:
-        say(f"note: proofs/{stem}.py is not in the theorem registry (attngeo/theorems.py); it is not run")
+        say(f"note: proofs/{stem}.py is not in the theorem registry (attngeo/theorems/registry.py); it is not run")
     outcomes, begin = [], time.perf_counter()
     for k, name in enumerate(names):
         s = statement(name)

