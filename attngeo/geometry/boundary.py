@@ -20,19 +20,18 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 from flint import fmpq, fmpq_mat
 
 from ..model.architecture import Architecture
-from .certificate import certificate_json, write_json
+from .certificate import Result, certificate_json
 from ..exceptions import InvalidInputError, NotInNeuromanifoldError
 from .fiber import fiber, str_rows
 from ..model.layerfunction import LayerFunction, principal_minor, quadric_factor, single_layer
 
 
-@dataclass
-class BoundaryVerdict:
+@dataclass(repr=False)
+class BoundaryVerdict(Result):
     arch: Architecture
     function: LayerFunction
     verdict: str  # boundary / interior / outside
@@ -58,17 +57,14 @@ class BoundaryVerdict:
             **self.summary(), "tensor": f.numerators.astype(object).astype(str).tolist(),
             "denominator": str(f.denominator), "evidence": self.evidence})
 
-    def save(self, path) -> Path:
-        return write_json(path, self.to_json())
-
     def __str__(self) -> str:
         return f"{self.arch}: {self.verdict} ({self.reason})"
 
-    def _repr_latex_(self) -> str:
+    def latex(self) -> str:
         what = {"boundary": r"\text{a boundary point of } \mathcal M_{\mathbb R}",
                 "interior": r"\text{an interior point of } \mathcal M_{\mathbb R}",
                 "outside": r"\in \mathcal M_{\mathbb C} \setminus \mathcal M_{\mathbb R}"}[self.verdict]
-        return rf"$F \text{{ is }} {what}\ \text{{({self.shape})}}$"
+        return rf"F \text{{ is }} {what}\ \text{{({self.shape})}}"
 
 
 def is_boundary_point(arch: Architecture, point) -> BoundaryVerdict:

@@ -1,4 +1,9 @@
-"""Certificates: versioned JSON records of what was proved and how to re-check it.
+"""Certificates: versioned JSON records of what was proved and how to re-check it; the result protocol.
+
+Every result a user gets back (a dimension, a fiber, a point verdict, strata,
+equations) is a :class:`Result`: its claim in words (``str``), in LaTeX
+(``latex()``, one string), as the record ``--json`` prints (``to_dict()``) and
+as a certificate (``to_json()``, written by ``save``).
 
 One record type per kind of claim (docs/certificates.md documents every field).
 Writing is atomic (a temporary file renamed over the target), so an interrupted
@@ -8,6 +13,7 @@ by a complete one.
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import stat
@@ -130,8 +136,41 @@ def read_json(path: str | os.PathLike) -> dict:
     return data
 
 
-@dataclass
-class DimensionCertificate:
+class Result:
+    """Mixin of the result protocol (see the module docstring)."""
+
+    kind = "result"
+
+    def summary(self) -> dict:  # pragma: no cover - every result defines it
+        raise NotImplementedError
+
+    def to_json(self) -> dict:  # pragma: no cover - every result defines it
+        raise NotImplementedError
+
+    def latex(self) -> str:  # pragma: no cover - every result defines it
+        raise NotImplementedError
+
+    def to_dict(self) -> dict:
+        """The record ``--json`` prints: the claim and its words, JSON-serializable (no certificate witness)."""
+        return self.summary()
+
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write the certificate (atomic; only a regular file in an existing folder)."""
+        return write_json(path, self.to_json())
+
+    def _repr_latex_(self) -> str:
+        return f"${self.latex()}$"
+
+    def _repr_html_(self) -> str:
+        return f"<pre>{html.escape(str(self))}</pre>"
+
+    def __repr__(self) -> str:
+        first = str(self).splitlines()[0] if str(self) else ""
+        return f"<{type(self).__name__} {first}>"
+
+
+@dataclass(repr=False)
+class DimensionCertificate(Result):
     """Proved lower and upper bounds on ``dim M`` for one architecture.
 
     ``certified`` is true exactly when the bounds meet; ``dimension`` is then the
@@ -187,9 +226,6 @@ class DimensionCertificate:
             "attempts": self.attempts,
         })
 
-    def save(self, path: str | os.PathLike) -> Path:
-        return write_json(path, self.to_json())
-
     def summary(self) -> dict:
         """The short record the command line prints with ``--json``."""
         f = self.formula
@@ -218,5 +254,3 @@ class DimensionCertificate:
             out += rf";\quad \text{{[HMK]: }} {latex.formula(f['name'])} = {f['value']}\ ({verdict})"
         return out
 
-    def _repr_latex_(self) -> str:
-        return f"${self.latex()}$"

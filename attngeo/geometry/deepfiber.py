@@ -32,13 +32,12 @@ from __future__ import annotations
 import random
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 from flint import fmpq, fmpq_mat, fmpq_poly
 
 from ..model.architecture import Architecture
-from .certificate import certificate_json, write_json
+from .certificate import Result, certificate_json
 from ..exact.engine import Basis, groebner, normal_form, ring
 from ..exceptions import InvalidInputError
 from .symmetry import SymmetryGroup, orbit_dimension
@@ -277,8 +276,8 @@ def same_function(arch: Architecture, p1: list[fmpq], p2: list[fmpq]) -> bool:
     return all(a == b for a, b in zip(Y1.ravel(), Y2.ravel()))
 
 
-@dataclass
-class DeepFiber:
+@dataclass(repr=False)
+class DeepFiber(Result):
     """The fiber of a deep network at a gauge point, as far as elimination settles it."""
 
     arch: Architecture
@@ -324,6 +323,7 @@ class DeepFiber:
             return "fiber = symmetry orbit (no hidden continuous or discrete symmetry in the gauge domain)" + spurious
         return f"hidden discrete symmetry: the fiber meets the gauge slice in {n} points" + spurious
 
+    @property
     def components(self) -> list[dict]:
         orbit = orbit_dimension(self.arch, self.point)  # exact; the same along the whole orbit
         if self.solutions is None:
@@ -338,7 +338,7 @@ class DeepFiber:
     def summary(self) -> dict:
         return {
             "architecture": self.arch.to_dict(),
-            "components": self.components(),
+            "components": self.components,
             "certified": self.certified,
             "verdict": self.verdict,
             "solutions_in_slice": self.solutions,
@@ -366,9 +366,6 @@ class DeepFiber:
             "trusted": f"the inclusion <basis> c <equations>: computed by {self.basis.engine}, replayed by the checker",
         }, drop=("verdict",))
 
-    def save(self, path) -> Path:
-        return write_json(path, self.to_json())
-
     def latex(self) -> str:
         group = SymmetryGroup(self.arch).latex()
         lhs = r"\varphi^{-1}(\varphi_{W_0}) \cap U"
@@ -378,9 +375,6 @@ class DeepFiber:
         if self.solutions is None:
             return rf"{lhs} \supseteq G \cdot W_0\ \text{{(not settled)}},\quad G = {group}"
         return rf"{1 + len(self.extra)} \le \#({lhs}) / G \le {self.solutions},\quad G = {group}"
-
-    def _repr_latex_(self) -> str:
-        return f"${self.latex()}$"
 
     def __str__(self) -> str:
         return f"{self.arch}: {self.verdict} [{self.basis.engine}, {self.seconds:.2f} s]"

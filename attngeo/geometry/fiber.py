@@ -44,7 +44,6 @@ import itertools
 import random
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 from flint import fmpq, fmpq_mat
@@ -54,7 +53,7 @@ from .. import latex
 from ..exceptions import InvalidInputError, NotInNeuromanifoldError
 from ..model.layerfunction import (LayerFunction, call_evaluator, gram_matrices, integer_matrix, mat_rows, nonzero_minor,
                             output_column, principal_minor, single_layer, weights_AV)
-from .certificate import certificate_json, write_json
+from .certificate import Result, certificate_json
 from ..model.network import ExactOps, network, read_input, read_point
 
 
@@ -337,8 +336,8 @@ def _irreducible_entry(f: LayerFunction, k: int, p: int) -> tuple[str, dict, str
     ), (q, R, delta)
 
 
-@dataclass
-class Fiber:
+@dataclass(repr=False)
+class Fiber(Result):
     """The fiber of one single-layer function, complete, with its argument.
 
     ``case``: ``generic``, ``rank1-swap``, ``rank1-parallel``, ``zero`` (rational
@@ -407,9 +406,6 @@ class Fiber:
             raise InvalidInputError("this fiber records neither its point nor its function, so it has no certificate")
         return certificate_json(self.kind, {**about, **claim, "argument": self.argument})
 
-    def save(self, path) -> Path:
-        return write_json(path, self.to_json())
-
     def __str__(self) -> str:
         if self.case == "outside":
             return f"fiber of {self.arch}: empty, the function is not in the neuromanifold: {self.reason}"
@@ -426,11 +422,8 @@ class Fiber:
             return r"\mu^{-1}(f) = \emptyset"
         av = r" \;\cup\; ".join(c.latex for c in self.av)
         qkv = r" \;\cup\; ".join(c.latex for c in self.qkv)
-        return (rf"\mu^{{-1}}(f)\ \text{{in }} (A, V):\ {av}" + "\n\n"
-                + rf"\text{{in }} (Q, K, V):\ {qkv}")
+        return rf"\mu^{{-1}}(f)\ \text{{in }} (A, V):\ {av};\qquad \text{{in }} (Q, K, V):\ {qkv}"
 
-    def _repr_latex_(self) -> str:
-        return "$" + (r" \;\cup\; ".join(c.latex for c in self.av) or r"\emptyset") + "$"
 
 
 def _fiber_of(f: LayerFunction) -> Fiber:

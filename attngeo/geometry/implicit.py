@@ -33,13 +33,12 @@ import math
 import random
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 from flint import fmpq, fmpq_mat, nmod_mat
 
 from ..model.architecture import Architecture
-from .certificate import certificate_json, write_json
+from .certificate import Result, certificate_json
 from .dimension import certify_dimension
 from ..exact.engine import Basis, groebner, ring
 from ..exceptions import NotCertifiedError
@@ -148,8 +147,8 @@ def evaluation_rank(arch: Architecture, k: int, rng: random.Random, extra: int =
     return total
 
 
-@dataclass
-class ImplicitEquations:
+@dataclass(repr=False)
+class ImplicitEquations(Result):
     """The implicit equations of a single-layer neuromanifold, with what is proved about them."""
 
     arch: Architecture
@@ -196,17 +195,18 @@ class ImplicitEquations:
                 "complete_through_degree": self.complete_through, "engine": self.basis.engine,
                 "seconds": round(self.seconds, 3)}
 
-    def latex(self) -> list[str]:
+    def equations_latex(self) -> list[str]:
+        """One LaTeX string per generator."""
         return self.ideal.latex()
+
+    def latex(self) -> str:
+        return self.ideal._repr_latex_().strip("$")
 
     def to_json(self) -> dict:
         return certificate_json(self.kind, {
             **self.summary(), "parameters": list(self.parameters), "equations": [str(g) for g in self.equations],
             "variety_dimension": self.variety_dimension, "hilbert": self.hilbert, "irreducible": self.irreducible,
             "dimension_certificate": self.dimension_certificate})
-
-    def save(self, path) -> Path:
-        return write_json(path, self.to_json())
 
     def jacobian_rank(self, point: dict | list) -> int:
         """Exact rank of the Jacobian of ``G`` at a point (coordinate values, in coordinate order)."""
@@ -242,9 +242,6 @@ class ImplicitEquations:
         s = self.summary()
         return (f"implicit equations of {self.arch}: {s['generators']} generators of degrees {s['degrees']} "
                 f"in {len(self.ideal.variables)} coordinates (dim M = {self.dimension}, codim {self.codimension})")
-
-    def _repr_latex_(self) -> str:
-        return self.ideal._repr_latex_()
 
 
 def coordinates_of(arch: Architecture, weights) -> list[fmpq]:

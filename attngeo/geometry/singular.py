@@ -24,12 +24,11 @@ from __future__ import annotations
 import random
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 from flint import fmpq, fmpq_mat
 
 from ..model.architecture import Architecture
-from .certificate import certificate_json, write_json
+from .certificate import Result, certificate_json
 from .dimension import certify_dimension
 from .fiber import Fiber, determinantal_dimension, fiber, rank_factorization, str_rows
 from ..exceptions import InvalidInputError
@@ -126,8 +125,8 @@ def _with_product(A: fmpq_mat, a: int, rng: random.Random) -> tuple[fmpq_mat, fm
     return Q, K
 
 
-@dataclass
-class SingularityVerdict:
+@dataclass(repr=False)
+class SingularityVerdict(Result):
     """``singular``, ``smooth`` or ``undecided``, with the evidence."""
 
     arch: Architecture
@@ -162,17 +161,14 @@ class SingularityVerdict:
                 **({"implicit_certificate": self.implicit_certificate, "jacobian_rank": self.jacobian_rank}
                    if self.implicit_certificate else {})})
 
-    def save(self, path) -> Path:
-        return write_json(path, self.to_json())
-
     def __str__(self) -> str:
         return f"{self.arch}: {self.verdict} ({self.reason})"
 
-    def _repr_latex_(self) -> str:
+    def latex(self) -> str:
         what = {"singular": r"\text{a singular point of } \mathcal M", "smooth": r"\text{a smooth point of } \mathcal M",
                 "undecided": r"\text{undecided}"}[self.verdict]
-        return (rf"$\varphi_W \text{{ is }} {what}:\ \dim \textstyle\sum_w d\psi_w(T_w) = {self.span},\ "
-                rf"\dim \mathcal M = {self.dimension}$")
+        return (rf"\varphi_W \text{{ is }} {what}:\ \dim \textstyle\sum_w d\psi_w(T_w) = {self.span},\ "
+                rf"\dim \mathcal M = {self.dimension}")
 
 
 def is_singular(arch: Architecture, weights, seed: int | None = 0, extra: int = 3,

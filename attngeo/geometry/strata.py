@@ -26,13 +26,12 @@ from __future__ import annotations
 import random
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import networkx as nx
 from flint import fmpq_mat
 
 from ..model.architecture import Architecture
-from .certificate import certificate_json, write_json
+from .certificate import Result, certificate_json
 from ..exact.engine import ring
 from .fiber import str_rows
 from ..exact.ideal import Ideal, matrix_names, rank_ideal
@@ -117,7 +116,7 @@ class Stratum:
                 "certified": self.certified, "hmk_singular": self.hmk_singular()}
 
 
-class Stratification:
+class Stratification(Result):
     """The strata of one single-layer architecture, their closure graph and certificates."""
 
     kind = "strata"
@@ -191,6 +190,13 @@ class Stratification:
         return "\n".join([r"\begin{tabular}{lrrl}", r"stratum & $\dim S$ & $\dim \psi(S)$ & label \\ \hline",
                           *rows, r"\end{tabular}"])
 
+    def _repr_latex_(self) -> str:
+        return self.latex()  # a tabular, complete as it is
+
+    def summary(self) -> dict:
+        return {"architecture": self.arch.to_dict(), "strata": [st.row() for st in self.strata],
+                "edges": [list(e) for e in sorted(self.graph.edges())], "seconds": round(self.seconds, 3)}
+
     def _repr_html_(self) -> str:
         rows = "".join(f"<tr><td>{st.name}</td><td>{st.parameter_dimension}</td><td>{st.dimension}</td>"
                        f"<td>{st.label}</td><td>{st.certified}</td></tr>" for st in self.strata)
@@ -203,9 +209,6 @@ class Stratification:
             "strata": [{**st.row(), "factors": [str_rows(M) for M in st.factors], "point_certificate": st.verdict}
                        for st in self.strata],
             "edges": [list(e) for e in sorted(self.graph.edges())], "seconds": round(self.seconds, 3)})
-
-    def save(self, path) -> Path:
-        return write_json(path, self.to_json())
 
     def __str__(self) -> str:
         return f"strata of {self.arch}\n{self.table()}"

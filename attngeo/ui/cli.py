@@ -230,11 +230,11 @@ def _cmd_implicit(args) -> int:
     arch = _architecture(args)
     _check_certificate_path(args)
     eq = implicit_equations(arch, engine=args.engine, timeout=args.timeout, seed=args.seed)
-    summary = {**eq.summary(), "equations": eq.latex(), "plain": [str(g) for g in eq.equations]}
-    if _save_and_print_json(eq, args, summary, latex="\n".join(eq.latex()) if args.latex else None):
+    summary = {**eq.summary(), "equations": eq.equations_latex(), "plain": [str(g) for g in eq.equations]}
+    if _save_and_print_json(eq, args, summary, latex="\n".join(eq.equations_latex()) if args.latex else None):
         return 0
     s = summary
-    _print_equations(eq.latex(), eq.equations, str(eq), args)
+    _print_equations(eq.equations_latex(), eq.equations, str(eq), args)
     print(f"degrees {s['degrees']}, terms {s['terms']}")
     print("proved: every generator vanishes on M; dim V(G) = dim M; every equation of M of degree <= "
           f"{s['complete_through_degree']} lies in <G>")
