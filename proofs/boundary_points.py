@@ -21,7 +21,7 @@ from attngeo.geometry.boundary import is_boundary_point
 from attngeo.geometry.fiber import special_point
 from attngeo.model.layerfunction import LayerFunction, weights_AV
 from attngeo.latex import point
-from attngeo.theorems.proof import INSTANCES, Claim, Entry, Outcome, main_guard, proof_arguments, run_cases, sizes_of
+from attngeo.theorems.proof import INSTANCES, Claim, Entry, CaseOutcome, main_guard, proof_arguments, run_cases, sizes_of
 
 LEMMA_B = Claim("Lemma B", r"Lemma B at each point: $0$ and the rank-1 parallel points $(s \cdot y)^2 R$ are boundary "
                 r"points, definite $q(y) R$ lie outside $\mathcal M_{\mathbb R}$, every other point is interior "
@@ -82,7 +82,7 @@ def outcomes(seed):
                     where = POINTS.get(kind) or point(kind)
                     entry = Entry(LEMMA_B.key, sizes_of(arch), "refuted", where, v.verdict, want) if differs \
                         else Entry(LEMMA_B.key, sizes_of(arch), "certified")
-                    yield Outcome(f"d{d}_dd{dd}_a{a}_{kind}", v, row, differs, finding, [entry], note)
+                    yield CaseOutcome(f"d{d}_dd{dd}_a{a}_{kind}", v, row, differs, finding, [entry], note)
 
 
 def main() -> int:

@@ -16,7 +16,7 @@ import argparse
 from attngeo import Architecture
 from attngeo.geometry.deepfiber import LARGER_CASES, SMALL_CASES, deep_fiber
 from attngeo.exact.engine import EngineFailed, EngineUnavailable
-from attngeo.theorems.proof import INSTANCES, Claim, Entry, Outcome, main_guard, run_cases, sizes_of
+from attngeo.theorems.proof import INSTANCES, Claim, Entry, CaseOutcome, main_guard, run_cases, sizes_of
 
 A1_NOTE = ("a_1 = 1: every layer-1 output has rank 1 (all tokens are multiples of V_1 X X^T k_1), so layer 2 sees only "
            "the symmetric part of A_2; A_2 -> A_2^T (a_2 = 1) and A_2 -> A_2 + skew (a_2 = d_1) are hidden symmetries")
@@ -54,13 +54,13 @@ def outcomes(args):
             fib = deep_fiber(arch, seed=args.seed + k, engine=args.engine, timeout=args.timeout)
         except (EngineFailed, EngineUnavailable) as exc:
             row = f"{w:<10}{a:<7}  out of reach: {exc}" + ("  [inside the statement]" if inside else "")
-            yield Outcome(name, None, row, entries=[entry(arch, None)])
+            yield CaseOutcome(name, None, row, entries=[entry(arch, None)])
             continue
         failed = inside and not (fib.certified and fib.solutions == 1)
         hidden = ranks[0] == 1 and fib.solutions != 1
         row = (f"{w:<10}{a:<7}{len(fib.basis.variables):>5}{str(fib.solutions):>6}{len(fib.extra):>6}"
                f"{fib.seconds:>8.2f}  {fib.verdict}" + ("  [inside the statement]" if inside else ""))
-        yield Outcome(name, fib, row, failed, A1_NOTE if hidden else None, [entry(arch, fib)],
+        yield CaseOutcome(name, fib, row, failed, A1_NOTE if hidden else None, [entry(arch, fib)],
                       A1_LATEX if hidden else None)
 
 

@@ -19,7 +19,7 @@ from attngeo import Architecture
 from attngeo.geometry.fiber import determinantal_dimension, fiber, special_point
 from attngeo.model.layerfunction import weights_AV
 from attngeo.latex import point
-from attngeo.theorems.proof import INSTANCES, Claim, Entry, Outcome, main_guard, proof_arguments, run_cases, sizes_of
+from attngeo.theorems.proof import INSTANCES, Claim, Entry, CaseOutcome, main_guard, proof_arguments, run_cases, sizes_of
 
 KINDS = ("random", "rank1-swap", "rank1-parallel", "zero")
 BY_RANKS = Claim("by ranks", r"the fiber through the point is the one the ranks of $A$ and $V$ predict: the "
@@ -76,7 +76,7 @@ def outcomes(seed: int):
                         entries.append(Entry(GENERIC.key, sizes, "certified") if one else
                                        Entry(GENERIC.key, sizes, "refuted", point(kind),
                                              LINES.get(len(fib.av), f"{len(fib.av)} components"), "one line"))
-                    yield Outcome(f"d{d}_dd{dd}_a{a}_{kind}", fib, row, not ok, finding, entries,
+                    yield CaseOutcome(f"d{d}_dd{dd}_a{a}_{kind}", fib, row, not ok, finding, entries,
                                   WHY_A1 if kind == "random" and a == 1 and dd == 1 and d >= 2 else None)
 
 

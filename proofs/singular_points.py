@@ -23,7 +23,7 @@ from attngeo.geometry.fiber import special_point
 from attngeo.geometry.implicit import implicit_equations_if_available
 from attngeo.latex import POINTS, stratum
 from attngeo.model.layerfunction import weights_AV
-from attngeo.theorems.proof import INSTANCES, Claim, Entry, Outcome, main_guard, proof_arguments, run_cases, sizes_of
+from attngeo.theorems.proof import INSTANCES, Claim, Entry, CaseOutcome, main_guard, proof_arguments, run_cases, sizes_of
 from attngeo.geometry.singular import is_singular
 from attngeo.theorems.registry import HMK_SINGULAR, SINGULAR_REGIONS, singular_region
 
@@ -89,7 +89,7 @@ def outcomes(seed):
                     else:
                         entry = Entry(claim, sizes_of(arch), "certified" if v.certified else "undecided")
                     note = EQUATIONS if v.certified and v.implicit_certificate else None
-                    yield Outcome(name, v, row, contradicts, finding, [entry], note)
+                    yield CaseOutcome(name, v, row, contradicts, finding, [entry], note)
 
 
 def main() -> int:

@@ -20,7 +20,7 @@ from attngeo import Architecture
 from attngeo.exceptions import AttngeoError
 from attngeo.geometry.implicit import coordinates_of, implicit_equations_if_available
 from attngeo.latex import stratum, tex_escape
-from attngeo.theorems.proof import RANGE, Claim, Entry, Outcome, main_guard, proof_arguments, run_cases, sizes_of
+from attngeo.theorems.proof import RANGE, Claim, Entry, CaseOutcome, main_guard, proof_arguments, run_cases, sizes_of
 from attngeo.geometry.strata import stratify
 from attngeo.theorems.registry import HMK_SINGULAR, SINGULAR_REGIONS, singular_region
 
@@ -74,7 +74,7 @@ def outcomes(seed, figures: dict):
                 arch = Architecture((d, dd), (a,), tokens=2)
                 eq = implicit_equations_if_available(arch, seed) if (d == 2 and dd <= 2) or (d, dd, a) == (3, 1, 1) else None
                 if eq is not None:
-                    yield Outcome(f"d{d}_dd{dd}_a{a}_implicit", eq,
+                    yield CaseOutcome(f"d{d}_dd{dd}_a{a}_implicit", eq,
                                   f"{d:>2}{dd:>4}{a:>3}  implicit: {len(eq.equations)} equations, degrees "
                                   f"{sorted(set(eq.summary()['degrees']))}, generates I(M): {eq.generates}, "
                                   f"complete through degree {eq.complete_through}")
@@ -108,7 +108,7 @@ def outcomes(seed, figures: dict):
                 rank = (all(st.label in DECIDED for st in strata.strata), len(strata.strata))
                 if region not in figures or rank >= figures[region][0]:
                     figures[region] = (rank, closure_graph(arch, strata))
-                yield Outcome(f"d{d}_dd{dd}_a{a}_strata", strata, row, bool(differs),
+                yield CaseOutcome(f"d{d}_dd{dd}_a{a}_strata", strata, row, bool(differs),
                               "; ".join(findings) if findings else None, entries)
 
 

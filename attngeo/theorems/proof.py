@@ -278,7 +278,7 @@ def main_guard(run) -> None:
 
 
 @dataclass
-class Outcome:
+class CaseOutcome:
     """What one case of a proof script established: a certificate and a table row."""
 
     name: str
@@ -293,7 +293,7 @@ class Outcome:
 def run_cases(title: str, header: str, outcomes, args: argparse.Namespace, claims=(), extra=None) -> int:
     """Save and re-check each outcome's certificate, print the table and the summary, return the exit code.
 
-    ``outcomes`` yields :class:`Outcome` (or raises :class:`AttngeoError` for a
+    ``outcomes`` yields :class:`CaseOutcome` (or raises :class:`AttngeoError` for a
     case, which then counts as a failure). A certificate the checker rejects
     turns the case's entries into failures. ``extra`` (called once the cases are
     done) returns more fields for the summary line.
