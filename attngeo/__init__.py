@@ -53,6 +53,10 @@ _WHERE = {
     "hmk_singular_ideal": "geometry.strata",
     "implicit_equations": "geometry.implicit",
     "is_boundary_point": "geometry.boundary",
+    "evaluate_ball": "geometry.softmax",
+    "BoundaryVerdict": "geometry.boundary",
+    "ImplicitEquations": "geometry.implicit",
+    "Stratification": "geometry.strata",
 }
 
 __all__ = sorted(_WHERE)

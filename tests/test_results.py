@@ -44,3 +44,19 @@ def test_every_result_follows_the_protocol(make, tmp_path):
     cert = json.loads(path.read_text())
     assert (cert["format"], cert["version"], cert["kind"]) == ("attngeo-certificate", 2, result.kind)
     assert check_certificate(path).kind == result.kind
+
+
+def test_the_public_api_resolves_and_the_readme_uses_only_it():
+    import re
+    from pathlib import Path
+
+    import attngeo
+
+    assert all(getattr(attngeo, name) is not None for name in attngeo.__all__)
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    api = readme[readme.index("## Python API"):readme.index("## Proof scripts")]
+    imported = re.findall(r"from (attngeo[\w.]*) import ([\w, ]+)", api)
+    assert imported and all(module == "attngeo" for module, _ in imported), imported
+    for _, names in imported:
+        for name in names.split(","):
+            assert name.strip() in attngeo.__all__, name
