@@ -31,7 +31,26 @@ def _positive_ints(name: str, values, fix: str) -> tuple[int, ...]:
 
 @dataclass(frozen=True)
 class WeightBlock:
-    """One weight matrix of the network: its name, layer, shape and offset."""
+    """One weight matrix of the network: its name, layer, shape and offset.
+
+    Parameters
+    ----------
+    name : {"Q", "K", "V"}
+    layer : int
+        1-based layer index.
+    rows, cols : int
+        The shape: ``a_i x d_{i-1}`` for ``Q`` and ``K``, ``d_i x d_{i-1}`` for ``V``.
+    offset : int
+        Position of entry ``(0, 0)`` in the flat parameter vector; the matrix
+        occupies ``offset .. offset + size - 1``, row-major.
+
+    Examples
+    --------
+    >>> from attngeo import Architecture
+    >>> Q, K, V = Architecture((3, 2), (1,)).blocks()
+    >>> (V.name, V.rows, V.cols, V.offset, V.size)   # V is d_1 x d_0, after Q and K (1 x 3 each)
+    ('V', 2, 3, 6, 6)
+    """
 
     name: str  # "Q", "K" or "V"
     layer: int  # 1-based
@@ -44,7 +63,17 @@ class WeightBlock:
         return self.rows * self.cols
 
     def variable(self, r: int, c: int) -> str:
-        """Predictable variable name, e.g. ``Q1_0_2`` (layer 1, row 0, column 2)."""
+        """Predictable variable name, e.g. ``Q1_0_2`` (layer 1, row 0, column 2).
+
+        Certificates, symbolic rings and LaTeX all name weights this way.
+
+        Examples
+        --------
+        >>> from attngeo import Architecture
+        >>> Q, K, V = Architecture((3, 2), (1,)).blocks()
+        >>> Q.variable(0, 2), V.variable(1, 0)
+        ('Q1_0_2', 'V1_1_0')
+        """
         return f"{self.name}{self.layer}_{r}_{c}"
 
 
@@ -69,9 +98,25 @@ class Architecture:
 
     Examples
     --------
+    Two layers of width 3 and rank 2: each has ``2 a d + d d' = 21`` weights.
+
+    >>> from attngeo import Architecture
     >>> arch = Architecture((3, 3, 3), (2, 2), tokens=3)
-    >>> arch.depth, arch.parameter_count
-    (2, 42)
+    >>> arch.depth, arch.parameter_count, arch.input_shape, arch.output_shape
+    (2, 42, (3, 3), (3, 3))
+    >>> str(arch)
+    'widths 3,3,3, ranks 2,2, t=3, lightning'
+
+    A bad input is refused with the field and the fix:
+
+    >>> Architecture((3,), (1,))
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.InvalidArchitectureError: widths has 1 entry; give at least d_0 and d_1 (one layer), e.g. widths=(3, 3)
+    >>> Architecture((3, 3), (1,), normalization="relu")
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.InvalidArchitectureError: normalization = 'relu' is unknown; use one of lightning, softmax
     """
 
     widths: tuple[int, ...]
@@ -121,7 +166,24 @@ class Architecture:
         return (self.widths[-1], self.tokens)
 
     def blocks(self) -> Iterator[WeightBlock]:
-        """The weight matrices in flattening order (layer, then Q, K, V)."""
+        """The weight matrices in flattening order (layer, then Q, K, V).
+
+        Yields
+        ------
+        WeightBlock
+            Consecutive: each block starts where the previous one ends, and
+            the last ends at :attr:`parameter_count`.
+
+        Examples
+        --------
+        >>> from attngeo import Architecture
+        >>> arch = Architecture((2, 3, 1), (1, 2))
+        >>> [(b.name, b.layer, b.offset) for b in arch.blocks()]
+        [('Q', 1, 0), ('K', 1, 2), ('V', 1, 4), ('Q', 2, 10), ('K', 2, 16), ('V', 2, 22)]
+        >>> last = list(arch.blocks())[-1]
+        >>> last.offset + last.size == arch.parameter_count
+        True
+        """
         offset = 0
         for i in range(1, self.depth + 1):
             d_in, d_out, a = self.widths[i - 1], self.widths[i], self.ranks[i - 1]
@@ -131,15 +193,44 @@ class Architecture:
 
     @property
     def parameter_count(self) -> int:
-        """``sum_i 2 a_i d_{i-1} + d_i d_{i-1}`` [HMK]."""
+        """``sum_i 2 a_i d_{i-1} + d_i d_{i-1}`` [HMK].
+
+        Examples
+        --------
+        >>> from attngeo import Architecture
+        >>> arch = Architecture((2, 3, 1), (1, 2))
+        >>> arch.parameter_count == sum(b.size for b in arch.blocks()) == (2*1*2 + 3*2) + (2*2*3 + 1*3)
+        True
+        """
         return sum(2 * a * d_in + d_out * d_in for a, d_in, d_out in zip(self.ranks, self.widths, self.widths[1:]))
 
     def variable_names(self) -> list[str]:
-        """Names of the parameters in flattening order."""
+        """Names of the parameters in flattening order (see :meth:`WeightBlock.variable`).
+
+        Examples
+        --------
+        >>> from attngeo import Architecture
+        >>> names = Architecture((2, 1), (1,)).variable_names()
+        >>> names
+        ['Q1_0_0', 'Q1_0_1', 'K1_0_0', 'K1_0_1', 'V1_0_0', 'V1_0_1']
+        >>> len(set(names)) == Architecture((2, 1), (1,)).parameter_count
+        True
+        """
         return [b.variable(r, c) for b in self.blocks() for r in range(b.rows) for c in range(b.cols)]
 
     # -- presentation ------------------------------------------------------
     def to_dict(self) -> dict:
+        """The JSON form certificates embed; :meth:`from_dict` reads it back.
+
+        Examples
+        --------
+        >>> from attngeo import Architecture
+        >>> arch = Architecture((3, 2), (1,), tokens=3)
+        >>> arch.to_dict()
+        {'widths': [3, 2], 'ranks': [1], 'tokens': 3, 'normalization': 'lightning'}
+        >>> Architecture.from_dict(arch.to_dict()) == arch
+        True
+        """
         return {
             "widths": list(self.widths),
             "ranks": list(self.ranks),
@@ -149,6 +240,26 @@ class Architecture:
 
     @classmethod
     def from_dict(cls, data: dict) -> "Architecture":
+        """Read an architecture from its JSON form, validating every field.
+
+        ``tokens`` defaults to 2 and ``normalization`` to ``"lightning"``.
+
+        Raises
+        ------
+        InvalidArchitectureError
+            When ``data`` is not an object, lacks ``widths`` or ``ranks``, or
+            any field is invalid.
+
+        Examples
+        --------
+        >>> from attngeo import Architecture
+        >>> Architecture.from_dict({"widths": [3, 3], "ranks": [2]}) == Architecture((3, 3), (2,), tokens=2)
+        True
+        >>> Architecture.from_dict({"widths": [3, 3]})
+        Traceback (most recent call last):
+        ...
+        attngeo.exceptions.InvalidArchitectureError: architecture is missing ranks
+        """
         if not isinstance(data, dict):
             raise InvalidArchitectureError(f"an architecture must be an object with widths, ranks, tokens; got {data!r}")
         missing = [k for k in ("widths", "ranks") if k not in data]
