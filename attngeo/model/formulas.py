@@ -19,7 +19,27 @@ from .architecture import Architecture
 
 @dataclass(frozen=True)
 class FormulaComparison:
-    """A closed form, its value (or None), and whether it applies to the architecture."""
+    """A closed form, its value (or None), and whether it applies to the architecture.
+
+    Parameters
+    ----------
+    name : str
+        The formula as text, ``"none"`` when [HMK] give none.
+    value : int or None
+        The formula's value at the architecture (computed even outside its hypotheses).
+    applies : bool
+        Whether the architecture satisfies [HMK]'s hypotheses for it.
+    reason : str
+        Why it applies or not.
+
+    Examples
+    --------
+    >>> from attngeo import Architecture, hmk_formula
+    >>> hmk_formula(Architecture((3, 3), (2,), tokens=2)).to_dict()
+    {'name': "2ad + dd' - a^2 - 1", 'value': 16, 'applies': True, 'reason': 'single layer, t >= 2'}
+    >>> hmk_formula(Architecture((2, 4, 2), (2, 2))).value is None   # unequal widths: no closed form
+    True
+    """
 
     name: str
     value: int | None
@@ -27,18 +47,71 @@ class FormulaComparison:
     reason: str
 
     def to_dict(self) -> dict:
+        """The JSON form certificates and reports print beside the certified value.
+
+        Examples
+        --------
+        >>> from attngeo import Architecture, hmk_formula
+        >>> d = hmk_formula(Architecture((3, 3), (2,), tokens=1)).to_dict()
+        >>> d["value"], d["applies"], d["reason"]
+        (16, False, "t = 1 is outside [HMK]'s hypothesis t >= 2")
+        """
         return {"name": self.name, "value": self.value, "applies": self.applies, "reason": self.reason}
 
 
 def single_layer_dimension(d: int, d_out: int, a: int) -> int:
-    """[HMK] single layer, lightning: ``2ad + dd' - a^2 - 1`` (a <= d), ``d^2 + dd' - 1`` (a > d)."""
+    """[HMK] single layer, lightning: ``2ad + dd' - a^2 - 1`` (a <= d), ``d^2 + dd' - 1`` (a > d).
+
+    Parameters
+    ----------
+    d, d_out, a : int
+        Input width ``d``, output width ``d'`` and attention rank ``a``.
+
+    Returns
+    -------
+    int
+        The dimension [HMK] state for ``t >= 2`` (not checked here).
+
+    Examples
+    --------
+    The two branches agree at ``a = d``: beyond it ``A = K^T Q`` is already a
+    generic ``d x d`` matrix, so the dimension stops growing.
+
+    >>> from attngeo.model.formulas import single_layer_dimension
+    >>> single_layer_dimension(3, 3, 2)
+    16
+    >>> single_layer_dimension(2, 3, 2) == single_layer_dimension(2, 3, 3) == 2 * 2 + 2 * 3 - 1
+    True
+    """
     if a <= d:
         return 2 * a * d + d * d_out - a * a - 1
     return d * d + d * d_out - 1
 
 
 def deep_equal_width_dimension(depth: int, d: int, a: int) -> int:
-    """[HMK] deep lightning, equal widths, ``a <= d``: ``l a (2d - a) + d^2 - l``."""
+    """[HMK] deep lightning, equal widths, ``a <= d``: ``l a (2d - a) + d^2 - l``.
+
+    Parameters
+    ----------
+    depth, d, a : int
+        Number of layers ``l``, the common width ``d`` and rank ``a``.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    One layer is the single-layer formula with ``d' = d``, and for equal widths
+    the value is the naive count (parameters minus symmetries):
+
+    >>> from attngeo import Architecture, naive_count
+    >>> from attngeo.model.formulas import deep_equal_width_dimension, single_layer_dimension
+    >>> deep_equal_width_dimension(1, 4, 3) == single_layer_dimension(4, 4, 3)
+    True
+    >>> deep_equal_width_dimension(2, 3, 2), naive_count(Architecture((3, 3, 3), (2, 2)))
+    (23, 23)
+    """
     return depth * a * (2 * d - a) + d * d - depth
 
 
@@ -48,6 +121,31 @@ def naive_count(arch: Architecture) -> int:
     ``sum_i (2 a_i d_{i-1} + d_i d_{i-1} - a_i^2 - 1) - sum_{0<i<l} d_i^2`` (no ``- 1`` per
     layer for normalized networks, which have no scaling symmetry). [HMK]
     note this can fail for unequal widths; the deep proof script reports where.
+
+    Parameters
+    ----------
+    arch : Architecture
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    It is [HMK]'s value for ``a <= d``; for ``a > d`` the ``GL_a`` action has a
+    stabilizer, so the naive count falls short of the dimension ``d^2 + dd' - 1``:
+
+    >>> from attngeo import Architecture, naive_count
+    >>> from attngeo.model.formulas import single_layer_dimension
+    >>> naive_count(Architecture((3, 3), (2,))) == single_layer_dimension(3, 3, 2)
+    True
+    >>> naive_count(Architecture((2, 3), (3,))), single_layer_dimension(2, 3, 3)
+    (8, 9)
+
+    A normalizer removes the scaling symmetry, one per layer:
+
+    >>> naive_count(Architecture((3, 3), (2,), normalization="softmax"))
+    17
     """
     P = arch.parameter_count
     scaling = 1 if arch.normalization == "lightning" else 0  # a normalizer breaks the scaling symmetry
@@ -57,12 +155,31 @@ def naive_count(arch: Architecture) -> int:
 def hmk_formula(arch: Architecture) -> FormulaComparison:
     """The [HMK] formula that speaks to ``arch``, with the reason it applies or not.
 
+    Parameters
+    ----------
+    arch : Architecture
+
+    Returns
+    -------
+    FormulaComparison
+        Single layer or equal widths and ranks: the formula and its value,
+        ``applies`` False outside [HMK]'s hypotheses (``t = 1``, deep ``a > d``).
+        Unequal widths or ranks: ``value`` None. Normalized networks: the
+        lightning value plus one per layer (a theorem for one layer,
+        Conjecture 3.10 for more).
+
     Examples
     --------
+    >>> from attngeo import Architecture, hmk_formula
     >>> hmk_formula(Architecture((3, 3), (2,), tokens=2)).value
     16
     >>> hmk_formula(Architecture((3, 3), (2,), tokens=1)).applies
     False
+    >>> c = hmk_formula(Architecture((2, 2, 2), (3, 3)))
+    >>> c.value, c.applies, c.reason
+    (8, False, "a > d is outside the deep formula's hypothesis a <= d")
+    >>> hmk_formula(Architecture((3, 3), (2,), normalization="softmax")).value   # lightning + 1
+    17
     """
     if arch.normalization != "lightning":
         return _normalized_formula(arch)
