@@ -34,7 +34,33 @@ PROSE = ("description", "latex", "method", "reason", "statement")
 
 
 def certificate_json(kind: str, body: dict, drop: tuple[str, ...] = ()) -> dict:
-    """A certificate: the header, then ``body`` without ``drop`` and without prose at any depth."""
+    """A certificate: the header, then ``body`` without ``drop`` and without prose at any depth.
+
+    Parameters
+    ----------
+    kind : str
+        The certificate kind (``dimension``, ``fiber``, ...), which picks the checker.
+    body : dict
+        The claim and its witness; keys named in :data:`PROSE` are removed at every depth.
+    drop : tuple of str
+        Further top-level keys to leave out.
+
+    Returns
+    -------
+    dict
+        ``format``, ``version`` and ``kind``, then the cleaned body.
+
+    Examples
+    --------
+    Prose is for the reader, not the checker: it never reaches a certificate.
+
+    >>> from attngeo.geometry.certificate import certificate_json
+    >>> certificate_json("fiber", {"case": "zero", "reason": "F = 0",
+    ...                            "components": [{"dimension": 4, "description": "{A = 0}"}]})
+    {'format': 'attngeo-certificate', 'version': 2, 'kind': 'fiber', 'case': 'zero', 'components': [{'dimension': 4}]}
+    >>> certificate_json("dimension", {"lower": 6, "seconds": 0.5}, drop=("seconds",))["lower"]
+    6
+    """
     def clean(value):
         if isinstance(value, dict):
             return {k: clean(v) for k, v in value.items() if k not in PROSE}
@@ -53,6 +79,33 @@ def check_writable(path: str | os.PathLike) -> Path:
     follows a symbolic link (it may point anywhere) and never replaces a folder,
     device, pipe or socket (as root, writing "to" /dev/full would replace it).
     Callers that want a fresh folder create it on purpose: :func:`make_folder`.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``, unchanged, when it may be written.
+
+    Raises
+    ------
+    InvalidInputError
+        When the folder is missing, or ``path`` is a link, a folder, a device or read-only.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from attngeo.geometry.certificate import check_writable
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> check_writable(os.path.join(tmp.name, "c.json")).name      # a new file in an existing folder
+    'c.json'
+    >>> check_writable(os.path.join(tmp.name, "missing", "c.json"))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.InvalidInputError: cannot write .../missing/c.json: folder .../missing does not exist; create it first
+    >>> check_writable(tmp.name)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.InvalidInputError: cannot write ...: it is a folder; give a file name
+    >>> tmp.cleanup()
     """
     path = Path(path)
     if not path.parent.is_dir():
@@ -74,7 +127,28 @@ def check_writable(path: str | os.PathLike) -> Path:
 
 
 def make_folder(path: str | os.PathLike) -> Path:
-    """Create the output folder ``path`` (its parent must exist); an existing folder is kept as it is."""
+    """Create the output folder ``path`` (its parent must exist); an existing folder is kept as it is.
+
+    Raises
+    ------
+    InvalidInputError
+        When the parent is missing or a file already has that name.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from attngeo.geometry.certificate import make_folder
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> out = make_folder(os.path.join(tmp.name, "out"))
+    >>> out.is_dir(), make_folder(out) == out                     # made once, then kept
+    (True, True)
+    >>> _ = (out / "report.md").write_text("x")
+    >>> make_folder(out / "report.md")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.InvalidInputError: cannot make folder .../report.md: a file of that name exists; give a folder
+    >>> tmp.cleanup()
+    """
     path = Path(path)
     if path.is_dir():
         return path
@@ -94,6 +168,22 @@ def write_text(path: str | os.PathLike, text: str) -> Path:
 
     ``path`` must pass :func:`check_writable`; what it held before is replaced
     only by the complete new text, and kept when anything fails.
+
+    Returns
+    -------
+    pathlib.Path
+        The path written.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from attngeo.geometry.certificate import write_text
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> path = write_text(os.path.join(tmp.name, "report.md"), "first")
+    >>> path = write_text(path, "second")                          # replaced whole, no temporary left behind
+    >>> path.read_text(), os.listdir(tmp.name)
+    ('second', ['report.md'])
+    >>> tmp.cleanup()
     """
     path = check_writable(path)
     try:
@@ -117,12 +207,44 @@ def write_text(path: str | os.PathLike, text: str) -> Path:
 
 
 def write_json(path: str | os.PathLike, data: dict) -> Path:
-    """Write ``data`` to ``path`` atomically, under the rules of :func:`check_writable`."""
+    """Write ``data`` to ``path`` atomically, under the rules of :func:`check_writable`.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from attngeo.geometry.certificate import write_json
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> write_json(os.path.join(tmp.name, "c.json"), {"kind": "fiber", "case": "zero"}).read_text()
+    '{"kind":"fiber","case":"zero"}\\n'
+    >>> tmp.cleanup()
+    """
     return write_text(path, json.dumps(data, separators=(",", ":")) + "\n")
 
 
 def read_json(path: str | os.PathLike) -> dict:
-    """Read a certificate file; unusable input raises :class:`CertificateFormatError`."""
+    """Read a certificate file; unusable input raises :class:`CertificateFormatError`.
+
+    Raises
+    ------
+    CertificateFormatError
+        When the file cannot be read, is not JSON, or is not an attngeo certificate.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from attngeo import Architecture, certify_dimension
+    >>> from attngeo.geometry.certificate import read_json, write_text
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> path = certify_dimension(Architecture((2, 2), (1,), tokens=2), seed=0).save(os.path.join(tmp.name, "c.json"))
+    >>> cert = read_json(path)
+    >>> cert["kind"], cert["dimension"]
+    ('dimension', 6)
+    >>> read_json(write_text(os.path.join(tmp.name, "other.json"), "[1, 2]"))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateFormatError: .../other.json is not an attngeo certificate (no "format": "attngeo-certificate")
+    >>> tmp.cleanup()
+    """
     try:
         text = Path(path).read_text()
     except OSError as exc:
@@ -137,7 +259,22 @@ def read_json(path: str | os.PathLike) -> dict:
 
 
 class Result:
-    """Mixin of the result protocol (see the module docstring)."""
+    """Mixin of the result protocol (see the module docstring).
+
+    Every result class defines ``summary()``, ``to_json()``, ``latex()`` and
+    ``__str__``; the mixin adds ``to_dict()``, ``save(path)``, the notebook
+    displays and a one-line ``repr``.
+
+    Examples
+    --------
+    >>> from attngeo import Architecture, certify_dimension
+    >>> from attngeo.geometry.certificate import Result
+    >>> cert = certify_dimension(Architecture((2, 2), (1,), tokens=2), seed=0)
+    >>> isinstance(cert, Result), cert.kind
+    (True, 'dimension')
+    >>> cert
+    <DimensionCertificate widths 2,2, ranks 1, t=2, lightning: dim M = 6 (certified)>
+    """
 
     kind = "result"
 
@@ -151,11 +288,38 @@ class Result:
         raise NotImplementedError
 
     def to_dict(self) -> dict:
-        """The record ``--json`` prints: the claim and its words, JSON-serializable (no certificate witness)."""
+        """The record ``--json`` prints: the claim and its words, JSON-serializable (no certificate witness).
+
+        Examples
+        --------
+        >>> from attngeo import Architecture, certify_dimension
+        >>> record = certify_dimension(Architecture((2, 2), (1,), tokens=2), seed=0).to_dict()
+        >>> record["dimension"], record["formula"], "lower_witness" in record
+        (6, 6, False)
+        """
         return self.summary()
 
     def save(self, path: str | os.PathLike) -> Path:
-        """Write the certificate (atomic; only a regular file in an existing folder)."""
+        """Write the certificate (atomic; only a regular file in an existing folder).
+
+        Returns
+        -------
+        pathlib.Path
+            The path written.
+
+        Examples
+        --------
+        The saved file passes the independent checker.
+
+        >>> import os, tempfile
+        >>> from attngeo import Architecture, certify_dimension, check_certificate
+        >>> from attngeo.geometry.certificate import read_json
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> path = certify_dimension(Architecture((2, 2), (1,), tokens=2), seed=0).save(os.path.join(tmp.name, "c.json"))
+        >>> check_certificate(read_json(path)).claim
+        'dim M = 6 for widths 2,2, ranks 1, t=2'
+        >>> tmp.cleanup()
+        """
         return write_json(path, self.to_json())
 
     def _repr_latex_(self) -> str:
@@ -176,6 +340,25 @@ class DimensionCertificate(Result):
     ``certified`` is true exactly when the bounds meet; ``dimension`` is then the
     proved value and otherwise None. ``lower_witness`` and ``upper_witness`` hold
     everything the independent checker needs (docs/certificates.md).
+
+    Examples
+    --------
+    One layer, ``d = d' = 2``, ``a = 1``, ``t = 2``: 8 parameters, and [HMK]'s
+    ``2ad + dd' - a^2 - 1 = 6``.
+
+    >>> from attngeo import Architecture, certify_dimension
+    >>> cert = certify_dimension(Architecture((2, 2), (1,), tokens=2), seed=0)
+    >>> cert.parameters, cert.lower, cert.upper, cert.certified, cert.dimension
+    (8, 6, 6, True, 6)
+
+    With one token only the symmetric part of ``A`` is seen: the symmetries
+    leave 7 dimensions, the Jacobian reaches 6, and the gap is reported.
+
+    >>> gap = certify_dimension(Architecture((2, 2), (2,), tokens=1), seed=3)
+    >>> gap.certified, gap.dimension, gap.gap
+    (False, None, 1)
+    >>> print(gap)
+    widths 2,2, ranks 2, t=1, lightning: 6 <= dim M <= 7 (not certified: gap 1)
     """
 
     architecture: Architecture
@@ -217,6 +400,15 @@ class DimensionCertificate(Result):
         }
 
     def to_json(self) -> dict:
+        """The certificate: the claim, the minor witnessing the lower bound and the field minor of the upper one.
+
+        Examples
+        --------
+        >>> from attngeo import Architecture, certify_dimension, check_certificate
+        >>> cert = certify_dimension(Architecture((2, 2), (1,), tokens=2), seed=0).to_json()
+        >>> cert["lower_witness"]["rank"], "formula" in cert, check_certificate(cert).claim
+        (6, False, 'dim M = 6 for widths 2,2, ranks 1, t=2')
+        """
         # [HMK]'s formula and the notes are for the reader (summary()); the checker re-derives the identities
         return certificate_json(self.kind, {
             **self._claim(),
@@ -227,7 +419,15 @@ class DimensionCertificate(Result):
         })
 
     def summary(self) -> dict:
-        """The short record the command line prints with ``--json``."""
+        """The short record the command line prints with ``--json``.
+
+        Examples
+        --------
+        >>> from attngeo import Architecture, certify_dimension
+        >>> s = certify_dimension(Architecture((2, 2), (1,), tokens=2), seed=0).summary()
+        >>> s["dimension"], s["formula_name"], s["formula"], s["formula_applies"]
+        (6, "2ad + dd' - a^2 - 1", 6, True)
+        """
         f = self.formula
         return {
             **self._claim(),
@@ -245,6 +445,16 @@ class DimensionCertificate(Result):
         return f"{self.architecture}: {status}"
 
     def latex(self) -> str:
+        """The claim in LaTeX, with [HMK]'s formula and whether its hypotheses hold.
+
+        Examples
+        --------
+        >>> from attngeo import Architecture, certify_dimension
+        >>> from attngeo.latex import balanced
+        >>> tex = certify_dimension(Architecture((2, 2), (1,), tokens=2), seed=0).latex()
+        >>> "= 6" in tex, "(certified)" in tex, balanced(tex)
+        (True, True, True)
+        """
         from .. import latex
 
         out = f"{latex.dimension(self.lower, self.upper)}\\quad ({latex.architecture(self.architecture)})"
