@@ -30,8 +30,32 @@ def chunk_length(p: int) -> int:
     """The longest ``K`` with ``K (p - 1)^2 <= 2^63 - 1``: a sum of ``K`` products of
     entries ``|x| < p`` is exact in ``int64``.
 
+    Parameters
+    ----------
+    p : int
+        The modulus, ``2 <= p < 2^31`` (:data:`MAX_MODULUS`).
+
+    Returns
+    -------
+    int
+        The run length, at least 2.
+
+    Raises
+    ------
+    InvalidInputError
+        When ``p`` is outside ``[2, 2^31)``.
+
+    Examples
+    --------
     >>> chunk_length(67108859), chunk_length(2147483647)
     (2048, 2)
+    >>> K = chunk_length(67108859)              # K is the largest: one more product could wrap
+    >>> K * (67108859 - 1) ** 2 <= INT64_MAX < (K + 1) * (67108859 - 1) ** 2
+    True
+    >>> chunk_length(2**31)
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.InvalidInputError: modulus 2147483648 must be at least 2 and below 2**31 for int64 arithmetic
     """
     if not 2 <= p < MAX_MODULUS:
         raise InvalidInputError(f"modulus {p} must be at least 2 and below 2**31 for int64 arithmetic")
@@ -44,8 +68,33 @@ def reduce(values, p: int) -> np.ndarray:
     Python integers beyond ``int64`` are reduced exactly before conversion, never
     wrapped; anything that is not an integer (floats, rationals) is refused.
 
+    Parameters
+    ----------
+    values : array_like
+        Integers: numpy integer or boolean arrays, Python ints of any size, nested lists.
+    p : int
+        The modulus.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``int64`` residues in ``[0, p)``, of the shape of ``values``.
+
+    Raises
+    ------
+    InvalidInputError
+        When an entry is not an integer.
+
+    Examples
+    --------
     >>> reduce([2**70, -1], 7).tolist()   # 2^70 = 2 (8^23) = 2 mod 7
     [2, 6]
+    >>> reduce(np.array([2**64 - 1], dtype=np.uint64), 7).tolist() == [(2**64 - 1) % 7]   # no wrap through int64
+    True
+    >>> reduce([0.5], 7)
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.InvalidInputError: values reduced mod 7 must be integers, got float64 entries
     """
     a = np.asarray(values)
     if a.dtype == object:
@@ -63,10 +112,29 @@ def reduce(values, p: int) -> np.ndarray:
 def matmul(a: np.ndarray, b: np.ndarray, p: int) -> np.ndarray:
     """``a @ b mod p`` (batched like ``np.matmul``) for ``int64`` entries with ``|x| < p``; result in ``[0, p)``.
 
+    Sums longer than :func:`chunk_length` are cut into runs, each reduced, so the
+    result is exact whatever the inner dimension.
+
+    Parameters
+    ----------
+    a, b : numpy.ndarray
+        ``int64`` arrays with ``|x| < p`` (e.g. from :func:`reduce`) and matching inner dimension.
+    p : int
+        The modulus, below ``2^31``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``int64`` residues in ``[0, p)``.
+
+    Examples
+    --------
     >>> p = 2147483647                      # runs of 2 products: three terms are cut
     >>> a = np.full((1, 3), p - 1); b = np.full((3, 1), p - 1)
     >>> int(matmul(a, b, p)[0, 0]) == 3 * (p - 1) ** 2 % p
     True
+    >>> int((a @ b)[0, 0]) == 3 * (p - 1) ** 2          # numpy alone wraps past 2^63 - 1
+    False
     """
     k = a.shape[-1]
     run = chunk_length(p)
