@@ -88,7 +88,7 @@ def check_ball_lower(cert: dict, arch) -> int:
             for X in inputs):
         reject(f"lower_witness.inputs must be a nonempty list of {d0} x {t} matrices")
     w = field(lw, "functionals", "lower_witness.")
-    if not isinstance(w, list) or len(w) != len(inputs) or not w[0]:
+    if not isinstance(w, list) or len(w) != len(inputs) or any(not isinstance(wn, list) for wn in w) or not w[0]:
         reject("lower_witness.functionals must hold the same number of functionals for every input")
     c = len(w[0])
     for n in range(len(inputs)):

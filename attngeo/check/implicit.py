@@ -29,7 +29,7 @@ from flint import fmpz_mpoly_ctx, fmpz_mpoly_vec, nmod_mat
 
 from ..exceptions import CertificateFormatError
 from .arch import single_layer
-from .limits import MAX_VARIABLES
+from .limits import MAX_MONOMIAL_TESTS, MAX_VARIABLES
 from .dimension import certified_dimension
 from .msolve import replay, same_basis
 from .poly import count_monomials, cover_number, divides, parse_all, ring
@@ -138,12 +138,16 @@ def check(cert: dict) -> str:
     leads = [g.monoms()[0] for g in G]
     # the checker's own evaluation points, drawn reproducibly from the claim itself
     rng = random.Random(hashlib.sha256(json.dumps([cert["architecture"], texts]).encode()).digest())
-    complete, stopped = 0, False
+    complete, stopped, enumerated = 0, False, 0
     for j, h in enumerate(seq(field(cert, "hilbert"), "hilbert")):
         k = integer(field(h, "degree", f"hilbert[{j}]."), f"hilbert[{j}].degree")
         if k != j + 1:
             reject("hilbert entries must be degrees 1, 2, ... in order")
         total = count_monomials(len(coords), k, f"hilbert[{j}]")
+        enumerated += total * max(1, len(leads))
+        if enumerated > MAX_MONOMIAL_TESTS:
+            raise CertificateFormatError(f"the Hilbert counts through degree {k} need more than {MAX_MONOMIAL_TESTS} "
+                                         "monomial divisibility tests, above the checker's limit")
         stair = 0
         for combo in itertools.combinations_with_replacement(range(len(coords)), k):
             e = [combo.count(i) for i in range(len(coords))]

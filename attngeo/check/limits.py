@@ -29,6 +29,9 @@ MAX_EXPONENT = 64
 MAX_VARIABLES = 400
 #: Monomials the checker may enumerate for one staircase or one Hilbert-function degree.
 MAX_MONOMIALS = 2_000_000
+#: Monomial divisibility tests (monomials enumerated x leading monomials) for all the staircase and
+#: Hilbert counts of one certificate: the honest 3,1 a = 3 equations need about 1.7e8.
+MAX_MONOMIAL_TESTS = 300_000_000
 #: Nodes of the branch-and-bound search for the dimension of a monomial ideal.
 MAX_SEARCH_NODES = 2_000_000
 #: Precision of a ball witness (bits).

@@ -15,7 +15,7 @@ import re
 from flint import fmpq, fmpq_mpoly_ctx
 
 from ..exceptions import CertificateFormatError
-from .limits import MAX_DIGITS, MAX_EXPONENT, MAX_MONOMIALS, MAX_POLY_CHARS, MAX_SEARCH_NODES, MAX_TERMS, MAX_VARIABLES
+from .limits import MAX_DIGITS, MAX_EXPONENT, MAX_MONOMIAL_TESTS, MAX_MONOMIALS, MAX_POLY_CHARS, MAX_SEARCH_NODES, MAX_TERMS, MAX_VARIABLES
 from .values import reject
 
 _NUMBER = re.compile(r"[0-9]{1,%d}(/[0-9]{1,%d})?" % (MAX_DIGITS, MAX_DIGITS))
@@ -110,9 +110,9 @@ def staircase(leads: list[tuple], n: int, where: str) -> int | None:
     pure = [min((m[i] for m in leads if sum(m) == m[i] and m[i] > 0), default=None) for i in range(n)]
     if any(e is None for e in pure):
         return None
-    if math.prod(pure) > MAX_MONOMIALS:
-        raise CertificateFormatError(f"{where}: a staircase box of {math.prod(pure)} monomials is above the "
-                                     f"checker's limit of {MAX_MONOMIALS}")
+    if math.prod(pure) * max(1, len(leads)) > MAX_MONOMIAL_TESTS:
+        raise CertificateFormatError(f"{where}: a staircase box of {math.prod(pure)} monomials against {len(leads)} "
+                                     f"leading monomials is above the checker's limit of {MAX_MONOMIAL_TESTS} tests")
     count, stack = 0, [()]
     while stack:
         prefix = stack.pop()

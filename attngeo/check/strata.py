@@ -111,7 +111,8 @@ def check(cert: dict) -> str:
     edges = sorted([[f"({r},{s})", f"({r2},{s2})"] for (r, s) in expected[1:] for (r2, s2) in ((r - 1, s), (r, s - 1))
                     if (r2, s2) in expected[1:]] + [["(1,1)", "zero"]])
     got = seq(field(cert, "edges"), "edges")
-    if any(not isinstance(e, list) for e in got) or sorted(got) != edges or len(got) != len(edges):
+    if any(not isinstance(e, list) or len(e) != 2 or not all(isinstance(x, str) for x in e) for e in got) \
+            or sorted(got) != edges or len(got) != len(edges):
         reject("edges must be the closure order: (r,s) -> (r-1,s), (r,s-1), and (1,1) -> zero")
     singular = sorted(k for k, v in labels.items() if v == "singular")
     return (f"strata of M (widths {d},{dd}, rank {a}): {len(strata)} strata, singular "
