@@ -25,7 +25,28 @@ PRIME_BITS = 26
 
 
 def random_prime(rng: random.Random, bits: int = PRIME_BITS) -> int:
-    """A random prime in ``[2^(bits-1), 2^bits)``."""
+    """A random prime in ``[2^(bits-1), 2^bits)``.
+
+    Parameters
+    ----------
+    rng : random.Random
+        The source of randomness (seed it for a reproducible prime).
+    bits : int
+        Bit length of the prime (default :data:`PRIME_BITS`).
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> from flint import fmpz
+    >>> p = random_prime(random.Random(0))
+    >>> p == random_prime(random.Random(0)), bool(fmpz(p).is_prime()), p.bit_length()
+    (True, True, 26)
+    >>> random_prime(random.Random(0), bits=8).bit_length()
+    8
+    """
     while True:
         n = rng.randrange(1 << (bits - 1), 1 << bits) | 1
         if fmpz(n).is_prime():
@@ -33,6 +54,14 @@ def random_prime(rng: random.Random, bits: int = PRIME_BITS) -> int:
 
 
 def to_nmod_mat(array: np.ndarray, p: int) -> nmod_mat:
+    """A 2-d integer array as a FLINT ``nmod_mat`` modulo ``p`` (entries reduced exactly first).
+
+    Examples
+    --------
+    >>> M = to_nmod_mat(np.array([[-1, 8], [2**40, 0]]), 7)   # 2^40 = 2 (8^13) = 2 mod 7
+    >>> [[int(M[i, j]) for j in range(2)] for i in range(2)]
+    [[6, 1], [2, 0]]
+    """
     # No arithmetic but reduction here: every sum of products is FLINT's, in word-size nmod.
     rows, cols = array.shape
     if rows == 0 or cols == 0:
@@ -51,21 +80,51 @@ def _pivots(echelon: nmod_mat, rank: int) -> list[int]:
 
 
 def det_mod_p(array: np.ndarray, p: int) -> int:
-    """Determinant of a square integer matrix modulo ``p`` (as an int in ``[0, p)``)."""
+    """Determinant of a square integer matrix modulo ``p`` (as an int in ``[0, p)``).
+
+    The empty (``0 x 0``) matrix has determinant 1.
+
+    Examples
+    --------
+    >>> det_mod_p(np.array([[1, 2], [3, 4]]), 7)        # det = -2
+    5
+    >>> det_mod_p(np.zeros((0, 0), dtype=np.int64), 7)
+    1
+    """
     if array.shape[0] == 0:
         return 1
     return int(to_nmod_mat(array, p).det())
 
 
 def rank_mod_p(array: np.ndarray, p: int) -> int:
-    """Rank of an integer matrix modulo the prime ``p``."""
+    """Rank of an integer matrix modulo the prime ``p``.
+
+    It never exceeds the rank ``r`` over Q, and equals it unless ``p`` divides
+    every ``r x r`` minor: so it is a proved lower bound on the rank over Q.
+
+    Examples
+    --------
+    >>> M = np.array([[1, 2], [3, 4]])                  # det = -2
+    >>> rank_mod_p(M, 7), rank_mod_p(M, 2), rank_over_q(M)
+    (2, 1, 2)
+    """
     if 0 in array.shape:
         return 0
     return to_nmod_mat(array, p).rank()
 
 
 def independent_rows(array: np.ndarray, p: int) -> tuple[int, list[int]]:
-    """``(rank, rows)``: a maximal set of rows of ``array`` independent mod ``p``."""
+    """``(rank, rows)``: a maximal set of rows of ``array`` independent mod ``p``.
+
+    The rows are the first independent ones, in order (the pivots of the transpose).
+
+    Examples
+    --------
+    >>> M = np.array([[1, 2, 3], [2, 4, 6], [0, 0, 1]])  # row 1 = 2 row 0
+    >>> r, rows = independent_rows(M, 7)
+    >>> r, rows, rank_mod_p(M[rows], 7)
+    (2, [0, 2], 2)
+    """
     if 0 in array.shape:
         return 0, []
     echelon, rank = to_nmod_mat(np.ascontiguousarray(array.T), p).rref()
@@ -75,11 +134,16 @@ def independent_rows(array: np.ndarray, p: int) -> tuple[int, list[int]]:
 def maximal_minor_mod_p(array: np.ndarray, p: int) -> tuple[int, list[int], list[int]]:
     """``(rank, rows, cols)`` such that ``array[rows][:, cols]`` is nonsingular mod ``p``.
 
+    The minor is a witness of the rank: its nonzero determinant proves ``rank >= r``.
+
     Examples
     --------
-    >>> r, rows, cols = maximal_minor_mod_p(np.array([[1, 2, 3], [2, 4, 6], [0, 0, 1]]), 7)
+    >>> M = np.array([[1, 2, 3], [2, 4, 6], [0, 0, 1]])
+    >>> r, rows, cols = maximal_minor_mod_p(M, 7)
     >>> r, rows, cols
     (2, [0, 2], [0, 2])
+    >>> det_mod_p(M[rows][:, cols], 7) != 0
+    True
     """
     if 0 in array.shape:
         return 0, [], []
@@ -91,7 +155,15 @@ def maximal_minor_mod_p(array: np.ndarray, p: int) -> tuple[int, list[int], list
 
 
 def rank_over_q(array: np.ndarray) -> int:
-    """Exact rank over Q of a matrix of integers or ``fmpq`` (small matrices only)."""
+    """Exact rank over Q of a matrix of integers or ``fmpq`` (small matrices only).
+
+    Examples
+    --------
+    >>> rank_over_q(np.array([[fmpq(1, 2), 1], [1, 2]], dtype=object))   # row 1 = 2 row 0
+    1
+    >>> rank_over_q(np.array([[1, 2], [3, 4]]))
+    2
+    """
     if 0 in array.shape:
         return 0
     return fmpq_mat(array.tolist()).rank()
@@ -100,8 +172,17 @@ def rank_over_q(array: np.ndarray) -> int:
 def kernel_over_q(M: fmpq_mat) -> list[list[fmpq]]:
     """A basis of ``{v : M v = 0}`` over Q, from the reduced row echelon form.
 
+    One vector per non-pivot column, with a 1 there: the basis has
+    ``ncols - rank`` vectors.
+
+    Examples
+    --------
     >>> [[str(x) for x in v] for v in kernel_over_q(fmpq_mat([[1, 2], [2, 4]]))]
     [['-2', '1']]
+    >>> M = fmpq_mat([[1, 1, 1, 1], [0, 1, 2, 3]])
+    >>> basis = kernel_over_q(M)
+    >>> len(basis) == M.ncols() - M.rank(), all(M * fmpq_mat([[x] for x in v]) == fmpq_mat(2, 1) for v in basis)
+    (True, True)
     """
     R, r = M.rref()
     n = M.ncols()
