@@ -26,7 +26,43 @@ def _unusable(message: str):
 
 
 def read_bytes(path: str | os.PathLike, limit: int = MAX_FILE_BYTES) -> bytes:
-    """The content of a regular file of at most ``limit`` bytes."""
+    """The content of a regular file of at most ``limit`` bytes.
+
+    The file type is checked before it is opened (a FIFO or a device would
+    block or never end) and again on the open descriptor; the size is checked
+    before and while reading.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file (a link is judged by its target).
+    limit : int
+        Largest size accepted, ``MAX_FILE_BYTES`` by default.
+
+    Raises
+    ------
+    CertificateFormatError
+        Missing, not a regular file, or larger than ``limit`` (unusable input, exit 2).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from attngeo.check.reader import read_bytes
+    >>> folder = tempfile.mkdtemp()
+    >>> path = os.path.join(folder, "c.json")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("{}")
+    >>> read_bytes(path)
+    b'{}'
+    >>> read_bytes(path, limit=1)     # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateFormatError: .../c.json has 2 bytes, above the checker's limit of 1
+    >>> read_bytes(folder)            # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateFormatError: ... is not a regular file; give the path of a certificate file
+    """
     name = os.fspath(path)
     try:
         info = os.stat(name)  # follows links: a link to /dev/zero is judged by its target
@@ -102,7 +138,47 @@ def _depth(value) -> int:
 
 
 def parse(text: str | bytes, name: str = "<certificate>") -> dict:
-    """A certificate object from JSON text, within the limits above."""
+    """A certificate object from JSON text, within the limits above.
+
+    Parameters
+    ----------
+    text : str or bytes
+        The JSON text.
+    name : str
+        How messages name the input (the file's path).
+
+    Raises
+    ------
+    CertificateFormatError
+        Not JSON, a duplicate key, ``NaN`` or ``Infinity``, an integer longer
+        than ``MAX_DIGITS`` digits, nesting deeper than ``MAX_DEPTH``, or no
+        ``"format": "attngeo-certificate"`` (unusable input, exit 2).
+
+    Examples
+    --------
+    >>> from attngeo.check.reader import parse
+    >>> parse('{"format": "attngeo-certificate", "kind": "fiber"}')["kind"]
+    'fiber'
+
+    A duplicated key could make two readers see two different claims:
+
+    >>> parse('{"format": "attngeo-certificate", "lower": 6, "lower": 7}')
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateFormatError: the key 'lower' appears twice in one object; a certificate states each field once
+    >>> parse('{"format": "attngeo-certificate", "seconds": NaN}')
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateFormatError: NaN is not a number a certificate may contain
+    >>> parse('{"format": "attngeo-certificate", "rank": ' + "9" * 2001 + '}')
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateFormatError: an integer of 2001 digits is above the checker's limit of 2000
+    >>> parse("[" * 40 + "]" * 40)
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateFormatError: <certificate> nests deeper than the checker's limit of 32
+    """
     try:
         data = json.loads(text, object_pairs_hook=_pairs, parse_int=_integer, parse_float=_float,
                           parse_constant=_constant)
@@ -120,5 +196,22 @@ def parse(text: str | bytes, name: str = "<certificate>") -> dict:
 
 
 def read_certificate(path: str | os.PathLike) -> dict:
-    """Read and parse one certificate file (unusable input raises CertificateFormatError)."""
+    """Read and parse one certificate file: :func:`read_bytes`, then :func:`parse`.
+
+    Raises
+    ------
+    CertificateFormatError
+        Unusable input (exit 2); whether the claim holds is not decided here.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from attngeo import Architecture, certify_dimension
+    >>> from attngeo.check.reader import read_certificate
+    >>> path = os.path.join(tempfile.mkdtemp(), "c.json")
+    >>> _ = certify_dimension(Architecture((2, 2), (1,), tokens=2), seed=0).save(path)
+    >>> cert = read_certificate(path)
+    >>> cert["kind"], cert["lower"], cert["upper"]
+    ('dimension', 6, 6)
+    """
     return parse(read_bytes(path), os.fspath(path))
