@@ -22,6 +22,15 @@ Word = tuple[Letter, ...]
 class NCPoly:
     """A noncommutative polynomial over Q in matrix symbols and their transposes.
 
+    ``+``, ``-`` and ``@`` (product) work as for matrices, ``.T`` is the
+    transpose; coefficients are exact ``Fraction`` values.
+
+    Parameters
+    ----------
+    terms : dict, optional
+        ``{word: coefficient}`` with a word a tuple of ``(symbol, transposed)``
+        letters; zero coefficients are dropped. Usually built from :meth:`symbol`.
+
     Examples
     --------
     >>> M, N = NCPoly.symbol("M"), NCPoly.symbol("N")
@@ -29,6 +38,8 @@ class NCPoly:
     "N' M'"
     >>> ((M @ N).T - N.T @ M.T).is_zero()
     True
+    >>> str((M + N) @ (M - N))                  # no commutation: M N and N M stay apart
+    'M M - M N + N M - N N'
     """
 
     __slots__ = ("terms",)
@@ -38,6 +49,14 @@ class NCPoly:
 
     @classmethod
     def symbol(cls, name: str) -> "NCPoly":
+        """The polynomial made of one matrix symbol.
+
+        Examples
+        --------
+        >>> Q = NCPoly.symbol("Q")
+        >>> str(Q), str(Q.T), (Q.T.T - Q).is_zero()
+        ('Q', "Q'", True)
+        """
         return cls({((name, False),): Fraction(1)})
 
     def __add__(self, other: "NCPoly") -> "NCPoly":
@@ -64,7 +83,30 @@ class NCPoly:
         return NCPoly({tuple((s, not tr) for s, tr in reversed(w)): c for w, c in self.terms.items()})
 
     def derivative(self, tangent: dict[str, "NCPoly"]) -> "NCPoly":
-        """Directional derivative: each symbol ``S`` moves along ``tangent[S]`` (absent: fixed)."""
+        """Directional derivative: each symbol ``S`` moves along ``tangent[S]`` (absent: fixed).
+
+        Parameters
+        ----------
+        tangent : dict of str to NCPoly
+            The velocity of each moving symbol; a transposed letter moves along
+            the transpose of its symbol's velocity.
+
+        Returns
+        -------
+        NCPoly
+
+        Examples
+        --------
+        The intra-layer symmetry ``Q -> G Q``, ``K -> G^{-T} K`` has tangent
+        ``(E Q, -E' K)``; it fixes ``A = K' Q`` and hence the layer, in every size:
+
+        >>> E, Q, K, V, Y = (NCPoly.symbol(n) for n in "EQKVY")
+        >>> phi = V @ Y @ Y.T @ K.T @ Q @ Y
+        >>> phi.derivative({"Q": E @ Q, "K": -(E.T @ K)}).is_zero()
+        True
+        >>> str(phi.derivative({"V": E @ V}))       # moving V alone moves the output
+        "E V Y Y' K' Q Y"
+        """
         out = NCPoly()
         for word, c in self.terms.items():
             for k, (sym, tr) in enumerate(word):
@@ -77,6 +119,14 @@ class NCPoly:
         return out
 
     def is_zero(self) -> bool:
+        """True for the zero polynomial: an identity that holds for matrices of every size.
+
+        Examples
+        --------
+        >>> M, N = NCPoly.symbol("M"), NCPoly.symbol("N")
+        >>> (M @ N - M @ N).is_zero(), (M @ N - N @ M).is_zero()
+        (True, False)
+        """
         return not self.terms
 
     def __str__(self) -> str:
@@ -95,7 +145,19 @@ class NCPoly:
 
 
 class WordOps:
-    """Operations object that lets :func:`attngeo.model.network.layer` run on :class:`NCPoly`."""
+    """Operations object that lets :func:`attngeo.model.network.layer` run on :class:`NCPoly`.
+
+    Examples
+    --------
+    The layer formula as the code computes it, one word:
+
+    >>> from attngeo.model.network import layer
+    >>> Q, K, V, Y = (NCPoly.symbol(n) for n in "QKVY")
+    >>> str(layer(WordOps, Q, K, V, Y))
+    "V Y Y' K' Q Y"
+    >>> str(WordOps.add(WordOps.matmul(Q, K), WordOps.transpose(Q)))
+    "Q K + Q'"
+    """
 
     @staticmethod
     def matmul(a: NCPoly, b: NCPoly) -> NCPoly:
