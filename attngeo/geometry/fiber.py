@@ -63,14 +63,35 @@ from ..model.network import ExactOps, network, read_input, read_point
 def product_fiber_strata(a: int, d: int, r: int) -> list[tuple[int, int, int]]:
     """Components of ``{(Q, K) in (C^{a x d})^2 : K^T Q = B}`` for ``rank B = r``.
 
-    Returns ``(u, w, dim)``: the closure of ``{rank Q = u, rank K = w}`` for each
-    maximal admissible pair (``r <= u, w <= min(a, d)``, ``u + w <= a + r``),
-    with its dimension (docs/fibers.md, Lemma 3).
+    Parameters
+    ----------
+    a : int
+        Rows of ``Q`` and ``K`` (the rank bound of ``A = K^T Q``).
+    d : int
+        Columns of ``Q`` and ``K``.
+    r : int
+        ``rank B``.
 
+    Returns
+    -------
+    list of (int, int, int)
+        ``(u, w, dim)``: the closure of ``{rank Q = u, rank K = w}`` for each
+        maximal admissible pair (``r <= u, w <= min(a, d)``, ``u + w <= a + r``),
+        with its dimension (docs/fibers.md, Lemma 3).
+
+    Examples
+    --------
+    >>> from attngeo.geometry.fiber import product_fiber_strata
     >>> product_fiber_strata(2, 3, 2)    # generic: one GL_2 orbit
     [(2, 2, 4)]
     >>> product_fiber_strata(1, 3, 0)    # q k^T = 0: q = 0 or k = 0
     [(0, 1, 3), (1, 0, 3)]
+
+    With ``a = d = 2`` and ``rank B = 1`` the rows of ``Q`` and ``K`` can hide
+    the second dimension in either factor: two components of dimension 4.
+
+    >>> product_fiber_strata(2, 2, 1)
+    [(1, 2, 4), (2, 1, 4)]
     """
     top = min(a, d)
     pairs = [(u, w) for u in range(r, top + 1) for w in range(r, top + 1) if u + w <= a + r]
@@ -84,7 +105,16 @@ def product_fiber_strata(a: int, d: int, r: int) -> list[tuple[int, int, int]]:
 
 
 def determinantal_dimension(d: int, a: int) -> int:
-    """``dim {A in C^{d x d} : rank A <= a}``."""
+    """``dim {A in C^{d x d} : rank A <= a}``, that is ``r (2d - r)`` with ``r = min(a, d)``.
+
+    Examples
+    --------
+    >>> from attngeo.geometry.fiber import determinantal_dimension
+    >>> determinantal_dimension(3, 2)    # the hypersurface det A = 0 in C^9
+    8
+    >>> determinantal_dimension(2, 5)    # a >= d: no condition
+    4
+    """
     r = min(a, d)
     return r * (2 * d - r)
 
@@ -93,12 +123,38 @@ def determinantal_dimension(d: int, a: int) -> int:
 
 
 def str_rows(M: fmpq_mat) -> list[list[str]]:
+    """The entries of an exact matrix as strings, row by row (how certificates record matrices).
+
+    Examples
+    --------
+    >>> from flint import fmpq, fmpq_mat
+    >>> from attngeo.geometry.fiber import str_rows
+    >>> str_rows(fmpq_mat([[1, fmpq(-1, 2)], [0, 3]]))
+    [['1', '-1/2'], ['0', '3']]
+    """
     return [[str(M[r, c]) for c in range(M.ncols())] for r in range(M.nrows())]
 
 
 @dataclass
 class Component:
-    """One irreducible component of a fiber, in ``(A, V)`` or ``(Q, K, V)`` coordinates."""
+    """One irreducible component of a fiber, in ``(A, V)`` or ``(Q, K, V)`` coordinates.
+
+    ``data`` holds what a certificate records of it (for a line, ``A``, ``V``
+    and ``rank_A``; for a ``(Q, K, V)`` component, ``rank_Q`` and ``rank_K``).
+
+    Examples
+    --------
+    At a generic point with ``a = d = 2`` the fiber is the scaling line in
+    ``(A, V)``, and above it one ``GL_2`` orbit times the scaling in ``(Q, K, V)``.
+
+    >>> from attngeo import Architecture, fiber
+    >>> fib = fiber(Architecture((2, 2), (2,), tokens=2), [[[[1, 0], [0, 1]], [[1, 2], [3, 4]], [[1, 1], [0, 1]]]])
+    >>> line, = fib.components
+    >>> line.coordinates, line.dimension, line.data["A"], line.data["rank_A"]
+    ('AV', 1, [['1', '3'], ['2', '4']], 2)
+    >>> [(c.coordinates, c.dimension) for c in fib.qkv]
+    [('QKV', 5)]
+    """
 
     coordinates: str  # "AV" or "QKV"
     dimension: int
@@ -107,6 +163,16 @@ class Component:
     data: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
+        """The component as a JSON-ready record: its coordinates, dimension, words, LaTeX and data.
+
+        Examples
+        --------
+        >>> from attngeo import Architecture, fiber
+        >>> fib = fiber(Architecture((2, 1), (1,), tokens=2), [[[[1, 0]], [[0, 1]], [[1, 1]]]])
+        >>> record = fib.components[0].to_dict()
+        >>> record["dimension"], record["A"], record["V"]
+        (1, [['1', '0'], ['1', '0']], [['0', '1']])
+        """
         return {"coordinates": self.coordinates, "dimension": self.dimension,
                 "description": self.description, "latex": self.latex, **self.data}
 
@@ -186,7 +252,23 @@ def _zero_components(arch: Architecture) -> tuple[list[Component], list[Componen
 
 @dataclass
 class Candidate:
-    """One forced choice ``l'_k ~ factor`` and what became of it."""
+    """One forced choice ``l'_k ~ factor`` and what became of it.
+
+    A fiber records its candidates in ``argument["candidates"]`` with these
+    fields (``factor``, ``valid``, ``reason``).
+
+    Examples
+    --------
+    At a generic point ``F_kp = (V y)_k (A^T y)_p`` has two linear factors; only
+    the true one forces weights that reproduce all of ``F``.
+
+    >>> from attngeo import Architecture, fiber
+    >>> fib = fiber(Architecture((2, 2), (2,), tokens=2), [[[[1, 0], [0, 1]], [[1, 2], [3, 4]], [[1, 1], [0, 1]]]])
+    >>> [(c["factor"], c["valid"]) for c in fib.argument["candidates"]]
+    [(['1', '1'], True), (['1', '2'], False)]
+    >>> fib.argument["candidates"][1]["reason"]
+    'the forced weights do not reproduce F (they differ at F_01)'
+    """
 
     factor: list[str]  # coefficients of the linear form chosen for l'_k
     valid: bool
@@ -208,7 +290,25 @@ def _linear_coefficients(poly, d: int) -> list[fmpq]:
 
 
 def linear_factors(f: LayerFunction, k: int, p: int) -> list | None:
-    """The distinct linear factors of ``F_kp`` over Q (one or two), or None when it is irreducible over Q."""
+    """The distinct linear factors of ``F_kp`` over Q (one or two), or None when it is irreducible over Q.
+
+    Examples
+    --------
+    ``A = e_2 e_1^T``, ``V = (1, 1)``: ``F_00 = (y_0 + y_1) y_1``.
+
+    >>> from attngeo import Architecture, LayerFunction
+    >>> from attngeo.geometry.fiber import linear_factors
+    >>> arch = Architecture((2, 1), (1,), tokens=2)
+    >>> f = LayerFunction.from_weights(arch, [[[[1, 0]], [[0, 1]], [[1, 1]]]])
+    >>> sorted(str(u) for u in linear_factors(f, 0, 0))
+    ['y0 + y1', 'y1']
+
+    ``y_0^2 + y_1^2`` does not factor over Q (its factors are ``y_0 ± i y_1``):
+
+    >>> g = LayerFunction.from_tensor(arch, [[[[1, 0], [0, 0]], [[0, 0], [1, 0]]]])
+    >>> str(g.form(0, 0)), linear_factors(g, 0, 0)
+    ('y0^2 + y1^2', None)
+    """
     _, factors = f.form(k, p).factor()
     linear = [g for g, _ in factors]
     return linear if all(g.total_degree() == 1 for g in linear) else None
@@ -344,6 +444,30 @@ class Fiber(Result):
     lines); ``conjugate-swap`` (two lines over ``Q(sqrt delta)``, no rational
     point); ``outside`` (empty: no weights, rational, real or complex, give
     the function; ``reason`` says why).
+
+    Examples
+    --------
+    A rank-1 swap point: two lines, ``(u, w)`` exchanged between ``V`` and ``A``.
+
+    >>> from attngeo import Architecture, LayerFunction, fiber
+    >>> arch = Architecture((2, 1), (1,), tokens=2)
+    >>> fib = fiber(arch, [[[[1, 0]], [[0, 1]], [[1, 1]]]])
+    >>> fib.case, len(fib.components), fib.in_neuromanifold, fib.rational
+    ('rank1-swap', 2, True, True)
+
+    ``F = (y_0^2 + y_1^2, 0)`` is ``q R`` with ``q`` definite of rank 2: in the
+    neuromanifold, but only over ``Q(sqrt(-1))``.
+
+    >>> conj = fiber(arch, LayerFunction.from_tensor(arch, [[[[1, 0], [0, 0]], [[0, 0], [1, 0]]]]))
+    >>> conj.case, len(conj.components), conj.in_neuromanifold, conj.rational
+    ('conjugate-swap', 2, True, False)
+
+    ``F = (y_0^2 + y_1^2, 2 y_0 y_1)``: ``F_01`` is not a multiple of the
+    irreducible ``F_00``, so no weights at all give it.
+
+    >>> out = fiber(arch, LayerFunction.from_tensor(arch, [[[[1, 0], [0, 1]], [[0, 1], [1, 0]]]]))
+    >>> out.case, out.components, out.in_neuromanifold
+    ('outside', [], False)
     """
 
     arch: Architecture
@@ -365,6 +489,7 @@ class Fiber(Result):
 
     @property
     def in_neuromanifold(self) -> bool:
+        """Some weights, rational, real or complex, produce the function (the fiber is not empty)."""
         return self.case != "outside"
 
     @property
@@ -373,6 +498,15 @@ class Fiber(Result):
         return self.case not in ("outside", "conjugate-swap")
 
     def summary(self) -> dict:
+        """The record ``--json`` prints: case, verdicts, components in both coordinates, reason and method.
+
+        Examples
+        --------
+        >>> from attngeo import Architecture, fiber
+        >>> s = fiber(Architecture((2, 1), (1,), tokens=2), [[[[1, 0]], [[0, 1]], [[1, 1]]]]).summary()
+        >>> s["case"], s["certified"], [c["dimension"] for c in s["components"]], s["reason"]
+        ('rank1-swap', True, [1, 1], '2 forced candidate line(s) reproduce F')
+        """
         method = ("F = 0: A = 0 or V = 0" if self.case == "zero" else
                   "factorization over Q of one entry of F(y) = V y y^T A, all forced candidates checked"
                   if "factors" in self.argument else
@@ -392,7 +526,25 @@ class Fiber(Result):
         }
 
     def to_json(self) -> dict:
-        """The certificate: the claim, what it is about (the point, or the function), and the argument."""
+        """The certificate: the claim, what it is about (the point, or the function), and the argument.
+
+        Raises
+        ------
+        InvalidInputError
+            When the fiber records neither its point nor its function.
+
+        Examples
+        --------
+        A fiber asked for at weights records the point; the checker replays the
+        factor argument by polynomial division.
+
+        >>> from attngeo import Architecture, check_certificate, fiber
+        >>> cert = fiber(Architecture((2, 1), (1,), tokens=2), [[[[1, 0]], [[0, 1]], [[1, 1]]]]).to_json()
+        >>> cert["kind"], cert["point"], "reason" in cert
+        ('fiber', ['1', '0', '0', '1', '1', '1'], False)
+        >>> check_certificate(cert).claim
+        'fiber of a rank1-swap point of widths 2,1, rank 1: 2 line(s)'
+        """
         claim = self.summary()
         if self.point is not None:
             # weights are a point of M with rational weights by definition: the verdict fields say nothing more
@@ -418,6 +570,19 @@ class Fiber(Result):
         return "\n".join(lines)
 
     def latex(self) -> str:
+        """The fiber ``mu^{-1}(f)`` as one LaTeX expression, in ``(A, V)`` and in ``(Q, K, V)``.
+
+        Examples
+        --------
+        >>> from attngeo import Architecture, LayerFunction, fiber
+        >>> from attngeo.latex import balanced
+        >>> arch = Architecture((2, 1), (1,), tokens=2)
+        >>> tex = fiber(arch, [[[[1, 0]], [[0, 1]], [[1, 1]]]]).latex()
+        >>> tex.count("neq 0"), balanced(tex)           # two lines, and their two preimages
+        (4, True)
+        >>> print(fiber(arch, LayerFunction.from_tensor(arch, [[[[1, 0], [0, 1]], [[0, 1], [1, 0]]]])).latex())
+        \\mu^{-1}(f) = \\emptyset
+        """
         if not self.av:
             return r"\mu^{-1}(f) = \emptyset"
         av = r" \;\cup\; ".join(c.latex for c in self.av)
@@ -470,10 +635,40 @@ def fiber(arch: Architecture, weights) -> Fiber:
     quadratic field, no rational point), each with its complete argument and
     a certificate recording the function.
 
+    Parameters
+    ----------
+    arch : Architecture
+        A single layer with ``t >= 2``.
+    weights : list or LayerFunction
+        Rational weights ``[(Q, K, V)]`` (or a flat list), or a function.
+
+    Returns
+    -------
+    Fiber
+
+    Raises
+    ------
+    InvalidInputError
+        For deep or normalized architectures, ``t = 1``, or weights of the wrong shape.
+
+    Examples
+    --------
+    >>> from attngeo import Architecture, fiber
     >>> arch = Architecture((2, 1), (1,), tokens=2)
     >>> fib = fiber(arch, [[[[1, 0]], [[0, 1]], [[1, 1]]]])   # A = e2 e1^T, V = (1, 1)
     >>> [c.dimension for c in fib.components], fib.case
     ([1, 1], 'rank1-swap')
+
+    ``V = 0``: the fiber is ``{A = 0}`` (``V`` free: ``d' d = 2``) and
+    ``{V = 0, rank A <= 1}`` (dimension 3).
+
+    >>> zero = fiber(arch, [[[[1, 2]], [[3, 4]], [[0, 0]]]])
+    >>> zero.case, [c.dimension for c in zero.components]
+    ('zero', [2, 3])
+    >>> fiber(Architecture((2, 2, 2), (1, 1), tokens=2), [0] * 20)
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.InvalidInputError: fiber is for single-layer networks; widths 2,2,2, ranks 1,1, t=2, lightning has 2 layers
     """
     single_layer(arch, "fiber")
     start = time.perf_counter()
@@ -501,6 +696,26 @@ def special_point(arch: Architecture, kind: str, rng: random.Random, bound: int 
     have their generic ranks ``min(a, d)`` and ``min(d', d)``; ``"zero"``: ``V = 0``;
     ``"rank1-swap"``: ``A = p q^T`` and ``V = r s^T`` (``Q``, ``K`` zero below their
     first row); ``"rank1-parallel"``: the same with ``s = p``.
+
+    Raises
+    ------
+    InvalidInputError
+        For an unknown ``kind``, or an architecture that is not a single layer.
+
+    Examples
+    --------
+    Each kind lands in the fiber case of its name.
+
+    >>> import random
+    >>> from attngeo import Architecture, fiber, special_point
+    >>> arch = Architecture((2, 2), (1,), tokens=2)
+    >>> rng = random.Random(1)
+    >>> [fiber(arch, special_point(arch, kind, rng)).case for kind in ("rank1-swap", "rank1-parallel", "zero")]
+    ['rank1-swap', 'rank1-parallel', 'zero']
+    >>> special_point(arch, "diagonal", rng)
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.InvalidInputError: unknown special point 'diagonal'; choose random, zero, rank1-swap or rank1-parallel
     """
     single_layer(arch, "special_point")
     d, dd = arch.widths
@@ -535,7 +750,28 @@ def special_point(arch: Architecture, kind: str, rng: random.Random, bound: int 
 
 
 def rank_factorization(A: fmpq_mat, a: int) -> tuple[fmpq_mat, fmpq_mat]:
-    """``(Q, K)``, both ``a x d``, with ``K^T Q = A`` (needs ``rank A <= a``)."""
+    """``(Q, K)``, both ``a x d``, with ``K^T Q = A`` (needs ``rank A <= a``).
+
+    ``Q`` holds the reduced row echelon form of ``A``, ``K`` its pivot columns.
+
+    Raises
+    ------
+    InvalidInputError
+        When ``rank A > a``.
+
+    Examples
+    --------
+    >>> from flint import fmpq_mat
+    >>> from attngeo.geometry.fiber import rank_factorization
+    >>> A = fmpq_mat([[1, 2], [2, 4]])
+    >>> Q, K = rank_factorization(A, 1)
+    >>> K.transpose() * Q == A
+    True
+    >>> rank_factorization(fmpq_mat([[1, 0], [0, 1]]), 1)
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.InvalidInputError: rank A = 2 exceeds a = 1
+    """
     d = A.nrows()
     R, r = A.rref()
     if r > a:
@@ -552,7 +788,18 @@ def rank_factorization(A: fmpq_mat, a: int) -> tuple[fmpq_mat, fmpq_mat]:
 
 @dataclass
 class Recovery:
-    """Weights ``(Q, K, V)`` producing a function, one per fiber component."""
+    """Weights ``(Q, K, V)`` producing a function, one per fiber component.
+
+    ``verified`` says how the weights were proved to give the function.
+
+    Examples
+    --------
+    >>> from attngeo import Architecture, LayerFunction, recover_weights
+    >>> arch = Architecture((2, 2), (1,), tokens=2)
+    >>> rec = recover_weights(arch, LayerFunction.from_weights(arch, [[[[1, 2]], [[3, 5]], [[1, 0], [2, 1]]]]))
+    >>> rec.unique, len(rec.weights), rec.fiber.case
+    (True, 1, 'generic')
+    """
 
     arch: Architecture
     weights: list[tuple[fmpq_mat, fmpq_mat, fmpq_mat]]
@@ -565,6 +812,19 @@ class Recovery:
         return len(self.fiber.av) == 1
 
     def as_lists(self, index: int = 0) -> list:
+        """The weights of component ``index`` as ``[(Q, K, V)]`` nested lists of strings (JSON, or input again).
+
+        Examples
+        --------
+        The recovered weights compute the same function.
+
+        >>> from attngeo import Architecture, LayerFunction, recover_weights
+        >>> arch = Architecture((2, 2), (1,), tokens=2)
+        >>> f = LayerFunction.from_weights(arch, [[[[1, 2]], [[3, 5]], [[1, 0], [2, 1]]]])
+        >>> weights = recover_weights(arch, f).as_lists()
+        >>> weights[0][2], LayerFunction.from_weights(arch, weights) == f
+        ([['1', '0'], ['2', '1']], True)
+        """
         Q, K, V = self.weights[index]
         return [[str_rows(Q), str_rows(K), str_rows(V)]]
 
@@ -596,6 +856,35 @@ def recover_weights(arch: Architecture, f) -> Recovery:
     rational, real or complex: the complete argument, ``exc.fiber.save(path)``
     writes it as a certificate of the function) or ``conjugate-swap`` (in the
     neuromanifold, but only with weights over a quadratic field).
+
+    Returns
+    -------
+    Recovery
+
+    Raises
+    ------
+    NotInNeuromanifoldError
+        When no rational weights give ``f`` (``exc.fiber`` says why).
+
+    Examples
+    --------
+    From a black box: the weights are read off ``F`` and then matched on the
+    unisolvent set.
+
+    >>> from attngeo import Architecture, LayerFunction, evaluate, recover_weights
+    >>> arch = Architecture((2, 2), (1,), tokens=2)
+    >>> W = [[[[1, 2]], [[3, 5]], [[1, 0], [2, 1]]]]
+    >>> rec = recover_weights(arch, lambda X: evaluate(arch, W, X))
+    >>> rec.unique, rec.verified
+    (True, 'F(y) = V y y^T A reproduced exactly; black box matched on the degree-3 unisolvent set')
+
+    ``F = (y_0^2 + y_1^2) (1, 0)`` has weights only over ``Q(sqrt(-1))``:
+
+    >>> one = Architecture((2, 1), (1,), tokens=2)
+    >>> recover_weights(one, LayerFunction.from_tensor(one, [[[[1, 0], [0, 0]], [[0, 0], [1, 0]]]]))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.NotInNeuromanifoldError: no rational weights of widths 2,1, ranks 1, t=2, lightning produce this function, though it is in the neuromanifold: ...
     """
     single_layer(arch, "recover_weights")
     start = time.perf_counter()
