@@ -11,13 +11,37 @@ from .values import field, integer, reject
 
 @dataclass(frozen=True)
 class Arch:
+    """An architecture as the checker knows it: widths, ranks, tokens, normalization (verified integers only).
+
+    The checker's own copy of the flattening order (``Q, K, V`` per layer, each
+    row-major), written independently of :class:`attngeo.Architecture`.
+
+    Examples
+    --------
+    One layer ``3 -> 3`` of rank 2 has ``2 a d + d' d = 12 + 9`` weights:
+
+    >>> from attngeo.check.arch import Arch
+    >>> arch = Arch((3, 3), (2,), 2)
+    >>> arch.parameters
+    21
+    >>> arch.describe()
+    'widths 3,3, ranks 2, t=2'
+    """
+
     widths: tuple
     ranks: tuple
     tokens: int
     normalization: str = "lightning"
 
     def shapes(self):
-        """``(layer, name, rows, cols, offset)`` in flattening order."""
+        """``(layer, name, rows, cols, offset)`` in flattening order.
+
+        Examples
+        --------
+        >>> from attngeo.check.arch import Arch
+        >>> Arch((3, 2, 2), (1, 2), 2).shapes()     # V_1 is 2 x 3, layer 2 reads width 2
+        [(1, 'Q', 1, 3, 0), (1, 'K', 1, 3, 3), (1, 'V', 2, 3, 6), (2, 'Q', 2, 2, 12), (2, 'K', 2, 2, 16), (2, 'V', 2, 2, 20)]
+        """
         out, offset = [], 0
         for i, a in enumerate(self.ranks, start=1):
             d_in, d_out = self.widths[i - 1], self.widths[i]
@@ -31,7 +55,14 @@ class Arch:
         return sum(r * c for _, _, r, c, _ in self.shapes())
 
     def describe(self) -> str:
-        """``widths 3,3, ranks 2, t=2`` (from verified integers only)."""
+        """``widths 3,3, ranks 2, t=2`` (from verified integers only): the architecture in every claim.
+
+        Examples
+        --------
+        >>> from attngeo.check.arch import Arch
+        >>> Arch((2, 2, 2), (1, 1), 3, "softmax").describe()
+        'widths 2,2,2, ranks 1,1, t=3, softmax'
+        """
         norm = "" if self.normalization == "lightning" else f", {self.normalization}"
         return (f"widths {','.join(map(str, self.widths))}, ranks {','.join(map(str, self.ranks))}, "
                 f"t={self.tokens}{norm}")
@@ -41,6 +72,28 @@ _NORMALIZATION_NAME = set("abcdefghijklmnopqrstuvwxyz0123456789_-")
 
 
 def architecture(cert: dict) -> Arch:
+    """The ``architecture`` field of a certificate, read and bounded by the checker.
+
+    Raises
+    ------
+    CertificateRejected
+        Missing fields, a rank count that is not one per layer, a size outside
+        ``1..MAX_SIZE``, more than 64 layers, or a normalization on a kind that
+        is for lightning networks only.
+
+    Examples
+    --------
+    >>> from attngeo import Architecture, certify_dimension
+    >>> from attngeo.check.arch import architecture
+    >>> cert = certify_dimension(Architecture((3, 2, 2), (1, 2), tokens=2), seed=0).to_json()
+    >>> architecture(cert).parameters
+    24
+    >>> cert["architecture"]["ranks"] = [1]       # two layers, one rank
+    >>> architecture(cert)
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateRejected: architecture needs widths d_0..d_l and one rank per layer
+    """
     a = field(cert, "architecture")
     if not isinstance(a, dict):
         reject("architecture must be an object")
@@ -61,7 +114,29 @@ def architecture(cert: dict) -> Arch:
 
 
 def single_layer(cert: dict) -> tuple[Arch, int, int, int]:
-    """The architecture of a single-layer certificate (``t >= 2``) and its ``d, d', a``."""
+    """The architecture of a single-layer certificate (``t >= 2``) and its ``d, d', a``.
+
+    Raises
+    ------
+    CertificateRejected
+        More than one layer, or one token.
+    CertificateFormatError
+        A width above ``MAX_LAYER_WIDTH``: the single-layer checkers' work grows like ``d^4``.
+
+    Examples
+    --------
+    >>> from attngeo import Architecture, fiber
+    >>> from attngeo.check.arch import single_layer
+    >>> cert = fiber(Architecture((2, 1), (1,), tokens=2), [[[[1, 2]], [[3, 5]], [[1, 1]]]]).to_json()
+    >>> arch, d, d_out, a = single_layer(cert)
+    >>> (d, d_out, a), arch.parameters
+    ((2, 1, 1), 6)
+    >>> cert["architecture"]["tokens"] = 1
+    >>> single_layer(cert)
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateRejected: fiber certificates are for single-layer networks with t >= 2 tokens
+    """
     arch = architecture(cert)
     if len(arch.ranks) != 1 or arch.tokens < 2:
         reject(f"{cert.get('kind')} certificates are for single-layer networks with t >= 2 tokens")

@@ -34,7 +34,35 @@ CHECKED, NUMBER, FLAG = (_Marker(n) for n in ("CHECKED", "NUMBER", "FLAG"))
 
 
 class Embedded:
-    """A certificate inside a certificate (see the module docstring)."""
+    """A certificate inside a certificate (see the module docstring).
+
+    Parameters
+    ----------
+    kind : str
+        The kind the embedded certificate must have.
+    same : tuple of str
+        Fields that must equal the outer certificate's (what binds the two).
+
+    Examples
+    --------
+    A singular-point certificate embeds the dimension certificate its verdict
+    compares with; one for another architecture is refused, even though it
+    verifies on its own:
+
+    >>> from attngeo import Architecture, certify_dimension, check_certificate, is_singular
+    >>> from attngeo.check.singular import SCHEMA
+    >>> SCHEMA["dimension_certificate"].kind, SCHEMA["fiber_certificate"].same
+    ('dimension', ('architecture', 'point'))
+    >>> arch = Architecture((2, 2), (1,), tokens=2)
+    >>> cert = is_singular(arch, [[[[3, 0]], [[3, 0]], [[0, 0], [0, 0]]]]).to_json()   # V = 0
+    >>> other = certify_dimension(Architecture((2, 2), (2,), tokens=2), seed=0).to_json()
+    >>> check_certificate(other).claim
+    'dim M = 7 for widths 2,2, ranks 2, t=2'
+    >>> check_certificate({**cert, "dimension_certificate": other})
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateRejected: dimension_certificate is for another architecture than the certificate it is embedded in
+    """
 
     def __init__(self, kind: str, same: tuple[str, ...] = ("architecture",)):
         self.kind, self.same = kind, same
@@ -43,7 +71,37 @@ ARCHITECTURE = {"widths": CHECKED, "ranks": CHECKED, "tokens": CHECKED, "normali
 
 
 def informational(value, schema, where: str) -> bool:
-    """Type-check an informational field; False when ``schema`` is not an informational marker."""
+    """Type-check an informational field; False when ``schema`` is not an informational marker.
+
+    Parameters
+    ----------
+    value
+        The field's value (``None`` is allowed: the field is optional).
+    schema
+        The field's schema entry: ``NUMBER`` and ``FLAG`` are informational.
+    where : str
+        The field's name, for the message.
+
+    Returns
+    -------
+    bool
+        True when the field was informational (and is well typed).
+
+    Raises
+    ------
+    CertificateRejected
+        A ``NUMBER`` that is negative or not a number, a ``FLAG`` that is not a boolean.
+
+    Examples
+    --------
+    >>> from attngeo.check.schema import CHECKED, NUMBER, informational
+    >>> informational(0.25, NUMBER, "seconds"), informational([1], CHECKED, "lower")
+    (True, False)
+    >>> informational(-1, NUMBER, "seconds")
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateRejected: seconds must be a non-negative number
+    """
     if schema is NUMBER:
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
             reject(f"{where} must be a non-negative number")
