@@ -43,20 +43,65 @@ SYMPY_MAX_VARIABLES = 3
 
 
 class EngineUnavailable(AttngeoError):
-    """No engine that can solve this system is installed (the message says how to get one)."""
+    """No engine that can solve this system is installed (the message says how to get one).
+
+    Examples
+    --------
+    The python-flint fallback refuses systems beyond :data:`FALLBACK_MAX_VARIABLES` variables:
+
+    >>> names = tuple("abcdefg")
+    >>> groebner(list(ring(names).gens()), names, engine="flint")   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attngeo.exact.engine.EngineUnavailable: 7 variables is beyond the python-flint fallback (at most 6); install msolve ...
+    """
 
 
 class EngineFailed(AttngeoError):
-    """An engine ran but gave no usable answer (timeout, crash, unreadable output)."""
+    """An engine ran but gave no usable answer (timeout, crash, unreadable output).
+
+    Examples
+    --------
+    >>> parse_poly("x; y", ring(("x", "y")))
+    Traceback (most recent call last):
+    ...
+    attngeo.exact.engine.EngineFailed: unreadable polynomial from the engine: 'x; y'
+    """
 
 
 def find_msolve() -> str | None:
-    """Path of an msolve binary, or None (the same search as the checker's replay: one binary for both)."""
+    """Path of an msolve binary, or None (the same search as the checker's replay: one binary for both).
+
+    ``ATTNGEO_MSOLVE``, when set, is the only place looked at.
+
+    Examples
+    --------
+    >>> import os
+    >>> from unittest import mock
+    >>> path = find_msolve()
+    >>> path is None or os.access(path, os.X_OK)
+    True
+    >>> with mock.patch.dict(os.environ, {"ATTNGEO_MSOLVE": "/nonexistent/msolve"}):
+    ...     find_msolve() is None
+    True
+    """
     return msolve_binary()
 
 
 def find_singular() -> str | None:
-    """Path of a Singular binary (``ATTNGEO_SINGULAR`` or ``Singular`` on PATH), or None."""
+    """Path of a Singular binary (``ATTNGEO_SINGULAR`` or ``Singular`` on PATH), or None.
+
+    Examples
+    --------
+    >>> import os
+    >>> from unittest import mock
+    >>> path = find_singular()
+    >>> path is None or os.access(path, os.X_OK)
+    True
+    >>> with mock.patch.dict(os.environ, {"ATTNGEO_SINGULAR": "/nonexistent/Singular"}):
+    ...     find_singular() is None
+    True
+    """
     env = os.environ.get("ATTNGEO_SINGULAR")
     if env:
         return env if os.access(env, os.X_OK) else None
@@ -64,13 +109,45 @@ def find_singular() -> str | None:
 
 
 def available() -> list[str]:
-    """Engines usable on this machine, fastest first."""
+    """Engines usable on this machine, fastest first.
+
+    The python-flint and sympy fallbacks are always there (for tiny systems).
+
+    Examples
+    --------
+    >>> engines = available()
+    >>> engines[-2:], ("msolve" in engines) == (find_msolve() is not None)
+    (['flint', 'sympy'], True)
+    """
     return (["msolve"] if find_msolve() else []) + (["singular"] if find_singular() else []) + ["flint", "sympy"]
 
 
 @dataclass
 class Basis:
-    """A reduced Gröbner basis over Q (degrevlex) and how it was obtained."""
+    """A reduced Gröbner basis over Q (degrevlex) and how it was obtained.
+
+    Attributes
+    ----------
+    variables : tuple of str
+        The ring's variables (after any elimination), in order.
+    polys : list of flint.fmpq_mpoly
+        The basis: monic, sorted by leading monomial.
+    engine : str
+        The engine that computed it.
+    seconds : float
+        Wall time (informational only).
+
+    Examples
+    --------
+    The circle ``x^2 + y^2 = 2`` meets the diagonal in the two points ``±(1, 1)``:
+
+    >>> x, y = ring(("x", "y")).gens()
+    >>> basis = groebner([x**2 + y**2 - 2, x - y], ("x", "y"), engine="flint")
+    >>> basis.variables, basis.engine, basis.strings(), basis.is_unit()
+    (('x', 'y'), 'flint', ['x - y', 'y^2 - 1'], False)
+    >>> basis.ctx.names()
+    ('x', 'y')
+    """
 
     variables: tuple[str, ...]
     polys: list  # fmpq_mpoly, monic, sorted by leading monomial
@@ -82,13 +159,40 @@ class Basis:
         return ring(self.variables)
 
     def is_unit(self) -> bool:
+        """True when the ideal is the whole ring (the basis is ``[1]``): no common zero, even over C.
+
+        Examples
+        --------
+        >>> x, y = ring(("x", "y")).gens()
+        >>> groebner([x * y - 1, x], ("x", "y"), engine="flint").is_unit()      # x y = 1 and x = 0
+        True
+        """
         return len(self.polys) == 1 and self.polys[0].total_degree() == 0 and self.polys[0] != 0
 
     def strings(self) -> list[str]:
+        """The basis as strings (python-flint's syntax): exact, so two engines' bases compare as lists.
+
+        Examples
+        --------
+        >>> x, y = ring(("x", "y")).gens()
+        >>> system = [x**2 + y**2 - 2, x - y]
+        >>> flint, sympy = (groebner(system, ("x", "y"), engine=e).strings() for e in ("flint", "sympy"))
+        >>> flint == sympy
+        True
+        """
         return [str(p) for p in self.polys]
 
 
 def ring(variables) -> fmpq_mpoly_ctx:
+    """The polynomial ring ``Q[variables]`` in degrevlex, the one order every engine returns.
+
+    Examples
+    --------
+    >>> R = ring(("x", "y"))
+    >>> x, y = R.gens()
+    >>> str(x * y**2 + x**3), ring(("x", "y")) is R     # degree 3 both; x^3 first in degrevlex
+    ('x^3 + x*y^2', True)
+    """
     return fmpq_mpoly_ctx.get(tuple(variables), "degrevlex")
 
 
@@ -108,7 +212,17 @@ def _degrevlex_key(exps: tuple) -> tuple:
 
 
 def integer_polys(polys) -> list:
-    """Clear denominators: integer coefficients, same zeros."""
+    """Clear denominators: integer coefficients, same zeros.
+
+    Each polynomial becomes ``{exponents: int}``, multiplied by the least
+    common multiple of its denominators.
+
+    Examples
+    --------
+    >>> x, y = ring(("x", "y")).gens()
+    >>> integer_polys([x / 2 - y / 3])
+    [{(1, 0): 3, (0, 1): -2}]
+    """
     out = []
     for p in polys:
         terms = p.to_dict()
@@ -124,7 +238,29 @@ _ALLOWED = re.compile(r"^[\w\s+\-*/^()]*$")
 
 
 def parse_poly(text: str, ctx):
-    """Read one polynomial written by an engine (``3*x^2-1/2*y``), exactly."""
+    """Read one polynomial written by an engine (``3*x^2-1/2*y``), exactly.
+
+    Only names, digits, ``+ - * / ^`` and parentheses are accepted; anything
+    else is refused before it is evaluated.
+
+    Raises
+    ------
+    EngineFailed
+        When the text is not a polynomial in the ring's variables.
+
+    Examples
+    --------
+    >>> R = ring(("x", "y"))
+    >>> x, y = R.gens()
+    >>> parse_poly("3*x^2-1/2*y", R) == 3 * x**2 - y / 2
+    True
+    >>> parse_poly("7", R) == R.constant(7)
+    True
+    >>> parse_poly("z + 1", R)    # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attngeo.exact.engine.EngineFailed: unreadable polynomial from the engine: 'z + 1' (name 'z' is not defined)
+    """
     text = text.strip()
     if not _ALLOWED.match(text):
         raise EngineFailed(f"unreadable polynomial from the engine: {text[:80]!r}")
@@ -253,10 +389,48 @@ def groebner(polys, variables, engine: str = "auto", timeout: float = 600.0, eli
     that of the elimination ideal ``<polys> ∩ Q[variables[k:]]`` (the first
     ``k`` variables eliminated), in degrevlex on the remaining variables.
 
+    Parameters
+    ----------
+    polys : list of flint.fmpq_mpoly or flint.fmpz_mpoly
+        The generators, in any ring with ``len(variables)`` variables read in this order.
+    variables : sequence of str
+        The variables, eliminated ones first.
+    engine : {"auto", "msolve", "singular", "flint", "sympy"}
+        Which engine to run.
+    timeout : float
+        Seconds before msolve or Singular is stopped (the fallbacks are bounded by size instead).
+    eliminate : int
+        How many leading variables to eliminate (at least one variable must remain).
+
+    Returns
+    -------
+    Basis
+
+    Raises
+    ------
+    InvalidInputError
+        An unknown engine, or ``eliminate`` out of range.
+    EngineUnavailable
+        The engine is not installed, or the system is too big for a fallback.
+    EngineFailed
+        The engine ran but gave no usable answer.
+
+    Examples
+    --------
     >>> ctx = ring(("x", "y"))
     >>> x, y = ctx.gens()
     >>> groebner([x**2 + y**2 - 2, x - y], ("x", "y"), engine="flint").strings()
     ['x - y', 'y^2 - 1']
+
+    Eliminating ``x`` from ``x y = 1, x = y^2`` leaves the projection to the
+    ``y`` axis: ``y^3 = 1``.
+
+    >>> groebner([x * y - 1, x - y**2], ("x", "y"), engine="flint", eliminate=1).strings()
+    ['y^3 - 1']
+    >>> groebner([x], ("x", "y"), engine="flint", eliminate=2)
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.InvalidInputError: cannot eliminate 2 of 2 variables; keep at least one
     """
     if engine not in ENGINES:
         raise InvalidInputError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
@@ -274,7 +448,20 @@ def groebner(polys, variables, engine: str = "auto", timeout: float = 600.0, eli
 
 
 def normal_form(f, basis: list):
-    """The remainder of ``f`` on division by a Gröbner basis (in the basis' ring and order)."""
+    """The remainder of ``f`` on division by a Gröbner basis (in the basis' ring and order).
+
+    Zero exactly when ``f`` is in the ideal; equal remainders mean equal classes
+    in the quotient ring.
+
+    Examples
+    --------
+    Modulo ``x = y, y^2 = 1``, ``x^3 = y^3 = y``:
+
+    >>> x, y = ring(("x", "y")).gens()
+    >>> basis = groebner([x**2 + y**2 - 2, x - y], ("x", "y"), engine="flint").polys
+    >>> str(normal_form(x**3, basis)), normal_form(x**2 + y**2 - 2, basis) == 0
+    ('y', True)
+    """
     leads = [(g.monoms()[0], g.leading_coefficient()) for g in basis]
     ctx = f.context()
     rem = ctx.from_dict({})
