@@ -23,6 +23,24 @@ _POWER = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:\^([0-9]{1,4}))?")
 
 
 def ring(names) -> fmpq_mpoly_ctx:
+    """The polynomial ring over Q in ``names`` (degrevlex), refused above ``MAX_VARIABLES`` variables.
+
+    Raises
+    ------
+    CertificateFormatError
+        More than ``MAX_VARIABLES`` names (unusable input, exit 2).
+
+    Examples
+    --------
+    >>> from attngeo.check.poly import ring
+    >>> x, y = ring(("x", "y")).gens()
+    >>> (x + y) ** 2
+    x^2 + 2*x*y + y^2
+    >>> ring([f"x{i}" for i in range(401)])
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateFormatError: a ring of 401 variables is above the checker's limit of 400
+    """
     names = tuple(names)
     if len(names) > MAX_VARIABLES:
         raise CertificateFormatError(f"a ring of {len(names)} variables is above the checker's limit of {MAX_VARIABLES}")
@@ -30,7 +48,40 @@ def ring(names) -> fmpq_mpoly_ctx:
 
 
 def terms(source: str, names: tuple, where: str) -> dict:
-    """``{exponents: coefficient}`` of the polynomial written in ``source`` (zero terms dropped)."""
+    """``{exponents: coefficient}`` of the polynomial written in ``source`` (zero terms dropped).
+
+    Parameters
+    ----------
+    source : str
+        A sum of terms, each a product of rationals and powers ``x^e`` (or ``x**e``) of ``names``.
+    names : tuple of str
+        The variables, in the order of the exponent tuples.
+    where : str
+        The field, for messages.
+
+    Raises
+    ------
+    CertificateRejected
+        Not a string, empty, or outside the grammar (parentheses, unknown names, ``1/0``).
+    CertificateFormatError
+        Longer than ``MAX_POLY_CHARS``, or an exponent or degree above ``MAX_EXPONENT``.
+
+    Examples
+    --------
+    Like terms are collected; nothing is evaluated:
+
+    >>> from attngeo.check.poly import terms
+    >>> terms("3*x^2 - 1/2*y + x*x", ("x", "y"), "g")
+    {(2, 0): 4, (0, 1): -1/2}
+    >>> terms("(x + y)^2", ("x", "y"), "g")
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateRejected: g: '(x' is not a number or a power of one of the ring's variables
+    >>> terms("x^65", ("x",), "g")
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateFormatError: g has an exponent above the checker's limit of 64
+    """
     if not isinstance(source, str):
         reject(f"{where} must be a polynomial written as a string")
     if len(source) > MAX_POLY_CHARS:
@@ -74,7 +125,20 @@ def terms(source: str, names: tuple, where: str) -> dict:
 
 
 def parse(source: str, ctx: fmpq_mpoly_ctx, where: str, nonzero: bool = True):
-    """The polynomial written in ``source`` in the ring ``ctx``; zero is refused unless allowed."""
+    """The polynomial written in ``source`` in the ring ``ctx``; zero is refused unless allowed.
+
+    Examples
+    --------
+    >>> from attngeo.check.poly import parse, ring
+    >>> R = ring(("x", "y"))
+    >>> x, y = R.gens()
+    >>> parse("x^2 - y^2", R, "g") == (x - y) * (x + y)
+    True
+    >>> parse("x*y - y*x", R, "g")
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateRejected: g is the zero polynomial
+    """
     t = terms(source, tuple(ctx.names()), where)
     if nonzero and not t:
         reject(f"{where} is the zero polynomial")
@@ -82,22 +146,64 @@ def parse(source: str, ctx: fmpq_mpoly_ctx, where: str, nonzero: bool = True):
 
 
 def parse_all(sources, ctx: fmpq_mpoly_ctx, where: str) -> list:
+    """A nonempty list of nonzero polynomials, each read by :func:`parse`.
+
+    Examples
+    --------
+    >>> from attngeo.check.poly import parse_all, ring
+    >>> R = ring(("x", "y"))
+    >>> parse_all(["x - y", "y^2 - 1"], R, "basis")
+    [x - y, y^2 - 1]
+    >>> parse_all([], R, "basis")
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateRejected: basis must be a nonempty list of polynomials written as strings
+    """
     if not isinstance(sources, list) or not sources:
         reject(f"{where} must be a nonempty list of polynomials written as strings")
     return [parse(s, ctx, f"{where}[{k}]") for k, s in enumerate(sources)]
 
 
 def monic(p):
+    """``p`` divided by its leading coefficient (degrevlex): one representative per ideal generator.
+
+    Examples
+    --------
+    >>> from attngeo.check.poly import monic, ring
+    >>> x, y = ring(("x", "y")).gens()
+    >>> monic(2 * x + 4 * y) == monic(-x - 2 * y) == x + 2 * y
+    True
+    """
     return p / p.leading_coefficient()
 
 
 def divides(m: tuple, n: tuple) -> bool:
-    """Monomial ``x^m`` divides ``x^n``."""
+    """Monomial ``x^m`` divides ``x^n`` (exponent tuples).
+
+    Examples
+    --------
+    >>> from attngeo.check.poly import divides
+    >>> divides((1, 0), (2, 1)), divides((0, 2), (2, 1))
+    (True, False)
+    """
     return all(a <= b for a, b in zip(m, n))
 
 
 def count_monomials(n: int, k: int, where: str) -> int:
-    """Monomials of degree ``k`` in ``n`` variables, refused above ``MAX_MONOMIALS`` before any is listed."""
+    """Monomials of degree ``k`` in ``n`` variables, refused above ``MAX_MONOMIALS`` before any is listed.
+
+    Examples
+    --------
+    ``x^2, xy, xz, y^2, yz, z^2``:
+
+    >>> from attngeo.check.poly import count_monomials
+    >>> count_monomials(3, 2, "hilbert[1]")
+    6
+    >>> count_monomials(400, 4, "hilbert[3]")
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateFormatError: hilbert[3]: 1082740100 monomials of degree 4 in 400 variables, above the checker's limit of 2000000
+    """
     count = math.comb(n + k - 1, k)
     if count > MAX_MONOMIALS:
         raise CertificateFormatError(f"{where}: {count} monomials of degree {k} in {n} variables, above the "
@@ -106,7 +212,37 @@ def count_monomials(n: int, k: int, where: str) -> int:
 
 
 def staircase(leads: list[tuple], n: int, where: str) -> int | None:
-    """Standard monomials of a monomial ideal (None when infinitely many); the box is bounded first."""
+    """Standard monomials of a monomial ideal (None when infinitely many); the box is bounded first.
+
+    For the leading monomials of a Gröbner basis this is the number of
+    solutions, with multiplicity: finite exactly when every variable has a pure
+    power among them.
+
+    Parameters
+    ----------
+    leads : list of tuple
+        Exponent tuples of the leading monomials.
+    n : int
+        Number of variables.
+    where : str
+        The field, for messages.
+
+    Raises
+    ------
+    CertificateFormatError
+        The box of candidate monomials exceeds ``MAX_MONOMIALS``.
+
+    Examples
+    --------
+    ``<x^2, y^2>`` leaves ``1, x, y, xy``; ``<x^2, xy, y^3>`` leaves
+    ``1, x, y, y^2``; ``<x^2>`` leaves every power of ``y``:
+
+    >>> from attngeo.check.poly import staircase
+    >>> staircase([(2, 0), (0, 2)], 2, "basis"), staircase([(2, 0), (1, 1), (0, 3)], 2, "basis")
+    (4, 4)
+    >>> staircase([(2, 0)], 2, "basis") is None
+    True
+    """
     pure = [min((m[i] for m in leads if sum(m) == m[i] and m[i] > 0), default=None) for i in range(n)]
     if any(e is None for e in pure):
         return None
@@ -128,6 +264,22 @@ def cover_number(supports: list[frozenset], where: str) -> int:
 
     For leading monomials ``m_i`` this is the codimension of the monomial ideal:
     ``V(x^{m_i})`` is the union of coordinate subspaces ``x_S = 0`` for hitting sets ``S``.
+
+    Raises
+    ------
+    CertificateFormatError
+        The search needs more than ``MAX_SEARCH_NODES`` steps.
+
+    Examples
+    --------
+    ``V(x0 x1, x1 x2)`` contains the plane ``x1 = 0`` (codimension 1);
+    ``V(x0, x1)`` is a line in 3-space (codimension 2):
+
+    >>> from attngeo.check.poly import cover_number
+    >>> cover_number([frozenset({0, 1}), frozenset({1, 2})], "leads")
+    1
+    >>> cover_number([frozenset({0}), frozenset({1})], "leads")
+    2
     """
     best = [min(len({i for s in supports for i in s}), len(supports))]
     nodes = [0]
