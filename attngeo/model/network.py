@@ -33,16 +33,39 @@ DEFAULT_MAX_TERMS = 200_000
 
 
 class ExactOps:
-    """Matrix operations on numpy arrays whose entries do exact arithmetic themselves."""
+    """Matrix operations on numpy arrays whose entries do exact arithmetic themselves.
+
+    Entries are ``fmpq`` (exact rationals), ``fmpq_mpoly`` (polynomials) or small
+    integers; the operations add nothing but numpy's broadcasting over leading
+    batch axes.
+
+    Examples
+    --------
+    With exact rationals the rescaling symmetry ``(Q, K) -> (c Q, K / c)`` of a
+    rank-1 layer leaves the output unchanged exactly, here for ``c = 1/3``:
+
+    >>> import numpy as np
+    >>> from flint import fmpq
+    >>> from attngeo.model.network import ExactOps, layer, object_array
+    >>> Q, K = object_array(1, 2, map(fmpq, [1, 2])), object_array(1, 2, map(fmpq, [3, -1]))
+    >>> V = object_array(2, 2, map(fmpq, [1, 0, 2, 5]))
+    >>> X = object_array(2, 2, map(fmpq, [1, 4, -2, 3]))
+    >>> c = fmpq(1, 3)
+    >>> np.array_equal(layer(ExactOps(), c * Q, K / c, V, X), layer(ExactOps(), Q, K, V, X))
+    True
+    """
 
     def matmul(self, a, b):
+        """``a @ b``, batched over leading axes (the class example shows it in :func:`layer`)."""
         return np.matmul(a, b)
 
     @staticmethod
     def transpose(a):
+        """Swap the last two axes: the transpose of every matrix in a batch."""
         return np.swapaxes(a, -1, -2)
 
     def add(self, a, b):
+        """``a + b``; :class:`~attngeo.model.jacobian.TracingOps` sums cotangents with it."""
         return a + b
 
 
@@ -51,6 +74,35 @@ class ModularOps:
 
     Every result is again a residue in ``[0, p)``, so each operation's input
     meets :func:`attngeo.exact.modular.matmul`'s bound ``|x| < p``.
+
+    Parameters
+    ----------
+    p : int
+        A prime below ``2^31``.
+
+    Raises
+    ------
+    InvalidInputError
+        When ``p`` is not a prime below ``2^31``.
+
+    Examples
+    --------
+    Eight products of ``p - 1 = -1`` sum to ``8`` mod ``p``; plain ``int64``
+    arithmetic wraps (``8 (p - 1)^2 > 2^63``), these operations do not:
+
+    >>> import numpy as np
+    >>> from attngeo.model.network import ModularOps
+    >>> p = 2**31 - 1
+    >>> ops = ModularOps(p)
+    >>> a, b = np.full((1, 8), p - 1), np.full((8, 1), p - 1)
+    >>> ops.matmul(a, b).tolist(), int((a @ b)[0, 0]) % p == 8
+    ([[8]], False)
+    >>> ops.add(np.array([p - 1]), np.array([2])).tolist(), ops.reduce([-1, 2 * p + 3]).tolist()
+    ([1], [2147483646, 3])
+    >>> ModularOps(4)
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.InvalidInputError: modulus 4 must be a prime below 2**31
     """
 
     def __init__(self, p: int):
@@ -59,14 +111,17 @@ class ModularOps:
         self.p = p
 
     def reduce(self, a) -> np.ndarray:
+        """Integers of any size as residues in ``[0, p)`` (see the class example)."""
         return modular.reduce(a, self.p)
 
     def matmul(self, a, b):
+        """``a @ b`` mod ``p`` for residues, never wrapping (see the class example)."""
         return modular.matmul(a, b, self.p)
 
     transpose = staticmethod(ExactOps.transpose)
 
     def add(self, a, b):
+        """``a + b`` mod ``p`` for residues (see the class example)."""
         return (a + b) % self.p  # two residues: below 2p < 2^32
 
 
@@ -75,6 +130,42 @@ def layer(ops, Q, K, V, X):
 
     Products are ordered so the widest intermediate is ``d x d``: ``A = K^T Q``
     first, then the ``t x t`` Gram-type matrix ``X^T A X``.
+
+    Parameters
+    ----------
+    ops : ExactOps, ModularOps or ``jacobian.TracingOps``
+        Decides the domain.
+    Q, K : arrays ``a x d``
+    V : array ``d' x d``
+    X : array ``d x t`` (tokens are columns), optionally with leading batch axes.
+
+    Returns
+    -------
+    array ``d' x t`` (with the batch axes of ``X``).
+
+    Examples
+    --------
+    Output column ``i`` is ``sum_j (x_j^T A x_i) V x_j`` (docs/fibers.md, Lemma 1),
+    the layer is cubic in ``X``, and ``(Q, K)`` enter only through ``A = K^T Q``:
+
+    >>> import numpy as np
+    >>> from attngeo.model.network import ExactOps, layer
+    >>> Q, K, V = np.array([[1, 2]]), np.array([[0, 1]]), np.array([[1, 1], [2, -1]])
+    >>> X = np.array([[1, 0, 1], [2, 1, -1]])
+    >>> Y = layer(ExactOps(), Q, K, V, X)
+    >>> A = K.T @ Q
+    >>> np.array_equal(Y[:, 0], sum((X[:, j] @ A @ X[:, 0]) * (V @ X[:, j]) for j in range(3)))
+    True
+    >>> np.array_equal(layer(ExactOps(), Q, K, V, 2 * X), 8 * Y)
+    True
+    >>> np.array_equal(layer(ExactOps(), 2 * Q, K, V, X), layer(ExactOps(), Q, 2 * K, V, X))
+    True
+
+    A batch of inputs is evaluated in one pass:
+
+    >>> batch = layer(ExactOps(), Q, K, V, np.stack([X, 2 * X]))
+    >>> batch.shape, np.array_equal(batch[1], 8 * Y)
+    ((2, 2, 3), True)
     """
     A = ops.matmul(ops.transpose(K), Q)
     G = ops.matmul(ops.matmul(ops.transpose(X), A), X)
@@ -82,7 +173,35 @@ def layer(ops, Q, K, V, X):
 
 
 def network(ops, layers, X):
-    """Compose :func:`layer` over ``layers = [(Q_1, K_1, V_1), ...]``."""
+    """Compose :func:`layer` over ``layers = [(Q_1, K_1, V_1), ...]``.
+
+    Parameters
+    ----------
+    ops : ExactOps, ModularOps or ``jacobian.TracingOps``
+    layers : list of ``(Q, K, V)``
+        As made by :func:`split_point`.
+    X : array ``d_0 x t``, optionally with leading batch axes.
+
+    Returns
+    -------
+    array ``d_l x t``
+
+    Examples
+    --------
+    Two layers: the composition, of degree ``3 * 3 = 9`` in the input.
+
+    >>> import numpy as np
+    >>> from attngeo import Architecture
+    >>> from attngeo.model.network import ExactOps, layer, network, split_point
+    >>> arch = Architecture((2, 2, 1), (1, 1))
+    >>> (Q1, K1, V1), (Q2, K2, V2) = layers = split_point(arch, [1, 2, 0, 1, 1, 1, 2, -1, 1, 0, 1, 1, 1, 1])
+    >>> X = np.array([[1, 0], [1, 2]])
+    >>> Y = network(ExactOps(), layers, X)
+    >>> Y.tolist(), np.array_equal(Y, layer(ExactOps(), Q2, K2, V2, layer(ExactOps(), Q1, K1, V1, X)))
+    ([[4050, 5400]], True)
+    >>> np.array_equal(network(ExactOps(), layers, 2 * X), 2**9 * Y)
+    True
+    """
     Y = X
     for Q, K, V in layers:
         Y = layer(ops, Q, K, V, Y)
@@ -93,7 +212,39 @@ def network(ops, layers, X):
 
 
 def to_fmpq(value, where: str) -> fmpq:
-    """Read one exact rational: int, Fraction, fmpq, or a string ``"p/q"`` / ``"1.25"``."""
+    """Read one exact rational: int, Fraction, fmpq, or a string ``"p/q"`` / ``"1.25"``.
+
+    Parameters
+    ----------
+    value : int, Fraction, fmpq, fmpz or str
+    where : str
+        The name of the value in the error message (e.g. ``"Q1_0_2"``).
+
+    Returns
+    -------
+    fmpq
+
+    Raises
+    ------
+    InvalidInputError
+        For floats (never read inexactly), booleans, malformed strings and
+        anything else that is not a number.
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> from attngeo.model.network import to_fmpq
+    >>> to_fmpq("1.25", "w"), to_fmpq(" -3/6 ", "w"), to_fmpq(Fraction(2, 4), "w"), to_fmpq("1e-2", "w")
+    (5/4, -1/2, 1/2, 1/100)
+    >>> to_fmpq(0.1, "Q1_0_0")
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.InvalidInputError: Q1_0_0 = 0.1 is a float; attngeo computes exactly, so give it as a string ('0.1') or 'p/q'
+    >>> to_fmpq(True, "V1_0_0")
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.InvalidInputError: V1_0_0 = True is a boolean, not a number
+    """
     if isinstance(value, bool):
         raise InvalidInputError(f"{where} = {value!r} is a boolean, not a number")
     if isinstance(value, fmpq):
@@ -118,7 +269,28 @@ def to_fmpq(value, where: str) -> fmpq:
 
 
 def object_array(rows: int, cols: int, entries) -> np.ndarray:
-    """An object array filled element by element (numpy would unpack polynomials)."""
+    """An object array filled element by element (numpy would unpack polynomials).
+
+    Parameters
+    ----------
+    rows, cols : int
+    entries : iterable
+        At least ``rows * cols`` values, row-major.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(rows, cols)``, dtype object.
+
+    Examples
+    --------
+    >>> from flint import fmpq_mpoly_ctx
+    >>> from attngeo.model.network import object_array
+    >>> x, y = fmpq_mpoly_ctx.get(("x", "y"), "degrevlex").gens()
+    >>> M = object_array(1, 2, [x + y, x * y])
+    >>> M.shape, str(M[0, 0])
+    ((1, 2), 'x + y')
+    """
     out = np.empty((rows, cols), dtype=object)
     it = iter(entries)
     for r in range(rows):
@@ -128,7 +300,38 @@ def object_array(rows: int, cols: int, entries) -> np.ndarray:
 
 
 def split_point(arch: Architecture, flat: Sequence) -> list[tuple]:
-    """Cut a flat parameter vector (any entries) into per-layer ``(Q, K, V)`` arrays."""
+    """Cut a flat parameter vector (any entries) into per-layer ``(Q, K, V)`` arrays.
+
+    Parameters
+    ----------
+    arch : Architecture
+    flat : sequence or numpy array
+        ``arch.parameter_count`` entries in flattening order. A numeric numpy
+        array is reshaped (views, same dtype); anything else becomes object arrays.
+
+    Returns
+    -------
+    list of ``(Q, K, V)``, one per layer.
+
+    Raises
+    ------
+    InvalidInputError
+        When the length is not the number of parameters.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attngeo import Architecture
+    >>> from attngeo.model.network import split_point
+    >>> arch = Architecture((2, 1), (1,))
+    >>> Q, K, V = split_point(arch, np.arange(6))[0]
+    >>> Q.tolist(), K.tolist(), V.tolist(), V.dtype
+    ([[0, 1]], [[2, 3]], [[4, 5]], dtype('int64'))
+    >>> split_point(arch, [1, 2])
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.InvalidInputError: the point has 2 entries but widths 2,1, ranks 1, t=2, lightning has 6 parameters
+    """
     if len(flat) != arch.parameter_count:
         raise InvalidInputError(
             f"the point has {len(flat)} entries but {arch} has {arch.parameter_count} parameters"
@@ -148,6 +351,36 @@ def read_point(arch: Architecture, weights) -> list[fmpq]:
 
     ``weights`` is either a flat sequence of ``parameter_count`` numbers or a
     sequence of ``(Q, K, V)`` triples of nested lists, one per layer.
+
+    Parameters
+    ----------
+    arch : Architecture
+    weights : list, tuple or numpy array
+        Entries as :func:`to_fmpq` reads them.
+
+    Returns
+    -------
+    list of fmpq
+        ``arch.parameter_count`` values in flattening order.
+
+    Raises
+    ------
+    InvalidInputError
+        On a wrong count, shape or entry, naming it.
+
+    Examples
+    --------
+    >>> from attngeo import Architecture
+    >>> from attngeo.model.network import read_point
+    >>> arch = Architecture((2, 1), (1,))
+    >>> read_point(arch, [[[[1, 0]], [[0, 1]], [["1/2", 3]]]])
+    [1, 0, 0, 1, 1/2, 3]
+    >>> read_point(arch, [1, 0, 0, 1, "0.5", 3]) == read_point(arch, [[[[1, 0]], [[0, 1]], [["1/2", 3]]]])
+    True
+    >>> read_point(arch, [[[[1, 0, 0]], [[0, 1]], [[1, 1]]]])
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.InvalidInputError: Q1 must be 1x2
     """
     if isinstance(weights, np.ndarray):
         weights = weights.tolist()
@@ -182,6 +415,43 @@ def load_weights(arch: Architecture, path) -> list[fmpq]:
     layer) an object ``{"Q": ..., "K": ..., "V": ...}``. Entries are integers,
     ``"p/q"`` strings or decimals (``0.1`` and ``"0.1"`` both mean 1/10: JSON
     numbers are read from their text, never through a float).
+
+    Parameters
+    ----------
+    arch : Architecture
+    path : str or path-like
+
+    Returns
+    -------
+    list of fmpq
+        As :func:`read_point`.
+
+    Raises
+    ------
+    InvalidInputError
+        When the file cannot be read, is not JSON, holds ``NaN`` or
+        ``Infinity``, or its weights do not fit ``arch``; the message names the file.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from attngeo import Architecture
+    >>> from attngeo.model.network import load_weights
+    >>> arch = Architecture((2, 1), (1,))
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = os.path.join(folder, "w.json")
+    ...     with open(path, "w") as fh:
+    ...         _ = fh.write('{"Q": [[1, 0]], "K": [[0, 1]], "V": [[0.1, "1/3"]]}')
+    ...     load_weights(arch, path)
+    [1, 0, 0, 1, 1/10, 1/3]
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = os.path.join(folder, "w.json")
+    ...     with open(path, "w") as fh:
+    ...         _ = fh.write("[1, 0, 0, 1, NaN, 2]")
+    ...     load_weights(arch, path)   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.InvalidInputError: .../w.json: NaN is not a number; weights must be exact rationals
     """
     import json
 
@@ -206,7 +476,36 @@ def load_weights(arch: Architecture, path) -> list[fmpq]:
 
 
 def read_input(arch: Architecture, X) -> np.ndarray:
-    """An input ``d_0 x t`` matrix as an object array of ``fmpq``."""
+    """An input ``d_0 x t`` matrix as an object array of ``fmpq``.
+
+    Parameters
+    ----------
+    arch : Architecture
+    X : nested lists or numpy array
+        ``d_0`` rows, one column per token; entries as :func:`to_fmpq` reads them.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``arch.input_shape``, dtype object.
+
+    Raises
+    ------
+    InvalidInputError
+        On a wrong shape or an inexact entry.
+
+    Examples
+    --------
+    >>> from attngeo import Architecture
+    >>> from attngeo.model.network import read_input
+    >>> X = read_input(Architecture((2, 1), (1,), tokens=2), [[1, "1/2"], [0, 2]])
+    >>> X.shape, X[0, 1]
+    ((2, 2), 1/2)
+    >>> read_input(Architecture((2, 1), (1,), tokens=2), [[1, 2, 3], [4, 5, 6]])
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.InvalidInputError: an input must be a 2x2 matrix (d_0 rows, one column per token)
+    """
     d, t = arch.input_shape
     rows = list(X.tolist() if isinstance(X, np.ndarray) else X)
     if len(rows) != d or any(len(r) != t for r in rows):
@@ -220,11 +519,42 @@ def read_input(arch: Architecture, X) -> np.ndarray:
 def evaluate(arch: Architecture, weights, X) -> fmpq_mat:
     """``phi_W(X)`` exactly over the rationals.
 
+    Parameters
+    ----------
+    arch : Architecture
+        A lightning architecture.
+    weights : list
+        As :func:`read_point` reads them (flat, or ``(Q, K, V)`` per layer).
+    X : nested lists or numpy array
+        ``d_0 x t``, as :func:`read_input` reads it.
+
+    Returns
+    -------
+    fmpq_mat
+        ``d_l x t``.
+
+    Raises
+    ------
+    InvalidInputError
+        On bad weights or input, or a normalized architecture (use
+        ``attngeo.evaluate_ball``).
+
     Examples
     --------
+    >>> from flint import fmpq
+    >>> from attngeo import Architecture, evaluate
     >>> arch = Architecture((2, 1), (1,), tokens=2)
     >>> evaluate(arch, [1, 0, 1, 0, 1, 0], [[1, 2], [3, 4]])   # Q=K=(1,0), V=(1,0)
     [5, 10]
+
+    Only ``A = K^T Q`` matters: ``(Q, K) -> (Q / 2, 2 K)`` gives the same output.
+
+    >>> evaluate(arch, [[[["1/2", 0]], [[2, 0]], [[1, 0]]]], [[1, 2], [3, 4]])
+    [5, 10]
+    >>> evaluate(Architecture((2, 1), (1,), normalization="softmax"), [1, 0, 1, 0, 1, 0], [[1, 2], [3, 4]])
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.InvalidInputError: exact rational evaluation exists for lightning networks only; for softmax use attngeo.geometry.softmax.evaluate_ball (ball arithmetic)
     """
     if arch.normalization != "lightning":
         raise InvalidInputError("exact rational evaluation exists for lightning networks only; for "
@@ -235,7 +565,39 @@ def evaluate(arch: Architecture, weights, X) -> fmpq_mat:
 
 
 def evaluate_mod_p(arch: Architecture, point: np.ndarray, inputs: np.ndarray, p: int) -> np.ndarray:
-    """``phi_W(X_n)`` in ``F_p`` for integer ``point`` (flat) and ``inputs`` of shape ``(N, d_0, t)``."""
+    """``phi_W(X_n)`` in ``F_p`` for integer ``point`` (flat) and ``inputs`` of shape ``(N, d_0, t)``.
+
+    Parameters
+    ----------
+    arch : Architecture
+    point : integer array
+        ``arch.parameter_count`` entries, any size (reduced exactly).
+    inputs : integer array ``(N, d_0, t)``
+    p : int
+        A prime below ``2^31``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``int64`` residues of shape ``(N, d_l, t)``.
+
+    Examples
+    --------
+    It is the rational value reduced mod ``p``, on every input of the batch:
+
+    >>> import numpy as np
+    >>> from attngeo import Architecture, evaluate
+    >>> from attngeo.model.network import evaluate_mod_p
+    >>> arch = Architecture((2, 2, 1), (1, 1))
+    >>> point = np.array([1, 2, 0, 1, 1, 1, 2, -1, 1, 0, 1, 1, 1, 1])
+    >>> inputs = np.array([[[1, 0], [1, 2]], [[3, -1], [0, 2]]])
+    >>> Y = evaluate_mod_p(arch, point, inputs, 101)
+    >>> Y.shape
+    (2, 1, 2)
+    >>> all(int(Y[n, 0, j]) == int(evaluate(arch, point.tolist(), inputs[n].tolist())[0, j]) % 101
+    ...     for n in range(2) for j in range(2))
+    True
+    """
     ops = ModularOps(p)
     layers = split_point(arch, ops.reduce(point))
     return network(ops, layers, ops.reduce(inputs))
@@ -247,6 +609,27 @@ def estimate_terms(arch: Architecture) -> int:
     An output entry of layer ``i`` is a sum over ``(m, n, p, u, s)`` of
     ``V_km Y_ms Y_ns K_un Q_up Y_pj``: at most ``d^3 a t`` products of three
     entries of the previous layer.
+
+    Parameters
+    ----------
+    arch : Architecture
+
+    Returns
+    -------
+    int
+        An upper bound on the total number of monomials of :func:`expand`'s entries.
+
+    Examples
+    --------
+    For one small layer the bound is attained: no two products coincide.
+
+    >>> from attngeo import Architecture, expand
+    >>> from attngeo.model.network import estimate_terms
+    >>> arch = Architecture((2, 1), (1,), tokens=2)
+    >>> estimate_terms(arch), sum(len(y) for y in expand(arch).ravel())
+    (32, 32)
+    >>> estimate_terms(Architecture((3, 3, 3), (2, 2)))   # why expand refuses it
+    816293376
     """
     terms = 1
     for d, a in zip(arch.widths, arch.ranks):
@@ -256,7 +639,27 @@ def estimate_terms(arch: Architecture) -> int:
 
 
 def symbolic_context(arch: Architecture):
-    """The cached polynomial ring in the weights (``Q1_0_2``...) and inputs (``X_0_1``...)."""
+    """The cached polynomial ring in the weights (``Q1_0_2``...) and inputs (``X_0_1``...).
+
+    Parameters
+    ----------
+    arch : Architecture
+
+    Returns
+    -------
+    fmpq_mpoly_ctx
+        ``arch.parameter_count + d_0 t`` variables over Q, weights first, degrevlex.
+
+    Examples
+    --------
+    >>> from attngeo import Architecture
+    >>> from attngeo.model.network import symbolic_context
+    >>> ctx = symbolic_context(Architecture((2, 1), (1,), tokens=2))
+    >>> ctx.names()
+    ('Q1_0_0', 'Q1_0_1', 'K1_0_0', 'K1_0_1', 'V1_0_0', 'V1_0_1', 'X_0_0', 'X_0_1', 'X_1_0', 'X_1_1')
+    >>> ctx is symbolic_context(Architecture((2, 1), (1,), tokens=2))
+    True
+    """
     d, t = arch.input_shape
     names = arch.variable_names() + [f"X_{r}_{c}" for r in range(d) for c in range(t)]
     return fmpq_mpoly_ctx.get(names, "degrevlex")
@@ -265,16 +668,42 @@ def symbolic_context(arch: Architecture):
 def expand(arch: Architecture, max_terms: int = DEFAULT_MAX_TERMS) -> np.ndarray:
     """The network output as a ``d_l x t`` object array of polynomials over Q.
 
+    Variables are those of :func:`symbolic_context`.
+
+    Parameters
+    ----------
+    arch : Architecture
+        A lightning architecture.
+    max_terms : int, optional
+        Refuse when :func:`estimate_terms` exceeds it.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``arch.output_shape``, entries ``fmpq_mpoly``.
+
     Raises
     ------
     ExpansionTooLargeError
         When :func:`estimate_terms` exceeds ``max_terms`` (raise ``max_terms`` to insist).
+    InvalidInputError
+        For a normalized architecture (not polynomial).
 
     Examples
     --------
+    >>> from attngeo import Architecture, expand
     >>> Y = expand(Architecture((1, 1), (1,), tokens=1))
     >>> str(Y[0, 0])
     'Q1_0_0*K1_0_0*V1_0_0*X_0_0^3'
+
+    Two layers: the first layer's weights enter cubically, the input with degree 9.
+
+    >>> str(expand(Architecture((1, 1, 1), (1, 1), tokens=1))[0, 0])
+    'Q1_0_0^3*K1_0_0^3*V1_0_0^3*Q2_0_0*K2_0_0*V2_0_0*X_0_0^9'
+    >>> expand(Architecture((3, 3, 3), (2, 2)))
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.ExpansionTooLargeError: expanding widths 3,3,3, ranks 2,2, t=2, lightning could produce about 816,293,376 monomials (bound 200,000); evaluate at points instead, or pass a larger max_terms
     """
     if arch.normalization != "lightning":
         raise InvalidInputError("symbolic expansion exists for lightning (polynomial) networks only")
