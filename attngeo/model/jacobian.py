@@ -35,13 +35,38 @@ class _Node:
 
 
 class TracingOps:
-    """Wraps an operations object and records the computation for reverse mode."""
+    """Wraps an operations object and records the computation for reverse mode.
+
+    Values are wrapped in nodes (:meth:`leaf`); :meth:`matmul` and
+    :meth:`transpose` compute with the wrapped ``base`` and remember how to
+    pull a cotangent back; :meth:`pullback` does so for the whole trace.
+
+    Parameters
+    ----------
+    base : ExactOps, ModularOps or any compatible operations object
+        Does all the arithmetic.
+
+    Examples
+    --------
+    The gradient of ``<w, a b^T>`` is ``w b`` in ``a`` and ``w^T a`` in ``b``:
+
+    >>> import numpy as np
+    >>> from attngeo.model.jacobian import TracingOps
+    >>> from attngeo.model.network import ExactOps
+    >>> ops = TracingOps(ExactOps())
+    >>> a, b = ops.leaf(np.array([[1, 2], [3, 4]])), ops.leaf(np.array([[0, 1], [1, 1]]))
+    >>> w = np.array([[1, -1], [2, 0]])
+    >>> grads = ops.pullback(ops.matmul(a, ops.transpose(b)), w)
+    >>> np.array_equal(grads[a.index], w @ b.value), np.array_equal(grads[b.index], w.T @ a.value)
+    (True, True)
+    """
 
     def __init__(self, base):
         self.base = base
         self.nodes: list[_Node] = []
 
     def leaf(self, value) -> _Node:
+        """Wrap an input of the computation (a weight or the network input); see the class example."""
         return self._node(value, [])
 
     def _node(self, value, pullbacks) -> _Node:
@@ -50,6 +75,7 @@ class TracingOps:
         return node
 
     def matmul(self, a: _Node, b: _Node) -> _Node:
+        """``a @ b``, recording the pull-backs ``g -> g b^T`` and ``g -> a^T g``."""
         base, T = self.base, self.base.transpose
         av, bv = a.value, b.value
         return self._node(
@@ -58,10 +84,26 @@ class TracingOps:
         )
 
     def transpose(self, a: _Node) -> _Node:
+        """``a^T``, recording the pull-back ``g -> g^T``."""
         return self._node(self.base.transpose(a.value), [(a, self.base.transpose)])
 
     def pullback(self, output: _Node, seed) -> dict[int, object]:
-        """Cotangents of every node reached from ``output`` seeded with ``seed``."""
+        """Cotangents of every node reached from ``output`` seeded with ``seed``.
+
+        Parameters
+        ----------
+        output : node
+            The traced result.
+        seed : array
+            The cotangent of ``output``: the gradient is that of ``<seed, output>``.
+            Extra leading axes (one per functional) are carried through.
+
+        Returns
+        -------
+        dict
+            Leaf index -> its cotangent; leaves ``output`` does not depend on
+            are absent. See the class example.
+        """
         cot = {output.index: seed}
         # Nodes are created in evaluation order, so reverse creation order is a
         # valid reverse topological order.
@@ -95,6 +137,24 @@ def jacobian(ops, arch: Architecture, point, inputs, functionals=None) -> np.nda
     -------
     array of shape ``(N * R, parameter_count)`` with rows ``(n, r)``: ``R = d_l t``
     output entries ``(k, j)`` row-major, or the ``c`` functionals.
+
+    Examples
+    --------
+    One layer is homogeneous of degree 3 in ``W = (Q, K, V)``, so Euler's
+    identity ``J W = 3 phi_W(X)`` holds on every input:
+
+    >>> import numpy as np
+    >>> from attngeo import Architecture
+    >>> from attngeo.model.jacobian import jacobian
+    >>> from attngeo.model.network import ExactOps, network, split_point
+    >>> arch = Architecture((2, 2), (1,), tokens=2)
+    >>> point = np.array([4, 2, 0, -3, -2, -5, -5, -5])
+    >>> inputs = np.array([[[-4, 3], [2, 5]], [[0, 1], [5, 3]]])
+    >>> J = jacobian(ExactOps(), arch, point, inputs)
+    >>> J.shape                                    # 2 inputs x 4 outputs, 8 parameters
+    (8, 8)
+    >>> np.array_equal(J @ point, 3 * network(ExactOps(), split_point(arch, point), inputs).reshape(-1))
+    True
     """
     N = inputs.shape[0]
     d_l, t = arch.output_shape
@@ -130,14 +190,86 @@ def jacobian(ops, arch: Architecture, point, inputs, functionals=None) -> np.nda
 
 
 def jacobian_mod_p(arch: Architecture, point, inputs, p: int, functionals=None) -> np.ndarray:
-    """Exact Jacobian in ``F_p`` at an integer point on integer inputs (``int64``, entries in ``[0, p)``)."""
+    """Exact Jacobian in ``F_p`` at an integer point on integer inputs (``int64``, entries in ``[0, p)``).
+
+    Its rank mod ``p`` is a proved lower bound on the dimension of the
+    neuromanifold (the rank over Q at a point is at most the generic rank).
+
+    Parameters
+    ----------
+    arch : Architecture
+    point : integer array of ``arch.parameter_count`` entries
+    inputs : integer array ``(N, d_0, t)``
+    p : int
+        A prime below ``2^31``.
+    functionals : integer array ``(N, c, d_l, t)``, optional
+        As in :func:`jacobian`.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``int64`` of shape ``(N * R, parameter_count)``.
+
+    Examples
+    --------
+    At a random point of ``d = d' = 2, a = 1`` the rank reaches [HMK]'s
+    dimension ``2ad + dd' - a^2 - 1 = 6``: the two missing directions are the
+    ``GL_1`` rescaling of ``(Q, K)`` and the scaling symmetry. One random
+    functional per input reaches it too, with half the rows:
+
+    >>> import numpy as np
+    >>> from attngeo import Architecture, hmk_formula
+    >>> from attngeo.exact.rank import rank_mod_p
+    >>> from attngeo.model.jacobian import jacobian_mod_p
+    >>> arch, p = Architecture((2, 2), (1,), tokens=2), 2**31 - 1
+    >>> rng = np.random.default_rng(0)
+    >>> point = rng.integers(-5, 6, arch.parameter_count)
+    >>> inputs = rng.integers(-5, 6, (4, 2, 2))
+    >>> J = jacobian_mod_p(arch, point, inputs, p)
+    >>> J.shape, rank_mod_p(J, p), hmk_formula(arch).value
+    ((16, 8), 6, 6)
+    >>> w = rng.integers(-5, 6, (8, 1, 2, 2))
+    >>> J1 = jacobian_mod_p(arch, point, rng.integers(-5, 6, (8, 2, 2)), p, functionals=w)
+    >>> J1.shape, rank_mod_p(J1, p)
+    ((8, 8), 6)
+    """
     ops = ModularOps(p)
     f = None if functionals is None else ops.reduce(functionals)
     return jacobian(ops, arch, ops.reduce(point), ops.reduce(inputs), f)
 
 
 def jacobian_over_q(arch: Architecture, point, inputs) -> np.ndarray:
-    """Exact Jacobian over Q (object array of ``fmpq``); for small cases and cross-checks."""
+    """Exact Jacobian over Q (object array of ``fmpq``); for small cases and cross-checks.
+
+    Parameters
+    ----------
+    arch : Architecture
+    point : sequence of integers or ``fmpq``
+    inputs : integer array ``(N, d_0, t)``
+
+    Returns
+    -------
+    numpy.ndarray
+        Object array of ``fmpq``, shape ``(N * d_l * t, parameter_count)``.
+
+    Examples
+    --------
+    It reduces to the ``F_p`` Jacobian, and here the ranks agree:
+
+    >>> import numpy as np
+    >>> from attngeo import Architecture
+    >>> from attngeo.exact.rank import rank_mod_p, rank_over_q
+    >>> from attngeo.model.jacobian import jacobian_mod_p, jacobian_over_q
+    >>> arch, p = Architecture((2, 2), (1,), tokens=2), 101
+    >>> point = np.array([4, 2, 0, -3, -2, -5, -5, -5])
+    >>> inputs = np.array([[[-4, 3], [2, 5]], [[0, 1], [5, 3]], [[1, 0], [1, 5]]])
+    >>> Jq = jacobian_over_q(arch, point, inputs)
+    >>> Jp = jacobian_mod_p(arch, point, inputs, p)
+    >>> all(int(x) % p == int(y) for x, y in zip(Jq.ravel(), Jp.ravel()))
+    True
+    >>> rank_over_q(Jq), rank_mod_p(Jp, p)
+    (6, 6)
+    """
     from flint import fmpq
 
     flat = np.empty(len(point), dtype=object)
