@@ -71,7 +71,28 @@ LARGER_CASES = [
 def gauge(arch: Architecture) -> dict[str, int | None]:
     """The gauge slice: variable name -> fixed value (``None``: the free ``K_i[0,0]`` value).
 
-    Raises :class:`InvalidInputError` when the widths or ranks leave no such gauge.
+    Raises
+    ------
+    InvalidInputError
+        When the widths or ranks leave no such gauge (``a_i > d_{i-1}``, an
+        expanding hidden width) or the network is normalized.
+
+    Examples
+    --------
+    One fixed entry per dimension of the symmetry group: ``GL_2`` for each
+    ``Q_i``, ``GL_2`` for the hidden width, one scaling per layer.
+
+    >>> from attngeo import Architecture, SymmetryGroup
+    >>> from attngeo.geometry.deepfiber import gauge
+    >>> arch = Architecture((2, 2, 2), (2, 2), tokens=2)
+    >>> len(gauge(arch)), SymmetryGroup(arch).dimension, arch.parameter_count
+    (14, 14, 24)
+    >>> gauge(Architecture((1, 1, 2), (1, 1), tokens=2))
+    {'Q1_0_0': 1, 'K1_0_0': None, 'V1_0_0': 1, 'Q2_0_0': 1, 'K2_0_0': None}
+    >>> gauge(Architecture((2, 3, 2), (1, 1), tokens=2))
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.InvalidInputError: the gauge needs d_1 = 3 <= d_0 = 2 (an expanding hidden width has stabilizers: the fiber is not an orbit of the listed groups)
     """
     if arch.normalization != "lightning":
         raise InvalidInputError("deep fibers are computed for lightning networks only")
@@ -97,7 +118,25 @@ def gauge(arch: Architecture) -> dict[str, int | None]:
 def gauge_point(arch: Architecture, rng: random.Random, bound: int = 5) -> list[fmpq]:
     """A random point of the slice with nonzero integer entries, redrawn until every
     ``A_i = K_i^T Q_i`` and ``V_i`` has its generic rank (a special point, e.g. a
-    rank-deficient ``A_1``, has a larger fiber and says nothing about the generic one)."""
+    rank-deficient ``A_1``, has a larger fiber and says nothing about the generic one).
+
+    Examples
+    --------
+    >>> import random
+    >>> from flint import fmpq_mat
+    >>> from attngeo import Architecture
+    >>> from attngeo.geometry.deepfiber import gauge, gauge_point
+    >>> arch = Architecture((2, 2, 2), (2, 2), tokens=2)
+    >>> point = gauge_point(arch, random.Random(1))
+    >>> point[:4]                                         # Q_1 = I: the GL_2 gauge
+    [1, 0, 0, 1]
+    >>> fixed = gauge(arch)
+    >>> all(v != 0 for n, v in zip(arch.variable_names(), point) if fixed.get(n) is None)
+    True
+    >>> K1, V1 = fmpq_mat(2, 2, point[4:8]), fmpq_mat(2, 2, point[8:12])
+    >>> K1.rank(), V1.rank()                              # A_1 = K_1^T and V_1 of full rank
+    (2, 2)
+    """
     fixed = gauge(arch)
     values = [v for v in range(-bound, bound + 1) if v]
     while True:
@@ -113,7 +152,37 @@ def _rank(M: np.ndarray) -> int:
 
 
 def fiber_equations(arch: Architecture, point: list[fmpq], inputs: list) -> tuple[tuple[str, ...], list]:
-    """Unknowns of the slice and the equations ``phi_W(X_n) - phi_{W_0}(X_n)``."""
+    """Unknowns of the slice and the equations ``phi_W(X_n) - phi_{W_0}(X_n)``.
+
+    Parameters
+    ----------
+    arch : Architecture
+    point : list of fmpq
+        ``W_0``, a point of the gauge slice (flat, in ``arch.variable_names()`` order).
+    inputs : list
+        Integer inputs ``X_n``, each ``d_0 x t``.
+
+    Returns
+    -------
+    (tuple of str, list)
+        The free variables and the nonzero equations in them (``fmpq_mpoly``).
+
+    Examples
+    --------
+    Widths ``1, 1, 2``: the gauge fixes everything but ``V_2``, and the
+    equations are linear in it with ``W_0``'s ``V_2 = (-5, -1)`` as solution.
+
+    >>> from attngeo import Architecture
+    >>> from attngeo.geometry.deepfiber import fiber_equations
+    >>> arch = Architecture((1, 1, 2), (1, 1), tokens=2)
+    >>> free, eqs = fiber_equations(arch, [1, 2, 1, 1, 2, -5, -1], [[[1, 2]], [[0, 3]]])
+    >>> free
+    ('V2_0_0', 'V2_1_0')
+    >>> [str(e) for e in eqs[:3]]
+    ['10000*V2_0_0 + 50000', '20000*V2_0_0 + 100000', '10000*V2_1_0 + 10000']
+    >>> all(e(-5, -1) == 0 for e in eqs)
+    True
+    """
     fixed = gauge(arch)
     names = arch.variable_names()
     free = tuple(n for n in names if n not in fixed)
@@ -132,7 +201,18 @@ def fiber_equations(arch: Architecture, point: list[fmpq], inputs: list) -> tupl
 
 
 def standard_monomials(basis: Basis) -> list[tuple] | None:
-    """The exponents not divisible by any leading monomial (a basis of the quotient), None if infinite."""
+    """The exponents not divisible by any leading monomial (a basis of the quotient), None if infinite.
+
+    Examples
+    --------
+    >>> from attngeo.exact.engine import groebner, ring
+    >>> from attngeo.geometry.deepfiber import standard_monomials
+    >>> x, y = ring(("x", "y")).gens()
+    >>> standard_monomials(groebner([x**2 - 1, y - x], ("x", "y"), engine="flint"))   # 1 and y
+    [(0, 0), (0, 1)]
+    >>> standard_monomials(groebner([x * y], ("x", "y"), engine="flint")) is None     # a curve
+    True
+    """
     n = len(basis.variables)
     leads = [p.monoms()[0] for p in basis.polys]
     pure = [None] * n
@@ -156,7 +236,18 @@ def standard_monomials(basis: Basis) -> list[tuple] | None:
 
 
 def staircase(basis: Basis) -> int | None:
-    """Number of standard monomials (solutions with multiplicity over C), None if infinite."""
+    """Number of standard monomials (solutions with multiplicity over C), None if infinite.
+
+    Examples
+    --------
+    >>> from attngeo.exact.engine import groebner, ring
+    >>> from attngeo.geometry.deepfiber import staircase
+    >>> x, y = ring(("x", "y")).gens()
+    >>> staircase(groebner([x**2 - 1, y - x], ("x", "y"), engine="flint"))   # (1, 1) and (-1, -1)
+    2
+    >>> staircase(groebner([x**2, y], ("x", "y"), engine="flint"))           # the origin, twice
+    2
+    """
     monomials = standard_monomials(basis)
     return None if monomials is None else len(monomials)
 
@@ -167,6 +258,18 @@ class Parametrization:
 
     ``g`` is squarefree of degree ``D`` (the staircase count), so the ``D`` roots give ``D``
     distinct points, which are then all the solutions.
+
+    Examples
+    --------
+    The two points ``(±1, ±1)`` on the diagonal: ``z = x`` separates them.
+
+    >>> import random
+    >>> from attngeo.exact.engine import groebner, ring
+    >>> from attngeo.geometry.deepfiber import parametrize
+    >>> x, y = ring(("x", "y")).gens()
+    >>> param = parametrize(groebner([x**2 - 1, y - x], ("x", "y"), engine="flint"), random.Random(0))
+    >>> param.to_dict()
+    {'form': ['1', '0'], 'g': ['-1', '0', '1'], 'x': [['0', '1'], ['0', '1']]}
     """
 
     form: list[fmpq]
@@ -174,6 +277,15 @@ class Parametrization:
     x: list[fmpq_poly]
 
     def to_dict(self) -> dict:
+        """``form``, ``g`` and each ``x_i`` as coefficient strings, constant term first (the certificate's record).
+
+        Examples
+        --------
+        >>> from flint import fmpq_poly
+        >>> from attngeo.geometry.deepfiber import Parametrization
+        >>> Parametrization([1, 0], fmpq_poly([-4, 0, 1]), [fmpq_poly([0, 1]), fmpq_poly([1])]).to_dict()
+        {'form': ['1', '0'], 'g': ['-4', '0', '1'], 'x': [['0', '1'], ['1']]}
+        """
         coeffs = lambda p: [str(c) for c in p.coeffs()]  # noqa: E731
         return {"form": [str(c) for c in self.form], "g": coeffs(self.g), "x": [coeffs(p) for p in self.x]}
 
@@ -184,6 +296,26 @@ def parametrize(basis: Basis, rng: random.Random, tries: int = 6) -> Parametriza
     Tries ``z = x_j`` for each variable (shape position) and then random small
     linear forms; a form works when its multiplication matrix has a squarefree
     characteristic polynomial of degree ``D`` (it then separates the points).
+
+    Returns
+    -------
+    Parametrization or None
+        None when the solutions are infinitely many or no form tried separates them.
+
+    Examples
+    --------
+    The four points ``(±1, ±1)``: neither ``x`` nor ``y`` separates them, a
+    random form does, and ``g`` has four distinct roots.
+
+    >>> import random
+    >>> from attngeo.exact.engine import groebner, ring
+    >>> from attngeo.geometry.deepfiber import parametrize
+    >>> x, y = ring(("x", "y")).gens()
+    >>> param = parametrize(groebner([x**2 - 1, y**2 - 1], ("x", "y"), engine="flint"), random.Random(0))
+    >>> param.g.degree(), all(c != 0 for c in param.form)
+    (4, True)
+    >>> [f.degree() for f, _ in param.g.factor()[1]]     # four rational points, one linear factor each
+    [1, 1, 1, 1]
     """
     B = standard_monomials(basis)
     if B is None:
@@ -229,6 +361,23 @@ def factor_verdicts(arch: Architecture, point: list[fmpq], basis: Basis, param: 
     ``g_i`` are conjugate: all are fiber points iff the difference vanishes modulo
     ``g_i``. The fiber meets the slice in exactly ``sum(deg g_i)`` points over the
     factors that pass, irrational ones included.
+
+    Examples
+    --------
+    A basis with a spurious solution: ``V_2 = (-5, -1)`` (the point itself) and
+    ``V_2 = (0, 0)``. Only the factor ``z + 5`` of ``g = z (z + 5)`` is a fiber point.
+
+    >>> import random
+    >>> from attngeo import Architecture
+    >>> from attngeo.exact.engine import groebner, ring
+    >>> from attngeo.geometry.deepfiber import factor_verdicts, parametrize
+    >>> arch = Architecture((1, 1, 2), (1, 1), tokens=2)
+    >>> point = [1, 2, 1, 1, 2, -5, -1]
+    >>> names = ("V2_0_0", "V2_1_0")
+    >>> u, v = ring(names).gens()
+    >>> basis = groebner([u * (u + 5), 5 * v - u], names, engine="flint")
+    >>> factor_verdicts(arch, point, basis, parametrize(basis, random.Random(0)))
+    [{'factor': ['0', '1'], 'degree': 1, 'fiber': False}, {'factor': ['5', '1'], 'degree': 1, 'fiber': True}]
     """
     d, t = arch.input_shape
     ring_zx = ring(("z",) + tuple(f"X_{r}_{c}" for r in range(d) for c in range(t)))
@@ -254,7 +403,23 @@ def factor_verdicts(arch: Architecture, point: list[fmpq], basis: Basis, param: 
 
 def rational_solutions(param: Parametrization, keep: list[bool] | None = None) -> list[list[fmpq]]:
     """The solutions with rational coordinates: the roots of the linear factors of ``g``
-    (only of the factors flagged in ``keep``, in :func:`factor_verdicts` order, when given)."""
+    (only of the factors flagged in ``keep``, in :func:`factor_verdicts` order, when given).
+
+    Examples
+    --------
+    >>> import random
+    >>> from attngeo.exact.engine import groebner, ring
+    >>> from attngeo.geometry.deepfiber import parametrize, rational_solutions
+    >>> x, y = ring(("x", "y")).gens()
+    >>> param = parametrize(groebner([x**2 - 1, y**2 - 1], ("x", "y"), engine="flint"), random.Random(0))
+    >>> sorted((int(a), int(b)) for a, b in rational_solutions(param))
+    [(-1, -1), (-1, 1), (1, -1), (1, 1)]
+
+    Irrational roots are not listed: ``x^2 = 2`` has none rational.
+
+    >>> rational_solutions(parametrize(groebner([x**2 - 2, y - 1], ("x", "y"), engine="flint"), random.Random(0)))
+    []
+    """
     out = []
     factors = param.g.factor()[1]
     for (f, _), kept in zip(factors, keep if keep is not None else [True] * len(factors)):
@@ -265,7 +430,22 @@ def rational_solutions(param: Parametrization, keep: list[bool] | None = None) -
 
 
 def same_function(arch: Architecture, p1: list[fmpq], p2: list[fmpq]) -> bool:
-    """``phi_{W_1} = phi_{W_2}`` as polynomials in ``X`` (exact symbolic comparison)."""
+    """``phi_{W_1} = phi_{W_2}`` as polynomials in ``X`` (exact symbolic comparison).
+
+    Examples
+    --------
+    The scaling ``(Q_1, V_1) -> (2 Q_1, V_1 / 2)`` keeps the function; moving
+    one output weight does not.
+
+    >>> import random
+    >>> from attngeo import Architecture
+    >>> from attngeo.geometry.deepfiber import gauge_point, same_function
+    >>> arch = Architecture((2, 2, 2), (2, 2), tokens=2)
+    >>> p = gauge_point(arch, random.Random(1))
+    >>> scaled = [2 * w for w in p[:4]] + p[4:8] + [w / 2 for w in p[8:12]] + p[12:]
+    >>> same_function(arch, p, scaled), same_function(arch, p, p[:-1] + [p[-1] + 1])
+    (True, False)
+    """
     ctx = symbolic_context(arch)
     d, t = arch.input_shape
     X = object_array(d, t, ctx.gens()[arch.parameter_count:])
@@ -278,7 +458,27 @@ def same_function(arch: Architecture, p1: list[fmpq], p2: list[fmpq]) -> bool:
 
 @dataclass(repr=False)
 class DeepFiber(Result):
-    """The fiber of a deep network at a gauge point, as far as elimination settles it."""
+    """The fiber of a deep network at a gauge point, as far as elimination settles it.
+
+    ``solutions`` counts the solutions of the sampled system in the slice
+    (None: infinitely many); ``extra`` are the rational fiber points besides
+    ``W_0``, ``line`` a verified line of the fiber, ``factors`` the verdict on
+    each irreducible factor of the eliminant.
+
+    Examples
+    --------
+    Widths ``1, 1, 2`` (solved by python-flint; larger networks need msolve):
+    the fiber is the symmetry orbit, of dimension 5 = ``dim G``.
+
+    >>> from attngeo import Architecture, deep_fiber
+    >>> fib = deep_fiber(Architecture((1, 1, 2), (1, 1), tokens=2), seed=0, engine="flint")
+    >>> fib.solutions, fib.certified, fib.fiber_points, fib.extra, fib.line
+    (1, True, 1, [], None)
+    >>> fib.verdict
+    'fiber = symmetry orbit (no hidden continuous or discrete symmetry in the gauge domain)'
+    >>> [c["dimension"] for c in fib.components]
+    [5]
+    """
 
     arch: Architecture
     point: list[fmpq]
@@ -311,6 +511,7 @@ class DeepFiber(Result):
 
     @property
     def verdict(self) -> str:
+        """What the elimination settled, in words: an orbit, a hidden symmetry, or bounds."""
         if self.solutions is None and self.line is not None:
             return "hidden continuous symmetry: a line through W_0 in the gauge slice lies in the fiber"
         if self.solutions is None:
@@ -325,6 +526,7 @@ class DeepFiber(Result):
 
     @property
     def components(self) -> list[dict]:
+        """One orbit per fiber point in the slice, each with its exact dimension (or a lower bound)."""
         orbit = orbit_dimension(self.arch, self.point)  # exact; the same along the whole orbit
         if self.solutions is None:
             # the orbits of a line in the slice are distinct (the slice meets each once)
@@ -336,6 +538,15 @@ class DeepFiber(Result):
                 for i in range(k)]
 
     def summary(self) -> dict:
+        """The record ``--json`` prints: verdict, counts, components, engine and method.
+
+        Examples
+        --------
+        >>> from attngeo import Architecture, deep_fiber
+        >>> s = deep_fiber(Architecture((1, 1, 2), (1, 1), tokens=2), seed=0, engine="flint").summary()
+        >>> s["solutions_in_slice"], s["fiber_points"], s["engine"]
+        (1, 1, 'flint')
+        """
         return {
             "architecture": self.arch.to_dict(),
             "components": self.components,
@@ -350,6 +561,17 @@ class DeepFiber(Result):
         }
 
     def to_json(self) -> dict:
+        """The certificate: point, inputs, basis, parametrization, factor verdicts and the trusted step.
+
+        Examples
+        --------
+        >>> from attngeo import Architecture, deep_fiber
+        >>> cert = deep_fiber(Architecture((1, 1, 2), (1, 1), tokens=2), seed=0, engine="flint").to_json()
+        >>> cert["variables"], cert["basis"], cert["point"][-2:]
+        (['V2_0_0', 'V2_1_0'], ['V2_1_0 + 1', 'V2_0_0 + 5'], ['-5', '-1'])
+        >>> cert["trusted"]
+        'the inclusion <basis> c <equations>: computed by flint, replayed by the checker'
+        """
         return certificate_json(self.kind, {
             **self.summary(),
             "point": [str(v) for v in self.point],
@@ -367,6 +589,16 @@ class DeepFiber(Result):
         }, drop=("verdict",))
 
     def latex(self) -> str:
+        """The fiber near ``W_0`` as a union of orbits of the symmetry group ``G``, in LaTeX.
+
+        Examples
+        --------
+        >>> from attngeo import Architecture, deep_fiber
+        >>> from attngeo.latex import balanced
+        >>> tex = deep_fiber(Architecture((1, 1, 2), (1, 1), tokens=2), seed=0, engine="flint").latex()
+        >>> "cdot W_{0}" in tex, balanced(tex)
+        (True, True)
+        """
         group = SymmetryGroup(self.arch).latex()
         lhs = r"\varphi^{-1}(\varphi_{W_0}) \cap U"
         if self.certified:
@@ -386,6 +618,40 @@ def deep_fiber(arch: Architecture, seed: int | None = None, engine: str = "auto"
 
     Extra solutions are re-tested with twice the inputs (up to :data:`MAX_RETRIES`
     times) before rational ones are verified exactly as fiber points.
+
+    Parameters
+    ----------
+    arch : Architecture
+        A lightning network with ``t >= 2`` that has a gauge (:func:`gauge`).
+    seed : int or None
+        Seeds the point, the inputs and the parametrization.
+    engine : str
+        ``auto`` (msolve when installed), ``msolve``, ``singular``, ``flint`` or ``sympy``.
+    inputs : int or None
+        Number of sample inputs; by default about twice the unknowns over the outputs.
+    timeout : float
+        Seconds the engine may take.
+
+    Returns
+    -------
+    DeepFiber
+
+    Raises
+    ------
+    InvalidInputError
+        When ``t < 2`` or the architecture has no gauge.
+    EngineUnavailable
+        When no installed engine reaches the system's size (msolve is then needed).
+
+    Examples
+    --------
+    >>> from attngeo import Architecture, deep_fiber
+    >>> deep_fiber(Architecture((1, 1, 2), (1, 1), tokens=2), seed=0, engine="flint").verdict
+    'fiber = symmetry orbit (no hidden continuous or discrete symmetry in the gauge domain)'
+    >>> deep_fiber(Architecture((2, 2, 2), (2, 2), tokens=1), seed=1)
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.InvalidInputError: deep fibers need t >= 2 tokens (t = 1 has extra symmetries of A)
     """
     if arch.tokens < 2:
         raise InvalidInputError("deep fibers need t >= 2 tokens (t = 1 has extra symmetries of A)")
@@ -420,7 +686,15 @@ def deep_fiber(arch: Architecture, seed: int | None = None, engine: str = "auto"
 
 
 def line_degree(arch: Architecture) -> int:
-    """Degree of ``phi_W`` in ``W``: ``3 deg(previous) + 3`` per layer (3, 12, 39, ...)."""
+    """Degree of ``phi_W`` in ``W``: ``3 deg(previous) + 3`` per layer (3, 12, 39, ...).
+
+    Examples
+    --------
+    >>> from attngeo import Architecture
+    >>> from attngeo.geometry.deepfiber import line_degree
+    >>> [line_degree(Architecture((2,) * (l + 1), (1,) * l)) for l in (1, 2, 3)]
+    [3, 12, 39]
+    """
     deg = 0
     for _ in arch.ranks:
         deg = 3 * deg + 3
@@ -435,6 +709,30 @@ def fiber_line(arch: Architecture, point: list[fmpq], free: tuple, eqs: list) ->
     accepted when the networks agree as polynomials in ``X`` at ``s = 1..D+1``,
     ``D`` = :func:`line_degree`: the difference is a polynomial of degree at most
     ``D`` in ``s``, so ``D + 1`` roots make it zero.
+
+    Examples
+    --------
+    ``a_1 = 1`` makes the hidden output ``Y_1`` of rank 1, so ``Y_1^T S Y_1 = 0``
+    for every skew ``S``: ``K_2 -> K_2 + s S`` is a hidden line of symmetries.
+
+    >>> import random
+    >>> from attngeo import Architecture
+    >>> from attngeo.geometry.deepfiber import fiber_equations, fiber_line, gauge_point
+    >>> arch = Architecture((2, 2, 2), (1, 2), tokens=2)
+    >>> rng = random.Random(2025)
+    >>> point = gauge_point(arch, rng)
+    >>> inputs = [[[rng.randint(-3, 3) for _ in range(2)] for _ in range(2)] for _ in range(4)]
+    >>> free, eqs = fiber_equations(arch, point, inputs)
+    >>> v = fiber_line(arch, point, free, eqs)
+    >>> {n: int(x) for n, x in zip(arch.variable_names(), v) if x}
+    {'K2_0_1': -1, 'K2_1_0': 1}
+
+    Widths ``1, 1, 2`` have no such line: the equations fix ``V_2``.
+
+    >>> small = Architecture((1, 1, 2), (1, 1), tokens=2)
+    >>> p = [1, 2, 1, 1, 2, -5, -1]
+    >>> fiber_line(small, p, *fiber_equations(small, p, [[[1, 2]], [[0, 3]]])) is None
+    True
     """
     own = [v for n, v in zip(arch.variable_names(), point) if n in free]
     rows = [[e.derivative(i)(*own) for i in range(len(free))] for e in eqs]
