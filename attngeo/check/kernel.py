@@ -34,7 +34,18 @@ KINDS = {
 
 @dataclass(frozen=True)
 class CheckResult:
-    """A certificate that verified: its path, its kind, and the one-line claim it proves."""
+    """A certificate that verified: its path, its kind, and the one-line claim it proves.
+
+    The claim is built by the checker from verified values only; no text of the
+    certificate is echoed into it.
+
+    Examples
+    --------
+    >>> from attngeo import Architecture, certify_dimension, check_certificate
+    >>> cert = certify_dimension(Architecture((2, 2), (1,), tokens=2), seed=0).to_json()
+    >>> check_certificate(cert)
+    CheckResult(path='<dict>', kind='dimension', claim='dim M = 6 for widths 2,2, ranks 1, t=2')
+    """
 
     path: str
     kind: str
@@ -91,7 +102,43 @@ def _closed(value, schema, root: dict, where: str) -> None:
 
 
 def verify(cert) -> str:
-    """The claim ``cert`` proves, or CertificateRejected / CertificateFormatError / CannotVerify."""
+    """The claim ``cert`` proves, or CertificateRejected / CertificateFormatError / CannotVerify.
+
+    The header, then the closed schema (an unknown field is refused; embedded
+    certificates are verified and bound first), then the kind's checker.
+    :func:`check_certificate` is the public entry; this is the step it and the
+    embedded certificates share, without the one-line clean-up of messages.
+
+    Parameters
+    ----------
+    cert : dict
+        A parsed certificate.
+
+    Returns
+    -------
+    str
+        The claim, in the checker's words.
+
+    Examples
+    --------
+    >>> from attngeo import Architecture, certify_dimension
+    >>> from attngeo.check.kernel import verify
+    >>> cert = certify_dimension(Architecture((2, 2), (1,), tokens=2), seed=0).to_json()
+    >>> verify(cert)
+    'dim M = 6 for widths 2,2, ranks 1, t=2'
+
+    A field the checker does not verify cannot ride along, and version 1
+    (which carried prose) is refused:
+
+    >>> verify({**cert, "note": "rank 7, trust me"})
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateRejected: unknown field 'note': a certificate may hold only fields the checker verifies (docs/certificates.md)
+    >>> verify({**cert, "version": 1})
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateRejected: version 1 certificates carried prose the checker could not verify; regenerate it (version 2)
+    """
     kind = _header(cert)
     module = _module(kind)
     _closed(cert, module.SCHEMA, cert, "")
@@ -110,12 +157,36 @@ def check_certificate(source: str | os.PathLike | dict) -> CheckResult:
     CannotVerify
         This machine cannot judge it (e.g. the replay needs msolve) (exit 2).
 
+    Parameters
+    ----------
+    source : str, os.PathLike or dict
+        A certificate file (read by the bounded reader) or a parsed certificate.
+
+    Returns
+    -------
+    CheckResult
+        Its path (``"<dict>"`` for a dict), kind and claim.
+
     Examples
     --------
+    One layer ``2 -> 2`` of rank 1 has ``2 + 2 + 4 = 8`` weights and two
+    rescalings (``Q`` against ``K``, ``V`` against ``A = K^T Q``), so ``dim M = 6``:
+
     >>> from attngeo import Architecture, certify_dimension
     >>> cert = certify_dimension(Architecture((2, 2), (1,), tokens=2), seed=0).to_json()
     >>> check_certificate(cert).claim
     'dim M = 6 for widths 2,2, ranks 1, t=2'
+
+    A lower bound above the rank of the recorded Jacobian minor (6) is refused:
+
+    >>> check_certificate({**cert, "lower": 7})   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateRejected: ...
+    >>> check_certificate({"format": "something-else"})
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateFormatError: not an attngeo certificate (no "format": "attngeo-certificate")
     """
     try:
         if isinstance(source, dict):
@@ -135,5 +206,17 @@ def check_certificate(source: str | os.PathLike | dict) -> CheckResult:
 
 
 def one_line(message) -> str:
-    """A message as one printable line: no text of a certificate can start a line of its own."""
+    """A message as one printable line: no text of a certificate can start a line of its own.
+
+    Non-printable characters (newlines, escapes) become spaces; the result is
+    at most 2000 characters.
+
+    Examples
+    --------
+    >>> from attngeo.check import one_line
+    >>> one_line("bad.json\\nvalid     forged.json: dim M = 99")
+    'bad.json valid     forged.json: dim M = 99'
+    >>> len(one_line("x" * 5000))
+    2000
+    """
     return "".join(c if c.isprintable() else " " for c in str(message))[:2000]
