@@ -24,12 +24,34 @@ from ..exceptions import InvalidInputError
 
 
 def matrix_names(base: str, rows: int, cols: int) -> list[list[str]]:
-    """Names ``base_i_j`` (1-based) of a symbolic ``rows x cols`` matrix."""
+    """Names ``base_i_j`` (1-based) of a symbolic ``rows x cols`` matrix.
+
+    Examples
+    --------
+    >>> matrix_names("A", 2, 3)
+    [['A_1_1', 'A_1_2', 'A_1_3'], ['A_2_1', 'A_2_2', 'A_2_3']]
+    """
     return [[f"{base}_{i + 1}_{j + 1}" for j in range(cols)] for i in range(rows)]
 
 
 def symbolic_matrix(ctx, base: str, rows: int, cols: int) -> list[list]:
-    """The generators of ``ctx`` named ``base_i_j``, as a matrix (list of rows)."""
+    """The generators of ``ctx`` named ``base_i_j``, as a matrix (list of rows).
+
+    Raises
+    ------
+    InvalidInputError
+        When ``ctx`` lacks one of the names.
+
+    Examples
+    --------
+    >>> R = ring(("A_1_1", "A_1_2", "A_2_1", "A_2_2"))
+    >>> symbolic_matrix(R, "A", 2, 2)
+    [[A_1_1, A_1_2], [A_2_1, A_2_2]]
+    >>> symbolic_matrix(R, "V", 1, 2)
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.InvalidInputError: the ring has no variable 'V_1_1' for matrix V
+    """
     gens = dict(zip(ctx.names(), ctx.gens()))
     try:
         return [[gens[n] for n in row] for row in matrix_names(base, rows, cols)]
@@ -38,7 +60,27 @@ def symbolic_matrix(ctx, base: str, rows: int, cols: int) -> list[list]:
 
 
 def minors(M: list[list], r: int) -> list:
-    """All ``r x r`` minors of a matrix of polynomials (Laplace expansion, memoized)."""
+    """All ``r x r`` minors of a matrix of polynomials (Laplace expansion, memoized).
+
+    Minors are listed by row subsets, then column subsets, each in
+    lexicographic order: ``C(rows, r) * C(cols, r)`` of them.
+
+    Raises
+    ------
+    InvalidInputError
+        When ``r`` is not between 1 and ``min(rows, cols)``.
+
+    Examples
+    --------
+    >>> R = ring([n for row in matrix_names("A", 2, 3) for n in row])
+    >>> M = symbolic_matrix(R, "A", 2, 3)
+    >>> [str(m) for m in minors(M, 2)]
+    ['-A_1_2*A_2_1 + A_1_1*A_2_2', '-A_1_3*A_2_1 + A_1_1*A_2_3', '-A_1_3*A_2_2 + A_1_2*A_2_3']
+    >>> minors(M, 3)
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.InvalidInputError: minor size 3 must be between 1 and 2 for a 2x3 matrix
+    """
     rows, cols = len(M), len(M[0]) if M else 0
     if not 1 <= r <= min(rows, cols):
         raise InvalidInputError(f"minor size {r} must be between 1 and {min(rows, cols)} for a {rows}x{cols} matrix")
@@ -62,7 +104,26 @@ def minors(M: list[list], r: int) -> list:
 
 
 def lift(g, variables):
-    """``g`` (a polynomial over fewer or reordered variables, or a rational) in ``ring(variables)``."""
+    """``g`` (a polynomial over fewer or reordered variables, or a rational) in ``ring(variables)``.
+
+    Variables are matched by name.
+
+    Raises
+    ------
+    InvalidInputError
+        When ``g`` uses a variable outside ``variables``.
+
+    Examples
+    --------
+    >>> x, y = ring(("x", "y")).gens()
+    >>> g = lift(x * y**2, ("y", "z", "x"))
+    >>> g.context().names(), g.degrees()               # degrees in y, z, x
+    (('y', 'z', 'x'), (2, 0, 1))
+    >>> lift(x, ("y",))
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.InvalidInputError: a polynomial uses variables ('x', 'y') outside ('y',)
+    """
     ctx = ring(variables)
     variables = tuple(variables)
     if not hasattr(g, "context"):  # a rational constant (e.g. a minor of constant entries)
@@ -86,12 +147,36 @@ def lift(g, variables):
 class Ideal:
     """An ideal of ``Q[variables]`` given by generators.
 
+    ``+`` and ``*`` are the sum and product of ideals (in the same ring);
+    ``<=`` is inclusion (every generator a member) and ``==`` compares reduced
+    bases, both with the default engine. Each Gröbner basis is computed once per engine and kept.
+
+    Parameters
+    ----------
+    gens : list
+        Polynomials (python-flint, over fewer or reordered variables is fine) or rational constants;
+        zeros are dropped.
+    variables : sequence of str
+        The ring's variables, without repeats.
+
+    Raises
+    ------
+    InvalidInputError
+        Repeated variable names, or a generator using a variable outside ``variables``.
+
+    Examples
+    --------
     >>> I = determinantal_ideal("A", 2, 2, 2)          # det A
     >>> J = determinantal_ideal("A", 2, 2, 1)          # all entries
-    >>> J.contains(I.gens[0]) and not I.contains(J.gens[0])
+    >>> J.contains(I.gens[0], "flint") and not I.contains(J.gens[0], "flint")
     True
-    >>> I.dimension()
-    3
+    >>> I.dimension("flint"), J.dimension("flint")   # {det A = 0} is a hypersurface, {A = 0} a point
+    (3, 0)
+    >>> x, y = ring(("x", "y")).gens()
+    >>> Ideal([x, y], ("x", "x"))
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.InvalidInputError: repeated variable names in ('x', 'x')
     """
 
     def __init__(self, gens, variables):
@@ -125,6 +210,25 @@ class Ideal:
 
         ``substitution`` maps every variable name of this ring to a polynomial in
         ``ring(variables)`` (or a rational constant).
+
+        Raises
+        ------
+        InvalidInputError
+            When a variable of this ring has no value.
+
+        Examples
+        --------
+        Along ``A = k^T q`` (``q, k`` of size ``1 x 2``) the determinant vanishes
+        identically, and ``A = 0`` pulls back to ``{q = 0} ∪ {k = 0}``, of dimension 2:
+
+        >>> R = ring(("q_1", "q_2", "k_1", "k_2"))
+        >>> q1, q2, k1, k2 = R.gens()
+        >>> A = {"A_1_1": k1 * q1, "A_1_2": k1 * q2, "A_2_1": k2 * q1, "A_2_2": k2 * q2}
+        >>> determinantal_ideal("A", 2, 2, 2).pullback(A, R.names()).gens
+        []
+        >>> zero = determinantal_ideal("A", 2, 2, 1).pullback(A, R.names())
+        >>> [str(g) for g in zero.gens], zero.dimension("flint")
+        (['q_1*k_1', 'q_2*k_1', 'q_1*k_2', 'q_2*k_2'], 2)
         """
         target = ring(variables)
         missing = [n for n in self.variables if n not in substitution]
@@ -137,16 +241,42 @@ class Ideal:
     # -- Gröbner-basis operations ------------------------------------------------------------
 
     def groebner(self, engine: str = "auto") -> Basis:
+        """The reduced degrevlex Gröbner basis (:func:`attngeo.exact.engine.groebner`), computed once per engine.
+
+        Examples
+        --------
+        >>> x, y = ring(("x", "y")).gens()
+        >>> Ideal([x**2 - y, x * y], ("x", "y")).groebner("flint").strings()
+        ['y^2', 'x*y', 'x^2 - y']
+        """
         if engine not in self._bases:
             self._bases[engine] = groebner(self.gens, self.variables, engine) if self.gens \
                 else Basis(self.variables, [], "none", 0.0)
         return self._bases[engine]
 
     def reduced(self, engine: str = "auto") -> "Ideal":
-        """The same ideal, generated by its reduced Gröbner basis."""
+        """The same ideal, generated by its reduced Gröbner basis.
+
+        Examples
+        --------
+        >>> x, y = ring(("x", "y")).gens()
+        >>> I = Ideal([x**2 - y, x * y], ("x", "y"))
+        >>> R = I.reduced("flint")
+        >>> R.gens[0] == y**2, all(I.contains(g, "flint") for g in R.gens)   # y^2 = x (x y) - y (x^2 - y)
+        (True, True)
+        """
         return Ideal(self.groebner(engine).polys, self.variables)
 
     def contains(self, f, engine: str = "auto") -> bool:
+        """Ideal membership of the polynomial ``f``: its normal form is zero.
+
+        Examples
+        --------
+        >>> x, y = ring(("x", "y")).gens()
+        >>> I = Ideal([x**2 + y**2 - 2, x - y], ("x", "y"))      # the points ±(1, 1)
+        >>> I.contains(x * y - 1, "flint"), I.contains(x - 1, "flint")
+        (True, False)
+        """
         basis = self.groebner(engine).polys
         return normal_form(self._lift(f), basis) == 0 if basis else self._lift(f) == 0
 
@@ -162,10 +292,33 @@ class Ideal:
     __hash__ = None
 
     def is_unit(self, engine: str = "auto") -> bool:
+        """True when ``1`` is in the ideal: its variety is empty, even over C.
+
+        Examples
+        --------
+        >>> x, y = ring(("x", "y")).gens()
+        >>> Ideal([x, x - 1], ("x", "y")).is_unit("flint"), Ideal([x, y], ("x", "y")).is_unit("flint")
+        (True, False)
+        """
         return self.groebner(engine).is_unit()
 
     def eliminate(self, names, engine: str = "auto") -> "Ideal":
-        """``I ∩ Q[remaining variables]``: the closure of the projection forgetting ``names``."""
+        """``I ∩ Q[remaining variables]``: the closure of the projection forgetting ``names``.
+
+        Raises
+        ------
+        InvalidInputError
+            When a name is not a variable of this ring.
+
+        Examples
+        --------
+        The twisted cubic ``t -> (t, t^2, t^3)``, implicitly:
+
+        >>> t, x, y, z = ring(("t", "x", "y", "z")).gens()
+        >>> curve = Ideal([x - t, y - t**2, z - t**3], ("t", "x", "y", "z")).eliminate(["t"], "flint")
+        >>> curve.variables, [str(g) for g in curve.gens], curve.dimension("flint")
+        (('x', 'y', 'z'), ['y^2 - x*z', 'x*y - z', 'x^2 - y'], 1)
+        """
         names = list(names)
         unknown = [n for n in names if n not in self.variables]
         if unknown:
@@ -181,13 +334,31 @@ class Ideal:
         return (fresh,) + self.variables, ring((fresh,) + self.variables).gens()[0]
 
     def intersect(self, other: "Ideal", engine: str = "auto") -> "Ideal":
+        """``I ∩ J`` (the union of the varieties), as ``(t I + (1 - t) J) ∩ Q[x]``.
+
+        Examples
+        --------
+        >>> x, y = ring(("x", "y")).gens()
+        >>> X, Y = Ideal([x], ("x", "y")), Ideal([y], ("x", "y"))
+        >>> X.intersect(Y, "flint").gens == [x * y]     # the two axes
+        True
+        """
         self._same_ring(other)
         names, t = self._with_fresh("t")
         gens = [t * lift(f, names) for f in self.gens] + [(1 - t) * lift(g, names) for g in other.gens]
         return Ideal(gens, names).eliminate([names[0]], engine)
 
     def saturate(self, other: "Ideal", engine: str = "auto") -> "Ideal":
-        """``I : J^∞`` (the closure of ``V(I)`` minus ``V(J)``)."""
+        """``I : J^∞`` (the closure of ``V(I)`` minus ``V(J)``).
+
+        Examples
+        --------
+        Removing the line ``x = 0`` from ``x^2 y = 0`` leaves the line ``y = 0``:
+
+        >>> x, y = ring(("x", "y")).gens()
+        >>> Ideal([x**2 * y], ("x", "y")).saturate(Ideal([x], ("x", "y")), "flint").gens == [y]
+        True
+        """
         self._same_ring(other)
         if not other.gens:
             return self
@@ -206,6 +377,16 @@ class Ideal:
 
         ``dim = n - (least number of variables meeting the support of every
         leading monomial)``, a small hitting-set search.
+
+        Examples
+        --------
+        ``2 x 3`` matrices of rank at most 1 form a variety of dimension ``2 + 3 - 1``:
+
+        >>> determinantal_ideal("A", 2, 3, 2).dimension("flint")
+        4
+        >>> x, y = ring(("x", "y")).gens()
+        >>> Ideal([x, x - 1], ("x", "y")).dimension("flint")
+        -1
         """
         basis = self.groebner(engine)
         if basis.is_unit():
@@ -214,12 +395,25 @@ class Ideal:
         return len(self.variables) - _hitting_set(supports)
 
     def degrees(self) -> list[int]:
+        """The total degree of each generator.
+
+        Examples
+        --------
+        >>> determinantal_ideal("A", 3, 3, 2).degrees() == [2] * 9     # the nine 2 x 2 minors
+        True
+        """
         return [int(g.total_degree()) for g in self.gens]
 
     # -- output ------------------------------------------------------------------------------
 
     def latex(self) -> list[str]:
-        """One LaTeX string per generator."""
+        """One LaTeX string per generator.
+
+        Examples
+        --------
+        >>> determinantal_ideal("A", 2, 2, 2).latex()
+        ['-A_{12} A_{21} + A_{11} A_{22}']
+        """
         return [latex.polynomial(g) for g in self.gens]
 
     def _repr_latex_(self) -> str:
@@ -252,7 +446,31 @@ def _hitting_set(supports: list[frozenset]) -> int:
 
 
 def determinantal_ideal(base: str, rows: int, cols: int, r: int, variables=None) -> Ideal:
-    """``I_r`` of a symbolic ``rows x cols`` matrix named ``base``: the ideal of ``rank < r``."""
+    """``I_r`` of a symbolic ``rows x cols`` matrix named ``base``: the ideal of ``rank < r``.
+
+    Parameters
+    ----------
+    base : str
+        The matrix name; its entries are the variables ``base_i_j``.
+    rows, cols : int
+        The shape.
+    r : int
+        The minor size, ``1 <= r <= min(rows, cols)``.
+    variables : sequence of str, optional
+        A larger ring holding the entries (default: just the entries, row by row).
+
+    Returns
+    -------
+    Ideal
+
+    Examples
+    --------
+    >>> I = determinantal_ideal("A", 2, 3, 2)
+    >>> len(I.gens), I.variables[:3], I.dimension("flint")
+    (3, ('A_1_1', 'A_1_2', 'A_1_3'), 4)
+    >>> determinantal_ideal("A", 1, 2, 1, variables=("t", "A_1_1", "A_1_2")).dimension("flint")   # t is free
+    1
+    """
     names = [n for row in matrix_names(base, rows, cols) for n in row]
     variables = tuple(variables) if variables is not None else tuple(names)
     M = symbolic_matrix(ring(variables), base, rows, cols)
@@ -260,7 +478,16 @@ def determinantal_ideal(base: str, rows: int, cols: int, r: int, variables=None)
 
 
 def rank_ideal(base: str, rows: int, cols: int, r: int, variables) -> Ideal:
-    """The ideal of ``{rank <= r}``: ``I_{r+1}``, or the zero ideal when every matrix qualifies."""
+    """The ideal of ``{rank <= r}``: ``I_{r+1}``, or the zero ideal when every matrix qualifies.
+
+    Examples
+    --------
+    >>> names = [n for row in matrix_names("A", 2, 2) for n in row]
+    >>> rank_ideal("A", 2, 2, 1, names).gens == determinantal_ideal("A", 2, 2, 2).gens
+    True
+    >>> rank_ideal("A", 2, 2, 2, names).gens, rank_ideal("A", 2, 2, 0, names).dimension("flint")
+    ([], 0)
+    """
     if r >= min(rows, cols):
         return Ideal([], variables)
     return determinantal_ideal(base, rows, cols, r + 1, variables)
