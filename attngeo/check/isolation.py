@@ -100,7 +100,49 @@ def _outcome(path: str, answer) -> CheckResult | Exception:
 
 def check_paths(paths: list[str], seconds: float = DEFAULT_SECONDS, memory_mb: int = DEFAULT_MEMORY_MB,
                 workers: int = 1):
-    """Yield ``(path, CheckResult or exception)`` for every path, each checked in isolation, in input order."""
+    """Yield ``(path, CheckResult or exception)`` for every path, each checked in isolation, in input order.
+
+    Parameters
+    ----------
+    paths : list of str
+        Certificate files.
+    seconds : float
+        Time budget of one file; a worker that overruns is killed and the file is unusable.
+    memory_mb : int
+        Address-space limit of a worker (0: none).
+    workers : int
+        Worker processes run at once (at most one per path).
+
+    Yields
+    ------
+    tuple
+        ``(path, CheckResult)`` for a valid file, else ``(path, exception)``
+        with the exception as an object: ``CertificateRejected``,
+        ``CertificateFormatError`` or ``CannotVerify``.
+
+    Raises
+    ------
+    ValueError
+        ``seconds`` is not positive.
+
+    Examples
+    --------
+    >>> import json, os, tempfile
+    >>> from attngeo import Architecture, certify_dimension
+    >>> from attngeo.check import check_paths
+    >>> folder = tempfile.mkdtemp()
+    >>> cert = certify_dimension(Architecture((2, 2), (1,), tokens=2), seed=0)
+    >>> honest = str(cert.save(os.path.join(folder, "honest.json")))
+    >>> forged = os.path.join(folder, "forged.json")
+    >>> with open(forged, "w") as f:
+    ...     json.dump({**cert.to_json(), "lower": 7}, f)
+    >>> names = {honest: "honest", forged: "forged", folder: "a folder"}
+    >>> for path, outcome in check_paths([honest, forged, folder]):
+    ...     print(names[path], type(outcome).__name__)
+    honest CheckResult
+    forged CertificateRejected
+    a folder CertificateFormatError
+    """
     if seconds <= 0:
         raise ValueError("the time budget must be positive")
     pending = list(enumerate(paths))[::-1]
@@ -151,6 +193,30 @@ def check_file(path: str | os.PathLike, seconds: float = DEFAULT_SECONDS,
                memory_mb: int = DEFAULT_MEMORY_MB) -> CheckResult:
     """Check one certificate file in an isolated worker; raises like :func:`check_certificate`.
 
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The certificate file.
+    seconds : float
+        Time budget (900 s by default); a slower check is unusable input.
+    memory_mb : int
+        Address-space limit of the worker (8 GB by default).
+
+    Returns
+    -------
+    CheckResult
+        The verified claim.
+
+    Raises
+    ------
+    CertificateRejected
+        The claim does not verify (exit 1).
+    CertificateFormatError
+        Unusable input: unreadable, malformed, over the time or memory budget,
+        or fatal to the worker (exit 2).
+    CannotVerify
+        This machine cannot judge it (exit 2).
+
     Examples
     --------
     >>> import tempfile, os
@@ -159,6 +225,10 @@ def check_file(path: str | os.PathLike, seconds: float = DEFAULT_SECONDS,
     >>> _ = certify_dimension(Architecture((2, 2), (1,), tokens=2), seed=0).save(path)
     >>> check_file(path).claim
     'dim M = 6 for widths 2,2, ranks 1, t=2'
+    >>> check_file(os.path.dirname(path))     # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateFormatError: ... is not a regular file; give the path of a certificate file
     """
     ((_, outcome),) = list(check_paths([os.fspath(path)], seconds, memory_mb))
     if isinstance(outcome, Exception):
@@ -167,7 +237,28 @@ def check_file(path: str | os.PathLike, seconds: float = DEFAULT_SECONDS,
 
 
 def certificate_files(folder: str | os.PathLike) -> list[str]:
-    """Every ``*.json`` below ``folder`` (links to folders are not followed), sorted."""
+    """Every ``*.json`` below ``folder`` (links to folders are not followed), sorted.
+
+    Raises
+    ------
+    CertificateFormatError
+        ``folder`` is not a folder.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from attngeo.check.isolation import certificate_files
+    >>> folder = tempfile.mkdtemp()
+    >>> os.makedirs(os.path.join(folder, "deep"))
+    >>> for name in ("b.json", "notes.txt", os.path.join("deep", "a.json")):
+    ...     open(os.path.join(folder, name), "w").close()
+    >>> [os.path.relpath(p, folder) for p in certificate_files(folder)]
+    ['b.json', 'deep/a.json']
+    >>> certificate_files(os.path.join(folder, "b.json"))     # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateFormatError: .../b.json is not a folder; give a folder of certificates or one file
+    """
     root = os.fspath(folder)
     if not os.path.isdir(root):
         raise CertificateFormatError(f"{root} is not a folder; give a folder of certificates or one file")
@@ -184,6 +275,39 @@ def check_folder(folder: str | os.PathLike, seconds: float = DEFAULT_SECONDS, me
 
     Never aborts: a file that is rejected, unusable, too slow or fatal to its
     worker is reported as such and the run goes on.
+
+    Parameters
+    ----------
+    folder : str or os.PathLike
+        Searched recursively (:func:`certificate_files`).
+    seconds, memory_mb
+        The budget of each file, as for :func:`check_file`.
+    workers : int, optional
+        Files checked at once (default: up to 2, the number of CPUs).
+
+    Returns
+    -------
+    list of tuple
+        ``(path, CheckResult or exception)`` in sorted path order.
+
+    Examples
+    --------
+    A folder with an honest certificate, a forged one and a file that is not JSON:
+
+    >>> import json, os, tempfile
+    >>> from attngeo import Architecture, certify_dimension, check_folder
+    >>> folder = tempfile.mkdtemp()
+    >>> cert = certify_dimension(Architecture((2, 2), (1,), tokens=2), seed=0)
+    >>> _ = cert.save(os.path.join(folder, "a-honest.json"))
+    >>> with open(os.path.join(folder, "b-forged.json"), "w") as f:
+    ...     json.dump({**cert.to_json(), "upper": 5, "dimension": None, "certified": False}, f)
+    >>> with open(os.path.join(folder, "c-broken.json"), "w") as f:
+    ...     _ = f.write("{not json")
+    >>> for path, outcome in check_folder(folder, workers=1):
+    ...     print(os.path.basename(path), type(outcome).__name__)
+    a-honest.json CheckResult
+    b-forged.json CertificateRejected
+    c-broken.json CertificateFormatError
     """
     files = certificate_files(folder)
     n = workers if workers is not None else min(2, os.cpu_count() or 1)
