@@ -14,6 +14,13 @@ from flint import fmpq, fmpq_mat
 
 
 def rational(x: fmpq) -> str:
+    """An exact rational: an integer as itself, otherwise a signed ``\\tfrac``.
+
+    Examples
+    --------
+    >>> print(rational(fmpq(-3, 4)), rational(fmpq(6, 3)))
+    -\\tfrac{3}{4} 2
+    """
     if x.q == 1:
         return str(x.p)
     sign = "-" if x.p < 0 else ""
@@ -21,12 +28,28 @@ def rational(x: fmpq) -> str:
 
 
 def matrix(M: fmpq_mat) -> str:
+    """A rational matrix as a ``pmatrix``.
+
+    Examples
+    --------
+    >>> print(matrix(fmpq_mat([[1, fmpq(1, 2)], [0, -1]])))
+    \\begin{pmatrix}1 & \\tfrac{1}{2} \\\\ 0 & -1\\end{pmatrix}
+    """
     rows = [" & ".join(rational(M[r, c]) for c in range(M.ncols())) for r in range(M.nrows())]
     return r"\begin{pmatrix}" + r" \\ ".join(rows) + r"\end{pmatrix}"
 
 
 def variable(name: str) -> str:
-    """``A_1_2`` -> ``A_{12}``; ``c_1_2_12`` -> ``c_{1,2,12}``."""
+    """``A_1_2`` -> ``A_{12}``; ``c_1_2_12`` -> ``c_{1,2,12}``.
+
+    A name of letters then digits is subscripted too (``y0`` -> ``y_{0}``); any
+    other name without underscores renders as itself.
+
+    Examples
+    --------
+    >>> variable("A_1_2"), variable("c_1_2_12"), variable("y0"), variable("t")
+    ('A_{12}', 'c_{1,2,12}', 'y_{0}', 't')
+    """
     base, *indices = name.split("_")
     if not indices:
         plain = re.fullmatch(r"([A-Za-z]+)(\d+)", name)  # y0 -> y_{0}
@@ -46,6 +69,10 @@ def _monomial(names: list[str], exps: tuple) -> str:
 def polynomial(p) -> str:
     """A python-flint ``fmpq_mpoly`` / ``fmpz_mpoly`` in LaTeX, terms in the ring's order.
 
+    Variable names follow :func:`variable`; coefficients follow :func:`rational`.
+
+    Examples
+    --------
     >>> from flint import fmpq_mpoly_ctx
     >>> ctx = fmpq_mpoly_ctx.get(("A_1_1", "V_1_2"), "degrevlex")
     >>> a, v = ctx.gens()
@@ -67,7 +94,13 @@ def polynomial(p) -> str:
 
 
 def balanced(text: str) -> bool:
-    """True when every ``{`` is closed in order (a cheap validity test for generated LaTeX)."""
+    """True when every ``{`` is closed in order (a cheap validity test for generated LaTeX).
+
+    Examples
+    --------
+    >>> balanced("c_{1,2}^{3}"), balanced("}{"), balanced("A_{1")
+    (True, False, False)
+    """
     depth = 0
     for ch in text:
         depth += ch == "{"
@@ -78,21 +111,45 @@ def balanced(text: str) -> bool:
 
 
 def architecture(arch) -> str:
-    """An architecture as inline math (no dollars)."""
+    """An architecture as inline math (no dollars).
+
+    Examples
+    --------
+    >>> from attngeo import Architecture
+    >>> print(architecture(Architecture((3, 3, 3), (2, 2), tokens=3)))
+    \\text{lightning attention}\\; d = (3, 3, 3),\\; a = (2, 2),\\; t = 3
+    """
     d = ", ".join(map(str, arch.widths))
     a = ", ".join(map(str, arch.ranks))
     return rf"\text{{{arch.normalization} attention}}\; d = ({d}),\; a = ({a}),\; t = {arch.tokens}"
 
 
 def dimension(lower: int, upper: int) -> str:
-    """``dim M = n (certified)`` or the two bounds."""
+    """``dim M = n (certified)`` or the two bounds.
+
+    Examples
+    --------
+    >>> print(dimension(16, 16))
+    \\dim \\mathcal{M} = 16\\ \\text{(certified)}
+    >>> print(dimension(14, 16))
+    14 \\le \\dim \\mathcal{M} \\le 16\\ \\text{(bounds only)}
+    """
     if lower == upper:
         return rf"\dim \mathcal{{M}} = {lower}\ \text{{(certified)}}"
     return rf"{lower} \le \dim \mathcal{{M}} \le {upper}\ \text{{(bounds only)}}"
 
 
 def forms(F: list[list]) -> str:
-    """A matrix of polynomials (e.g. the quadratic forms ``F_kp(y)``) as a pmatrix."""
+    """A matrix of polynomials (e.g. the quadratic forms ``F_kp(y)``) as a pmatrix.
+
+    Examples
+    --------
+    >>> from flint import fmpq_mpoly_ctx
+    >>> ctx = fmpq_mpoly_ctx.get(("y0", "y1"), "degrevlex")
+    >>> y0, y1 = ctx.gens()
+    >>> print(forms([[y0**2, y0 * y1], [ctx.from_dict({}), y1**2 / 2]]))
+    \\begin{pmatrix}y_{0}^{2} & y_{0} y_{1} \\\\ 0 & \\tfrac{1}{2} y_{1}^{2}\\end{pmatrix}
+    """
     rows = [" & ".join(polynomial(p) for p in row) for row in F]
     return r"\begin{pmatrix}" + r" \\ ".join(rows) + r"\end{pmatrix}"
 
@@ -109,7 +166,15 @@ FORMULAS = {
 
 
 def formula(name: str) -> str:
-    """A formula name of :mod:`attngeo.model.formulas` in LaTeX (``\\text{...}`` when unknown)."""
+    """A formula name of :mod:`attngeo.model.formulas` in LaTeX (``\\text{...}`` when unknown).
+
+    Examples
+    --------
+    >>> print(formula("l a (2d - a) + d^2 - l"))
+    l\\,a(2d - a) + d^2 - l
+    >>> print(formula("no such formula"))
+    \\text{no such formula}
+    """
     return FORMULAS.get(name, rf"\text{{{name}}}")
 
 
@@ -120,6 +185,8 @@ _TEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#
 def tex_escape(text: str) -> str:
     """Plain text for LaTeX (every special character escaped).
 
+    Examples
+    --------
     >>> tex_escape("a_1 & 50% {x}")
     'a\\\\_1 \\\\& 50\\\\% \\\\{x\\\\}'
     """
@@ -139,6 +206,10 @@ def _value(v) -> str:
 def sizes(params: dict) -> str:
     """One size as inline math (no dollars): ``{"d": 4, "d'": 3, "a": 3}`` -> ``d = 4,\\ d' = 3,\\ a = 3``.
 
+    Sizes that are ``None`` are left out.
+
+    Examples
+    --------
     >>> print(sizes({"d": [2, 3, 2], "a": [1, 2], "t": 2}))
     d = (2, 3, 2),\\ a = (1, 2),\\ t = 2
     """
@@ -164,6 +235,8 @@ def scope(s: dict) -> str:
 
     Braces are ``\\lbrace``/``\\rbrace`` so the same string also renders as Markdown math.
 
+    Examples
+    --------
     >>> print(scope({"count": 9, "factors": [{"name": "d", "values": [1, 2, 3]}, {"name": "t", "values": [2]}],
     ...              "relation": {"name": "a", "of": "d", "min": 1, "offset": 1}}))
     $1 \\le d \\le 3$, $1 \\le a \\le d + 1$, $t = 2$
@@ -184,7 +257,15 @@ def scope(s: dict) -> str:
 
 
 def stratum(rank_A: int, rank_V: int) -> str:
-    """The stratum ``S_{r,s}`` as inline math (no dollars); ``(0, 0)`` is the zero stratum."""
+    """The stratum ``S_{r,s}`` as inline math (no dollars); ``(0, 0)`` is the zero stratum.
+
+    Examples
+    --------
+    >>> print(stratum(1, 2))
+    \\operatorname{rank} A = 1,\\ \\operatorname{rank} V = 2
+    >>> print(stratum(0, 0))
+    A = 0 \\text{ or } V = 0
+    """
     if rank_A == 0:
         return r"A = 0 \text{ or } V = 0"
     return rf"\operatorname{{rank}} A = {rank_A},\ \operatorname{{rank}} V = {rank_V}"
@@ -196,7 +277,19 @@ POINTS = {"random": "random point", "rank1-swap": "rank-1 swap point", "rank1-pa
 
 
 def point(kind: str) -> str:
-    """A point kind as LaTeX text (math inside dollars): ``rank A = 1`` becomes ``$\\operatorname{rank} A = 1$``."""
+    """A point kind as LaTeX text (math inside dollars): ``rank A = 1`` becomes ``$\\operatorname{rank} A = 1$``.
+
+    Known kinds (:data:`POINTS`) are spelled out; anything else is escaped as plain text.
+
+    Examples
+    --------
+    >>> print(point("rank1-swap"))
+    rank-1 swap point
+    >>> print(point("rank A = 2"))
+    point with $\\operatorname{rank} A = 2$, $V$ generic
+    >>> print(point("my_point"))
+    my\\_point
+    """
     if kind in POINTS:
         return POINTS[kind]
     m = re.fullmatch(r"rank A = (\d+)", kind)
