@@ -64,6 +64,55 @@ def _output(weights: list, X: arb_mat, f, fp) -> arb_mat:
 
 
 def check_ball_lower(cert: dict, arch) -> int:
+    """The lower bound a normalized network's ball witness proves: a Jacobian minor whose determinant excludes 0.
+
+    The Jacobian columns of the recorded minor are recomputed on dual numbers
+    at the recorded precision, contracted with the recorded functionals; the
+    determinant ball must exclude 0 (so the minor is nonzero: ``rank >= r``)
+    and meet the recorded ball.
+
+    Parameters
+    ----------
+    cert : dict
+        A dimension certificate of a normalized network (its ``lower_witness``
+        holds a rational point, inputs, integer functionals, rows, columns,
+        precision and the determinant ball).
+    arch : attngeo.check.arch.Arch
+        Its architecture, as read by :func:`attngeo.check.arch.architecture`.
+
+    Returns
+    -------
+    int
+        The certified lower bound, equal to the certificate's ``lower``.
+
+    Raises
+    ------
+    CertificateRejected
+        A malformed witness, a ball that contains 0, or one that does not meet the recorded ball.
+    CannotVerify
+        A normalizer this checker does not know (only ``softmax``, i.e. ``exp``).
+
+    Examples
+    --------
+    One softmax layer ``2 -> 2`` of rank 1: the scaling of ``V`` against ``A``
+    is gone, so the dimension is one more than the lightning layer's 6:
+
+    >>> from attngeo import Architecture, certify_dimension
+    >>> from attngeo.check.arch import architecture
+    >>> from attngeo.check.ball import check_ball_lower
+    >>> cert = certify_dimension(Architecture((2, 2), (1,), tokens=2, normalization="softmax"), seed=0).to_json()
+    >>> check_ball_lower(cert, architecture(cert))
+    7
+
+    A recorded determinant of the wrong sign does not meet the recomputed ball:
+
+    >>> mid = cert["lower_witness"]["determinant"]
+    >>> cert["lower_witness"]["determinant"] = mid.replace("[-", "[") if "[-" in mid else mid.replace("[", "[-")
+    >>> check_ball_lower(cert, architecture(cert))
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateRejected: the recorded determinant ball does not meet the checker's
+    """
     lw = field(cert, "lower_witness", "")
     if not isinstance(lw, dict):
         reject("lower_witness must be an object")
