@@ -156,6 +156,7 @@ class Basis:
 
     @property
     def ctx(self):
+        """The ring of the basis, :func:`ring` of its variables."""
         return ring(self.variables)
 
     def is_unit(self) -> bool:

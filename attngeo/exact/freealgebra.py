@@ -80,6 +80,14 @@ class NCPoly:
 
     @property
     def T(self) -> "NCPoly":
+        """The transpose: each word reversed, each letter's transpose flipped.
+
+        Examples
+        --------
+        >>> M, N = NCPoly.symbol("M"), NCPoly.symbol("N")
+        >>> str((M @ N.T + M).T)
+        "M' + N M'"
+        """
         return NCPoly({tuple((s, not tr) for s, tr in reversed(w)): c for w, c in self.terms.items()})
 
     def derivative(self, tangent: dict[str, "NCPoly"]) -> "NCPoly":
