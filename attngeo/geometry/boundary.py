@@ -32,6 +32,27 @@ from ..model.layerfunction import LayerFunction, principal_minor, quadric_factor
 
 @dataclass(repr=False)
 class BoundaryVerdict(Result):
+    """Where a real point of ``M_C`` lies with respect to ``M_R``: ``boundary``, ``interior`` or ``outside``.
+
+    ``shape`` names the shape of ``F`` that decided it (``zero``, ``square``:
+    ``(s.y)^2 R``, ``indefinite`` / ``definite``: ``q(y) R`` with ``rank q = 2``,
+    ``general``); ``evidence`` holds the quadric, ``R`` and the minor the
+    checker re-verifies.
+
+    Examples
+    --------
+    ``F = (y_0^2 + y_1^2) (1)``: a definite quadric, whose factors are complex
+    conjugate, so no real weights.
+
+    >>> from attngeo import Architecture, LayerFunction, is_boundary_point
+    >>> arch = Architecture((2, 1), (1,), tokens=2)
+    >>> v = is_boundary_point(arch, LayerFunction.from_tensor(arch, [[[[1, 0], [0, 0]], [[0, 0], [1, 0]]]]))
+    >>> v.verdict, v.shape, v.in_real_image
+    ('outside', 'definite', False)
+    >>> v.evidence["quadric"], v.evidence["R"], v.evidence["minor"]     # q = I, R = (1 0), det q = 1 > 0
+    ([['1', '0'], ['0', '1']], [['1', '0']], [0, 1, '1'])
+    """
+
     arch: Architecture
     function: LayerFunction
     verdict: str  # boundary / interior / outside
@@ -44,14 +65,33 @@ class BoundaryVerdict(Result):
 
     @property
     def in_real_image(self) -> bool:
+        """The point has real weights (it is in ``M_R``)."""
         return self.verdict != "outside"
 
     def summary(self) -> dict:
+        """The record ``--json`` prints: verdict, shape, whether the point is real, and reason.
+
+        Examples
+        --------
+        >>> from attngeo import Architecture, is_boundary_point
+        >>> s = is_boundary_point(Architecture((2, 1), (1,), tokens=2), [[[[1, 2]], [[3, 5]], [[1, 1]]]]).summary()
+        >>> s["verdict"], s["shape"], s["in_real_image"]
+        ('interior', 'indefinite', True)
+        """
         return {"architecture": self.arch.to_dict(), "verdict": self.verdict, "shape": self.shape,
                 "in_real_image": self.in_real_image, "certified": True, "reason": self.reason,
                 "seconds": round(self.seconds, 3)}
 
     def to_json(self) -> dict:
+        """The certificate: the Gram tensor of ``F``, the verdict and the evidence the checker re-derives.
+
+        Examples
+        --------
+        >>> from attngeo import Architecture, check_certificate, is_boundary_point
+        >>> cert = is_boundary_point(Architecture((2, 1), (1,), tokens=2), [[[[1, 2]], [[3, 5]], [[3, 5]]]]).to_json()
+        >>> cert["verdict"], cert["evidence"]["rank_q"], check_certificate(cert).claim
+        ('boundary', 1, 'boundary point of M_R (widths 2,1, rank 1): square')
+        """
         f = self.function
         return certificate_json(self.kind, {
             **self.summary(), "tensor": f.numerators.astype(object).astype(str).tolist(),
@@ -61,6 +101,16 @@ class BoundaryVerdict(Result):
         return f"{self.arch}: {self.verdict} ({self.reason})"
 
     def latex(self) -> str:
+        """The verdict and the shape of ``F``, in LaTeX.
+
+        Examples
+        --------
+        >>> from attngeo import Architecture, is_boundary_point
+        >>> from attngeo.latex import balanced
+        >>> tex = is_boundary_point(Architecture((2, 1), (1,), tokens=2), [[[[1, 2]], [[3, 5]], [[3, 5]]]]).latex()
+        >>> "a boundary point" in tex, tex.endswith("(square)}"), balanced(tex)
+        (True, True, True)
+        """
         what = {"boundary": r"\text{a boundary point of } \mathcal M_{\mathbb R}",
                 "interior": r"\text{an interior point of } \mathcal M_{\mathbb R}",
                 "outside": r"\in \mathcal M_{\mathbb C} \setminus \mathcal M_{\mathbb R}"}[self.verdict]
@@ -74,11 +124,34 @@ def is_boundary_point(arch: Architecture, point) -> BoundaryVerdict:
     ``M_R``) or a :class:`LayerFunction` (any rational Gram tensor; refused when
     it is not in ``M_C``).
 
+    Returns
+    -------
+    BoundaryVerdict
+
+    Raises
+    ------
+    NotInNeuromanifoldError
+        When a given function is not in ``M_C`` (``exc.fiber`` holds the argument).
+    InvalidInputError
+        For a function of another architecture, or an architecture that is not a single layer.
+
+    Examples
+    --------
+    >>> from attngeo import Architecture, LayerFunction, is_boundary_point
     >>> arch = Architecture((2, 1), (1,), tokens=2)
     >>> is_boundary_point(arch, [[[[1, 2]], [[3, 5]], [[3, 5]]]]).verdict   # V = K: the parallel point
     'boundary'
     >>> is_boundary_point(arch, [[[[1, 2]], [[3, 5]], [[1, 1]]]]).verdict
     'interior'
+    >>> is_boundary_point(arch, [[[[1, 2]], [[3, 5]], [[0, 0]]]]).shape     # V = 0: the zero function
+    'zero'
+
+    ``F = (y_0^2 + y_1^2, 2 y_0 y_1)`` has no weights at all:
+
+    >>> is_boundary_point(arch, LayerFunction.from_tensor(arch, [[[[1, 0], [0, 1]], [[0, 1], [1, 0]]]]))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.NotInNeuromanifoldError: this tensor is not in the neuromanifold: F_00 is irreducible over Q ...
     """
     single_layer(arch, "is_boundary_point")
     start = time.perf_counter()

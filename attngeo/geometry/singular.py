@@ -46,6 +46,29 @@ def tangent_image(Q: fmpq_mat, K: fmpq_mat, V: fmpq_mat) -> fmpq_mat:
 
     Columns follow the flattening order (``Q``, ``K``, ``V`` row-major); rows the
     Gram coordinates ``(k, m <= n, p)``. ``2 S[k,m,n,p] = V_km A_np + V_kn A_mp``.
+
+    Parameters
+    ----------
+    Q, K : fmpq_mat
+        ``a x d``.
+    V : fmpq_mat
+        ``d' x d``.
+
+    Returns
+    -------
+    fmpq_mat
+        ``d' d (d + 1) / 2 * d`` rows, ``2 a d + d' d`` columns.
+
+    Examples
+    --------
+    At a generic point of ``d = d' = 2``, ``a = 1`` the rank is ``dim M = 6``
+    (8 parameters less the ``GL_1`` and the scaling).
+
+    >>> from flint import fmpq_mat
+    >>> from attngeo.geometry.singular import tangent_image
+    >>> J = tangent_image(fmpq_mat([[1, 2]]), fmpq_mat([[3, 5]]), fmpq_mat([[1, 0], [2, 1]]))
+    >>> J.nrows(), J.ncols(), J.rank()
+    (12, 8, 6)
     """
     a, d = Q.nrows(), Q.ncols()
     dd = V.nrows()
@@ -127,7 +150,19 @@ def _with_product(A: fmpq_mat, a: int, rng: random.Random) -> tuple[fmpq_mat, fm
 
 @dataclass(repr=False)
 class SingularityVerdict(Result):
-    """``singular``, ``smooth`` or ``undecided``, with the evidence."""
+    """``singular``, ``smooth`` or ``undecided``, with the evidence.
+
+    ``span`` is the rank of the tangent images stacked over ``preimages``;
+    ``dimension`` the certified ``dim M``; the embedded certificates are those
+    the verdict rests on.
+
+    Examples
+    --------
+    >>> from attngeo import Architecture, is_singular
+    >>> v = is_singular(Architecture((2, 2), (1,), tokens=2), [[[[1, 0]], [[0, 1]], [[1, 1], [2, 2]]]])
+    >>> v.verdict, v.certified, v.span, v.dimension, len(v.preimages)
+    ('singular', True, 7, 6, 2)
+    """
 
     arch: Architecture
     point: list[str]
@@ -146,14 +181,37 @@ class SingularityVerdict(Result):
 
     @property
     def certified(self) -> bool:
+        """The verdict is ``singular`` or ``smooth`` (``undecided`` is not a claim)."""
         return self.verdict in ("singular", "smooth")
 
     def summary(self) -> dict:
+        """The record ``--json`` prints: verdict, ``dim M``, span, number of preimages and reason.
+
+        Examples
+        --------
+        >>> from attngeo import Architecture, is_singular
+        >>> s = is_singular(Architecture((2, 2), (1,), tokens=2), [[[[1, 0]], [[0, 1]], [[1, 1], [2, 2]]]]).summary()
+        >>> s["verdict"], s["reason"]
+        ('singular', 'tangent images at 2 preimages span 7 > dim M = 6')
+        """
         return {"architecture": self.arch.to_dict(), "verdict": self.verdict, "certified": self.certified,
                 "dimension": self.dimension, "span": self.span, "preimages": len(self.preimages),
                 "reason": self.reason, "seconds": round(self.seconds, 3)}
 
     def to_json(self) -> dict:
+        """The certificate: the point, the preimages and the dimension and fiber certificates it rests on.
+
+        Examples
+        --------
+        The checker recomputes the tangent images at the recorded preimages.
+
+        >>> from attngeo import Architecture, check_certificate, is_singular
+        >>> cert = is_singular(Architecture((2, 2), (1,), tokens=2), [[[[1, 0]], [[0, 1]], [[1, 1], [2, 2]]]]).to_json()
+        >>> len(cert["preimage_weights"]), cert["fiber_certificate"]["case"]
+        (2, 'rank1-swap')
+        >>> check_certificate(cert).claim
+        'singular point of M (widths 2,2, rank 1): tangent images span 7 > dim M = 6'
+        """
         return certificate_json(self.kind, {"point": self.point, **self.summary(),
                 "preimage_weights": [[str_rows(Q), str_rows(K), str_rows(V)] for Q, K, V in self.preimages],
                 "dimension_certificate": self.dimension_certificate,
@@ -165,6 +223,16 @@ class SingularityVerdict(Result):
         return f"{self.arch}: {self.verdict} ({self.reason})"
 
     def latex(self) -> str:
+        """The verdict with the span of the tangent images and ``dim M``, in LaTeX.
+
+        Examples
+        --------
+        >>> from attngeo import Architecture, is_singular
+        >>> from attngeo.latex import balanced
+        >>> tex = is_singular(Architecture((2, 2), (1,), tokens=2), [[[[1, 0]], [[0, 1]], [[1, 1], [2, 2]]]]).latex()
+        >>> "a singular point" in tex, tex.endswith("= 6"), balanced(tex)
+        (True, True, True)
+        """
         what = {"singular": r"\text{a singular point of } \mathcal M", "smooth": r"\text{a smooth point of } \mathcal M",
                 "undecided": r"\text{undecided}"}[self.verdict]
         return (rf"\varphi_W \text{{ is }} {what}:\ \dim \textstyle\sum_w d\psi_w(T_w) = {self.span},\ "
@@ -180,9 +248,45 @@ def is_singular(arch: Architecture, weights, seed: int | None = 0, extra: int = 
     ``= codim M`` ⇒ smooth (needs only ``G ⊆ I(M)``); lower ⇒ singular (needs
     ``<G> = I(M)``, proved for hypersurfaces, else msolve's replayed elimination).
 
+    Parameters
+    ----------
+    arch : Architecture
+        A single lightning layer, ``t >= 2``.
+    weights : list
+        Rational weights ``[(Q, K, V)]`` or a flat list.
+    seed : int or None
+        Seeds the extra preimages and the dimension certificate.
+    extra : int
+        Extra random preimages over a rank-deficient ``A``.
+    equations : ImplicitEquations or None
+        Decides what the tangent criteria leave open.
+
+    Returns
+    -------
+    SingularityVerdict
+
+    Raises
+    ------
+    InvalidInputError
+        For a deep or normalized architecture, ``t = 1``, or equations of another architecture.
+
+    Examples
+    --------
+    A rank-1 swap point: the two fiber lines have different tangent images,
+    together 7 dimensions in a 6-dimensional ``M``.
+
+    >>> from attngeo import Architecture, is_singular
     >>> arch = Architecture((2, 2), (1,), tokens=2)
     >>> is_singular(arch, [[[[1, 0]], [[0, 1]], [[1, 1], [2, 2]]]]).verdict   # a rank-1 swap point
     'singular'
+    >>> is_singular(arch, [[[[1, 2]], [[3, 5]], [[1, 0], [2, 1]]]]).verdict   # rank A = a, V invertible
+    'smooth'
+
+    With ``a = d' = 1`` every point has two fiber lines, so neither criterion
+    applies; the implicit equations (``equations=``) decide such points.
+
+    >>> is_singular(Architecture((2, 1), (1,), tokens=2), [[[[1, 2]], [[3, 5]], [[1, 1]]]]).verdict
+    'undecided'
     """
     single_layer(arch, "is_singular")
     start = time.perf_counter()
