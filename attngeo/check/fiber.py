@@ -37,14 +37,51 @@ SCHEMA = {
 
 
 def split(point: list, a: int, d: int, dd: int, where: str) -> tuple[fmpq_mat, fmpq_mat, fmpq_mat]:
-    """``(Q, K, V)`` of a flat single-layer point."""
+    """``(Q, K, V)`` of a flat single-layer point (rationals as strings, flattening order ``Q, K, V``).
+
+    Parameters
+    ----------
+    point : list of str
+        ``2 a d + d' d`` rationals.
+    a, d, dd : int
+        Rank, input width ``d``, output width ``d'``.
+    where : str
+        The field, for messages.
+
+    Returns
+    -------
+    tuple of fmpq_mat
+        ``Q`` (``a x d``), ``K`` (``a x d``), ``V`` (``d' x d``).
+
+    Examples
+    --------
+    >>> from attngeo.check.fiber import split
+    >>> Q, K, V = split(["1", "2", "3", "5", "1", "-1/2"], 1, 2, 1, "point")
+    >>> Q.tolist(), K.tolist(), V.tolist()
+    ([[1, 2]], [[3, 5]], [[1, -1/2]])
+    """
     return (matrix([point[i * d:(i + 1) * d] for i in range(a)], a, d, f"{where} Q"),
             matrix([point[(a + i) * d:(a + i + 1) * d] for i in range(a)], a, d, f"{where} K"),
             matrix([point[(2 * a + i) * d:(2 * a + i + 1) * d] for i in range(dd)], dd, d, f"{where} V"))
 
 
 def forms(A: fmpq_mat, V: fmpq_mat, ctx) -> list[list]:
-    """``F[k][p] = (V y)_k (A^T y)_p`` as polynomials."""
+    """``F[k][p] = (V y)_k (A^T y)_p`` as polynomials: the layer as a matrix of quadratic forms.
+
+    Examples
+    --------
+    ``Q = (1, 2)``, ``K = (3, 5)``, ``V = (1, 1)``: ``A = K^T Q`` has columns
+    ``(3, 5)`` and ``(6, 10)``, so ``F = (y0 + y1)(3 y0 + 5 y1) (1, 2)``:
+
+    >>> from flint import fmpq_mat, fmpq_mpoly_ctx
+    >>> from attngeo.check.fiber import forms
+    >>> ctx = fmpq_mpoly_ctx.get(("y", 2), "degrevlex")
+    >>> y0, y1 = ctx.gens()
+    >>> A = fmpq_mat([[3, 5]]).transpose() * fmpq_mat([[1, 2]])
+    >>> F = forms(A, fmpq_mat([[1, 1]]), ctx)
+    >>> F[0][0] == (y0 + y1) * (3 * y0 + 5 * y1), F[0][1] == 2 * F[0][0]
+    (True, True)
+    """
     y = ctx.gens()
     d = A.nrows()
     ell = [sum((V[k, m] * y[m] for m in range(d)), ctx.from_dict({})) for k in range(V.nrows())]
@@ -86,6 +123,19 @@ def product_strata(a: int, d: int, r: int) -> list[tuple[int, int, int]]:
 
     The checker's own transcription of the lemma: maximal pairs ``(u, w)`` with
     ``r <= u, w <= min(a, d)`` and ``u + w <= a + r``.
+
+    Examples
+    --------
+    With ``a = 1`` the fiber over a rank-1 ``B`` is the scaling line
+    ``(cQ, K/c)``; over ``B = 0`` with ``a = d = 2`` it has three components:
+    ``Q = 0`` or ``K = 0`` (dimension 4 each), and ``Q, K`` of rank 1 with
+    orthogonal column spaces (``3 + 3 - 1 = 5``):
+
+    >>> from attngeo.check.fiber import product_strata
+    >>> product_strata(1, 2, 1)
+    [(1, 1, 1)]
+    >>> product_strata(2, 2, 0)
+    [(0, 2, 4), (1, 1, 5), (2, 0, 4)]
     """
     top = min(a, d)
     pairs = [(u, w) for u in range(r, top + 1) for w in range(r, top + 1) if u + w <= a + r]
@@ -128,7 +178,34 @@ def _check_qkv(cert: dict, expected: list[dict], where: str = "qkv_components") 
 
 
 def gram_tensor(cert: dict, d: int, dd: int) -> dict:
-    """The nonzero Gram matrices ``S_kp`` of a function recorded as ``tensor[k][m][n][p] / denominator``."""
+    """The nonzero Gram matrices ``S_kp`` of a function recorded as ``tensor[k][m][n][p] / denominator``.
+
+    Returns
+    -------
+    dict
+        ``{(k, p): S_kp}`` with ``F_kp(y) = y^T S_kp y``, zero entries left out.
+
+    Raises
+    ------
+    CertificateRejected
+        The wrong shape, a zero denominator, or an ``S_kp`` that is not symmetric.
+
+    Examples
+    --------
+    The point ``V = K = (3, 5)``, ``Q = (1, 2)`` is ``F = (3 y0 + 5 y1)^2 (1, 2)``:
+
+    >>> from attngeo import Architecture, is_boundary_point
+    >>> from attngeo.check.fiber import gram_tensor
+    >>> cert = is_boundary_point(Architecture((2, 1), (1,), tokens=2), [[[[1, 2]], [[3, 5]], [[3, 5]]]]).to_json()
+    >>> S = gram_tensor(cert, 2, 1)
+    >>> S[(0, 0)].tolist(), S[(0, 1)] == 2 * S[(0, 0)]
+    ([[9, 15], [15, 25]], True)
+    >>> cert["tensor"][0][0][1][0] = "16"
+    >>> gram_tensor(cert, 2, 1)
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateRejected: the Gram tensor must be symmetric in its middle indices
+    """
     tensor, den = field(cert, "tensor"), rational(field(cert, "denominator"), "denominator")
     if den == 0 or not isinstance(tensor, list) or len(tensor) != dd \
             or any(not isinstance(t, list) or len(t) != d or any(not isinstance(u, list) or len(u) != d
@@ -162,6 +239,37 @@ def _function(cert: dict, a: int, d: int, dd: int, ctx) -> tuple[list, bool]:
 
 
 def check(cert: dict) -> str:
+    """The claim of a fiber certificate: its components are the whole fiber (docs/fibers.md, Theorem 1).
+
+    Called by the kernel after the schema check; use
+    :func:`attngeo.check_certificate` on a certificate.
+
+    Returns
+    -------
+    str
+        The claim: the fiber's components, or that no complex weights give the function.
+
+    Raises
+    ------
+    CertificateRejected
+        Any part of the argument that does not verify.
+
+    Examples
+    --------
+    ``Q = (1, 2)``, ``K = (3, 5)``, ``V = (1, 1)``: ``F_00 = (y0 + y1)(3 y0 + 5 y1)``
+    has two factors and each forces a line, so the fiber is two lines (a rank-1 swap):
+
+    >>> from attngeo import Architecture, fiber
+    >>> from attngeo.check.fiber import check
+    >>> cert = fiber(Architecture((2, 1), (1,), tokens=2), [[[[1, 2]], [[3, 5]], [[1, 1]]]]).to_json()
+    >>> check(cert)
+    'fiber of a rank1-swap point of widths 2,1, rank 1: 2 line(s)'
+    >>> cert["components"] = cert["components"][:1]      # hide one line
+    >>> check(cert)
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateRejected: the factor argument gives 2 line component(s), the certificate lists 1
+    """
     arch, d, dd, a = single_layer(cert)
     ctx = fmpq_mpoly_ctx.get(("y", d), "degrevlex")
     F, is_point = _function(cert, a, d, dd, ctx)
