@@ -60,6 +60,7 @@ class WeightBlock:
 
     @property
     def size(self) -> int:
+        """Number of entries, ``rows * cols``."""
         return self.rows * self.cols
 
     def variable(self, r: int, c: int) -> str:
@@ -159,10 +160,12 @@ class Architecture:
 
     @property
     def input_shape(self) -> tuple[int, int]:
+        """``(d_0, t)``: an input has one column per token."""
         return (self.widths[0], self.tokens)
 
     @property
     def output_shape(self) -> tuple[int, int]:
+        """``(d_l, t)``."""
         return (self.widths[-1], self.tokens)
 
     def blocks(self) -> Iterator[WeightBlock]:

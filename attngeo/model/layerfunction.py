@@ -414,6 +414,7 @@ class LayerFunction:
 
     @property
     def shape(self) -> tuple[int, int]:
+        """``(d', d)``: the shape of the matrix of forms ``F``."""
         d, dd = self.arch.widths
         return dd, d
 
