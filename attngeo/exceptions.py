@@ -128,14 +128,18 @@ class NotCertifiedError(AttngeoError):
 
     Examples
     --------
-    With one token the Jacobian does not reach the symmetry bound, so only
-    bounds are proved and :func:`attngeo.dimension` refuses to name a value:
+    Allowed a single point, the softmax lower bound at this seed's point falls
+    one short of the upper bound, so :func:`attngeo.dimension` refuses to name a
+    value (with the default three attempts a later point certifies ``dim M = 8``):
 
     >>> from attngeo import Architecture, dimension
-    >>> dimension(Architecture((3, 3), (2,), tokens=1), seed=0)   # doctest: +ELLIPSIS
+    >>> arch = Architecture((2, 1, 2), (2, 1), tokens=2, normalization="softmax")
+    >>> dimension(arch, seed=0, max_attempts=1)   # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    attngeo.exceptions.NotCertifiedError: widths 3,3, ranks 2, t=1, lightning: 14 <= dim M <= 16 (not certified: ...
+    attngeo.exceptions.NotCertifiedError: widths 2,1,2, ranks 2,1, t=2, softmax: 7 <= dim M <= 8 (not certified: ...
+    >>> dimension(arch, seed=0)
+    8
     """
 
 
