@@ -40,7 +40,16 @@ from .singular import is_singular, tangent_image
 
 
 def stratum_dimension(d: int, dd: int, r: int, s: int) -> int:
-    """``dim S_{r,s} = r(2d - r) + s(d + d' - s)`` (determinantal varieties)."""
+    """``dim S_{r,s} = r(2d - r) + s(d + d' - s)`` (determinantal varieties).
+
+    Examples
+    --------
+    ``d = d' = 2``: the open stratum is all 8 parameters, rank-1 ``A`` and ``V`` lose one each.
+
+    >>> from attngeo.geometry.strata import stratum_dimension
+    >>> stratum_dimension(2, 2, 2, 2), stratum_dimension(2, 2, 1, 2), stratum_dimension(2, 2, 1, 1)
+    (8, 7, 6)
+    """
     return r * (2 * d - r) + s * (d + dd - s)
 
 
@@ -54,7 +63,19 @@ def _random_rank(rows: int, cols: int, r: int, rng: random.Random) -> tuple[fmpq
 
 
 def rank_directions(D: fmpq_mat, E: fmpq_mat) -> list[fmpq_mat]:
-    """Tangent directions ``dD E + D dE`` of ``{rank <= s}`` at ``D E`` (they span its tangent space)."""
+    """Tangent directions ``dD E + D dE`` of ``{rank <= s}`` at ``D E`` (they span its tangent space).
+
+    Examples
+    --------
+    At a rank-1 ``2 x 2`` matrix: 4 directions spanning the 3-dimensional
+    tangent space of ``{det = 0}``.
+
+    >>> from flint import fmpq_mat
+    >>> from attngeo.geometry.strata import rank_directions
+    >>> dirs = rank_directions(fmpq_mat([[1], [2]]), fmpq_mat([[1, 1]]))
+    >>> len(dirs), fmpq_mat([list(M.entries()) for M in dirs]).rank()
+    (4, 3)
+    """
     rows, s, cols = D.nrows(), D.ncols(), E.ncols()
     out = []
     for i in range(rows):
@@ -71,7 +92,24 @@ def rank_directions(D: fmpq_mat, E: fmpq_mat) -> list[fmpq_mat]:
 
 
 def image_rank(B: fmpq_mat, C: fmpq_mat, D: fmpq_mat, E: fmpq_mat) -> int:
-    """Exact rank of the Jacobian of ``(B, C, D, E) -> psi(B C, D E)`` at a point."""
+    """Exact rank of the Jacobian of ``(B, C, D, E) -> psi(B C, D E)`` at a point.
+
+    A lower bound on the dimension of the stratum's image, which is at most
+    ``dim S_{r,s} - 1`` (the scaling line lies in every fiber).
+
+    Examples
+    --------
+    ``d = d' = 2``: at invertible ``A`` and ``V`` the bound ``8 - 1 = 7`` is reached;
+    at ``rank A = rank V = 1`` it is ``6 - 1 = 5``.
+
+    >>> from flint import fmpq_mat
+    >>> from attngeo.geometry.strata import image_rank
+    >>> I = fmpq_mat([[1, 0], [0, 1]])
+    >>> image_rank(I, fmpq_mat([[1, 2], [3, 4]]), I, fmpq_mat([[1, 1], [0, 1]]))
+    7
+    >>> image_rank(fmpq_mat([[1], [0]]), fmpq_mat([[0, 1]]), fmpq_mat([[1], [2]]), fmpq_mat([[1, 1]]))
+    5
+    """
     J = tangent_image(C, B.transpose(), D * E)  # Q = C, K = B^T: A = K^T Q = B C
     qk = 2 * C.nrows() * C.ncols()
     rows = [[J[i, c] for c in range(J.ncols())] for i in range(J.nrows())]
@@ -84,6 +122,19 @@ def image_rank(B: fmpq_mat, C: fmpq_mat, D: fmpq_mat, E: fmpq_mat) -> int:
 
 @dataclass
 class Stratum:
+    """One stratum ``S_{r,s} = {rank A = r, rank V = s}`` (or the zero stratum), certified at one point.
+
+    ``lower`` and ``upper`` bound the dimension of its image; ``label`` is the
+    singular-point verdict at the point, whose certificate is ``verdict``.
+
+    Examples
+    --------
+    >>> from attngeo import Architecture, stratify
+    >>> st = stratify(Architecture((2, 2), (2,), tokens=2))[(1, 1)]
+    >>> st.name, st.parameter_dimension, st.dimension, st.label, st.certified
+    ('(1,1)', 6, 5, 'singular', True)
+    """
+
     rank_A: int
     rank_V: int
     parameter_dimension: int
@@ -106,10 +157,27 @@ class Stratum:
         return "zero" if self.rank_A == 0 else f"({self.rank_A},{self.rank_V})"
 
     def hmk_singular(self) -> bool:
-        """[HMK]'s statement: singular iff rank A * rank V <= 1."""
+        """[HMK]'s statement: singular iff rank A * rank V <= 1.
+
+        Examples
+        --------
+        >>> from attngeo import Architecture, stratify
+        >>> st = stratify(Architecture((2, 2), (2,), tokens=2))
+        >>> st[(1, 1)].hmk_singular(), st[(1, 2)].hmk_singular()
+        (True, False)
+        """
         return self.rank_A * self.rank_V <= 1
 
     def row(self) -> dict:
+        """The stratum as one JSON-ready row (ranks, dimensions, label, certified, [HMK]'s label).
+
+        Examples
+        --------
+        >>> from attngeo import Architecture, stratify
+        >>> row = stratify(Architecture((2, 2), (2,), tokens=2))[(2, 2)].row()
+        >>> row["dimension"], row["singular"], row["hmk_singular"]
+        (7, False, False)
+        """
         return {"rank_A": self.rank_A, "rank_V": self.rank_V, "parameter_dimension": self.parameter_dimension,
                 "dimension": self.dimension, "lower": self.lower, "upper": self.upper,
                 "singular": {"singular": True, "smooth": False}.get(self.label), "label": self.label,
@@ -117,7 +185,29 @@ class Stratum:
 
 
 class Stratification(Result):
-    """The strata of one single-layer architecture, their closure graph and certificates."""
+    """The strata of one single-layer architecture, their closure graph and certificates.
+
+    ``graph`` is a networkx DAG with an edge from each stratum to those on its
+    boundary; ``st[(r, s)]`` is the stratum with ``rank A = r``, ``rank V = s``.
+
+    Examples
+    --------
+    >>> from attngeo import Architecture, stratify
+    >>> st = stratify(Architecture((2, 2), (2,), tokens=2))
+    >>> print(st.table())
+     stratum  dim S  dim image      label certified     [HMK]
+        zero      4          0   singular       yes  singular
+       (1,1)      6          5   singular       yes  singular
+       (1,2)      7          6     smooth       yes    smooth
+       (2,1)      7          6     smooth       yes    smooth
+       (2,2)      8          7     smooth       yes    smooth
+    >>> sorted(st.graph.successors("(2,2)"))
+    ['(1,2)', '(2,1)']
+    >>> st[(3, 3)]
+    Traceback (most recent call last):
+    ...
+    KeyError: (3, 3)
+    """
 
     kind = "strata"
 
@@ -141,11 +231,30 @@ class Stratification(Result):
         raise KeyError(ranks)
 
     def closure_order(self) -> list[str]:
-        """Strata from the largest to the ones in every closure (a topological order)."""
+        """Strata from the largest to the ones in every closure (a topological order).
+
+        Examples
+        --------
+        >>> from attngeo import Architecture, stratify
+        >>> stratify(Architecture((2, 2), (2,), tokens=2)).closure_order()
+        ['(2,2)', '(1,2)', '(2,1)', '(1,1)', 'zero']
+        """
         return list(nx.topological_sort(self.graph))
 
     def disagreements(self) -> list[Stratum]:
-        """Strata whose certified label contradicts [HMK]'s ``rank A * rank V <= 1``."""
+        """Strata whose certified label contradicts [HMK]'s ``rank A * rank V <= 1``.
+
+        Examples
+        --------
+        ``d = 3``, ``a = 2``: the stratum ``rank A = 1``, ``rank V = 2`` is certified
+        singular, where [HMK]'s criterion says smooth.
+
+        >>> from attngeo import Architecture, stratify
+        >>> [(s.name, s.label) for s in stratify(Architecture((3, 2), (2,), tokens=2)).disagreements()]
+        [('(1,2)', 'singular')]
+        >>> stratify(Architecture((2, 2), (2,), tokens=2)).disagreements()
+        []
+        """
         return [st for st in self.strata if st.label in ("singular", "smooth")
                 and (st.label == "singular") != st.hmk_singular()]
 
@@ -154,6 +263,19 @@ class Stratification(Result):
 
         It is contained in the preimage of Sing(M) (every point of those strata maps to a
         singular point). Intersections go through the engine.
+
+        Examples
+        --------
+        ``d = 2``, ``d' = a = 1``: only the zero stratum is certified singular, so
+        the ideal is ``I_1(A) I_1(V)`` plus the domain's ``det A``.
+
+        >>> from attngeo import Architecture, stratify
+        >>> st = stratify(Architecture((2, 1), (1,), tokens=2))
+        >>> [s.label for s in st.strata]
+        ['singular', 'undecided']
+        >>> ideal = st.singular_parameter_ideal("flint")
+        >>> len(ideal.gens), str(ideal.gens[-1])
+        (9, 'A_1_2*A_2_1 - A_1_1*A_2_2')
         """
         d, dd = self.arch.widths
         names = _av_names(d, dd)
@@ -170,6 +292,7 @@ class Stratification(Result):
         return (ideal + domain_ideal(self.arch)).reduced(engine)
 
     def table(self) -> str:
+        """The strata as a plain-text table, with [HMK]'s label beside the certified one (see the class example)."""
         head = f"{'stratum':>8} {'dim S':>6} {'dim image':>10} {'label':>10} {'certified':>9} {'[HMK]':>9}"
         lines = [head]
         for st in self.strata:
@@ -180,6 +303,16 @@ class Stratification(Result):
         return "\n".join(lines)
 
     def latex(self) -> str:
+        """The strata as a LaTeX ``tabular``.
+
+        Examples
+        --------
+        >>> from attngeo import Architecture, stratify
+        >>> from attngeo.latex import balanced
+        >>> tex = stratify(Architecture((2, 2), (2,), tokens=2)).latex()
+        >>> tex.count("singular"), tex.count("smooth"), balanced(tex)
+        (2, 3, True)
+        """
         rows = []
         for st in self.strata:
             dim = str(st.dimension) if st.dimension is not None else rf"{st.lower}\ldots{st.upper}"
@@ -194,6 +327,14 @@ class Stratification(Result):
         return self.latex()  # a tabular, complete as it is
 
     def summary(self) -> dict:
+        """The record ``--json`` prints: the rows of the strata and the closure edges.
+
+        Examples
+        --------
+        >>> from attngeo import Architecture, stratify
+        >>> stratify(Architecture((2, 2), (2,), tokens=2)).summary()["edges"]
+        [['(1,1)', 'zero'], ['(1,2)', '(1,1)'], ['(2,1)', '(1,1)'], ['(2,2)', '(1,2)'], ['(2,2)', '(2,1)']]
+        """
         return {"architecture": self.arch.to_dict(), "strata": [st.row() for st in self.strata],
                 "edges": [list(e) for e in sorted(self.graph.edges())], "seconds": round(self.seconds, 3)}
 
@@ -204,6 +345,17 @@ class Stratification(Result):
                 f"<th>label</th><th>certified</th></tr>{rows}</table>")
 
     def to_json(self) -> dict:
+        """The certificate: each stratum with its point's factors and embedded point certificate.
+
+        Examples
+        --------
+        >>> from attngeo import Architecture, check_certificate, stratify
+        >>> cert = stratify(Architecture((2, 2), (2,), tokens=2)).to_json()
+        >>> cert["strata"][1]["point_certificate"]["verdict"]
+        'singular'
+        >>> check_certificate(cert).claim
+        'strata of M (widths 2,2, rank 2): 5 strata, singular (0,0), (1,1)'
+        """
         return certificate_json(self.kind, {
             "architecture": self.arch.to_dict(),
             "strata": [{**st.row(), "factors": [str_rows(M) for M in st.factors], "point_certificate": st.verdict}
@@ -219,7 +371,17 @@ def _av_names(d: int, dd: int) -> tuple[str, ...]:
 
 
 def domain_ideal(arch: Architecture) -> Ideal:
-    """``I_{a+1}(A)`` (rank A <= a) in ``(A, V)`` coordinates; zero when ``a >= d``."""
+    """``I_{a+1}(A)`` (rank A <= a) in ``(A, V)`` coordinates; zero when ``a >= d``.
+
+    Examples
+    --------
+    >>> from attngeo import Architecture
+    >>> from attngeo.geometry.strata import domain_ideal
+    >>> [str(g) for g in domain_ideal(Architecture((2, 1), (1,), tokens=2)).gens]     # rank A <= 1: det A = 0
+    ['-A_1_2*A_2_1 + A_1_1*A_2_2']
+    >>> domain_ideal(Architecture((2, 1), (2,), tokens=2)).gens                     # a >= d: no condition
+    []
+    """
     d, dd = arch.widths
     a = arch.ranks[0]
     names = _av_names(d, dd)
@@ -233,6 +395,40 @@ def hmk_singular_ideal(arch: Architecture, coordinates: str = "AV", engine: str 
     coordinates, or pulled back along ``A = K^T Q`` when ``coordinates = "QKV"``.
     It is radical: an intersection of primes (sums of determinantal ideals in
     disjoint variables are prime).
+
+    Parameters
+    ----------
+    arch : Architecture
+        A single layer, ``t >= 2``.
+    coordinates : str
+        ``"AV"`` or ``"QKV"``.
+    engine : str
+        The Gröbner engine of the intersection (msolve for ``d >= 2``: the
+        intersection has ``d^2 + d' d + 1`` variables, beyond python-flint's 6).
+
+    Returns
+    -------
+    Ideal
+
+    Raises
+    ------
+    ValueError
+        For other ``coordinates``.
+
+    Examples
+    --------
+    With ``d = 1`` every rank is at most 1, so [HMK]'s locus is everything: the zero ideal.
+
+    >>> from attngeo import Architecture, hmk_singular_ideal
+    >>> arch = Architecture((1, 1), (1,), tokens=2)
+    >>> hmk_singular_ideal(arch, engine="flint").gens
+    []
+    >>> hmk_singular_ideal(arch, "QKV", engine="flint").variables
+    ('Q_1_1', 'K_1_1', 'V_1_1')
+    >>> hmk_singular_ideal(arch, "XY")
+    Traceback (most recent call last):
+    ...
+    ValueError: coordinates must be 'AV' or 'QKV', got 'XY'
     """
     single_layer(arch, "the singular-locus ideal")
     if coordinates not in ("AV", "QKV"):
@@ -259,6 +455,28 @@ def stratify(arch: Architecture, seed: int | None = 0, attempts: int = 8, equati
     ``equations`` (:func:`attngeo.geometry.implicit.implicit_equations` of the same
     architecture) lets the point test decide what the tangent criteria leave open.
 
+    Parameters
+    ----------
+    arch : Architecture
+        A single lightning layer, ``t >= 2``.
+    seed : int or None
+        Seeds the points of the strata and their verdicts.
+    attempts : int
+        Random points tried per stratum for the full image rank.
+    equations : ImplicitEquations or None
+
+    Returns
+    -------
+    Stratification
+
+    Raises
+    ------
+    InvalidInputError
+        For a deep or normalized architecture, or ``t = 1``.
+
+    Examples
+    --------
+    >>> from attngeo import Architecture, stratify
     >>> st = stratify(Architecture((2, 2), (2,), tokens=2))
     >>> [(s.name, s.dimension, s.label) for s in st.strata]
     [('zero', 0, 'singular'), ('(1,1)', 5, 'singular'), ('(1,2)', 6, 'smooth'), ('(2,1)', 6, 'smooth'), ('(2,2)', 7, 'smooth')]
