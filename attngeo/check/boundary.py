@@ -66,6 +66,41 @@ def _check_real_weights(S: dict, ev: dict, d: int, dd: int, a: int) -> None:
 
 
 def check(cert: dict) -> str:
+    """The claim of a boundary-point certificate: Lemma B's verdict, re-derived from the Gram tensor.
+
+    Called by the kernel after the schema check; use
+    :func:`attngeo.check_certificate` on a certificate.
+
+    Returns
+    -------
+    str
+        ``boundary``, ``interior`` or ``outside`` (of ``M_R``), with the shape that decides it.
+
+    Raises
+    ------
+    CertificateRejected
+        Evidence that does not reproduce the point, or a verdict Lemma B does not give.
+
+    Examples
+    --------
+    ``V = K = (3, 5)``, ``Q = (1, 2)`` gives ``F = (3 y0 + 5 y1)^2 (1, 2)``, a
+    square: a boundary point. With ``V = (1, 1)`` the quadric
+    ``(y0 + y1)(3 y0 + 5 y1)`` is indefinite: an interior point.
+
+    >>> from attngeo import Architecture, is_boundary_point
+    >>> from attngeo.check.boundary import check
+    >>> arch = Architecture((2, 1), (1,), tokens=2)
+    >>> cert = is_boundary_point(arch, [[[[1, 2]], [[3, 5]], [[3, 5]]]]).to_json()
+    >>> check(cert)
+    'boundary point of M_R (widths 2,1, rank 1): square'
+    >>> check(is_boundary_point(arch, [[[[1, 2]], [[3, 5]], [[1, 1]]]]).to_json())
+    'interior point of M_R (widths 2,1, rank 1): indefinite'
+    >>> cert["verdict"] = "interior"
+    >>> check(cert)
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateRejected: Lemma B gives boundary (square), which the certificate does not state
+    """
     arch, d, dd, _ = single_layer(cert)
     S = gram_tensor(cert, d, dd)
     verdict, shape = field(cert, "verdict"), field(cert, "shape")

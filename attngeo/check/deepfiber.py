@@ -202,6 +202,40 @@ def _check_factors(cert: dict, basis: list, free: list, D: int, names: list, W0:
 
 
 def check(cert: dict) -> str:
+    """The claim of a deep-fiber certificate: the fiber through a point, inside the gauge slice.
+
+    Steps 1-4 of the module docstring, then the replay of the elimination with
+    msolve. Called by the kernel after the schema check; use
+    :func:`attngeo.check_certificate` on a certificate.
+
+    Raises
+    ------
+    CertificateRejected
+        Any step that does not verify, or a replay with another basis.
+    CannotVerify
+        msolve is not installed (exit 2): the one trusted step cannot be replayed.
+
+    Examples
+    --------
+    Two layers of width 1: the gauge slice leaves one free weight, and the
+    basis ``V2_0_0 + 5`` has one solution, the point itself (the replay needs
+    msolve):
+
+    >>> from attngeo import Architecture, deep_fiber
+    >>> from attngeo.check.deepfiber import check
+    >>> cert = deep_fiber(Architecture((1, 1, 1), (1, 1), tokens=2), seed=0, engine="flint").to_json()
+    >>> cert["variables"], cert["basis"], cert["solutions_in_slice"]
+    (['V2_0_0'], ['V2_0_0 + 5'], 1)
+    >>> check(cert)     # doctest: +SKIP
+    "fiber n gauge domain = the symmetry orbit for widths 1,1,1, ranks 1,1, t=2 (0 spurious solutions of the sample; trusting msolve's basis of the rebuilt equations (flint computed it; replayed with msolve))"
+
+    A count of solutions other than the staircase of the basis is refused before any replay:
+
+    >>> check({**cert, "solutions_in_slice": 2})
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateRejected: solutions_in_slice must be 1, the number of standard monomials of the basis
+    """
     arch = architecture(cert)
     names = _names(arch)
     if len(names) > MAX_VARIABLES:

@@ -96,6 +96,45 @@ def _integer_coefficients(p, zctx):
 
 
 def check(cert: dict) -> str:
+    """The claim of an implicit-equation certificate: equations of ``M``, their dimension, completeness and generation.
+
+    Called by the kernel after the schema check and the embedded dimension
+    certificate; use :func:`attngeo.check_certificate` on a certificate.
+
+    Raises
+    ------
+    CertificateRejected
+        An equation that does not vanish on ``M``, not a Gröbner basis, a
+        dimension or Hilbert count that is not the recomputed one, or a replay
+        with another basis.
+    CannotVerify
+        Generation by elimination, and msolve is not installed (exit 2).
+
+    Examples
+    --------
+    One layer ``2 -> 1`` of rank 1: ``F = (v . y)(A^T y)`` with ``A`` of rank 1,
+    so ``F_00`` and ``F_01`` are proportional quadrics: the 2 x 2 minors of
+    their coefficient vectors (needs msolve, for the prover and the replay):
+
+    >>> from attngeo import Architecture, implicit_equations
+    >>> from attngeo.check.implicit import check
+    >>> cert = implicit_equations(Architecture((2, 1), (1,), tokens=2)).to_json()   # doctest: +SKIP
+    >>> cert["equations"]                                                             # doctest: +SKIP
+    ['c_1_1_22*c_1_2_12 - c_1_1_12*c_1_2_22', 'c_1_1_22*c_1_2_11 - c_1_1_11*c_1_2_22', 'c_1_1_12*c_1_2_11 - c_1_1_11*c_1_2_12']
+    >>> check(cert)                                                                   # doctest: +SKIP
+    "implicit equations of M (widths 2,1, rank 1): 3 generators, dim 4, all equations of degree <= 2 in <G>; generates I(M) by msolve's elimination (replayed; msolve trusted)"
+
+    Without msolve: one layer ``1 -> 1`` is ``F = (V A) y^2``, all of the
+    line, so no equation holds on it; a forged one is refused before any replay:
+
+    >>> cert = implicit_equations(Architecture((1, 1), (1,), tokens=2), engine="flint").to_json()
+    >>> cert["coordinates"], cert["parameters"], cert["dimension"]
+    (['c_1_1_11'], ['A_1_1', 'V_1_1'], 1)
+    >>> check({**cert, "equations": ["c_1_1_11"]})
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateRejected: equation 1 does not vanish on M
+    """
     arch, d, dd, a = single_layer(cert)
     if dd * d * d * (d + 1) // 2 > MAX_VARIABLES:
         raise CertificateFormatError(f"implicit equations of widths {d},{dd} have more coordinates than the "

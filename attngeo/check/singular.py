@@ -89,6 +89,41 @@ def _by_equations(cert: dict, F: list[list], d: int, dd: int, w: str, span: int,
 
 
 def check(cert: dict) -> str:
+    """The claim of a singular-point certificate: singular, smooth, or undecided, from the tangent images.
+
+    Singular: the tangent images at all the preimages span more than
+    ``dim M``. Smooth: one fiber line, a smooth domain at ``A`` and a
+    differential of rank ``dim M``. Or the Jacobian of the (embedded, verified)
+    implicit equations at the point. ``dim M`` comes from the embedded
+    dimension certificate, the preimages from the embedded fiber certificate.
+    Called by the kernel after the schema check and the embedded certificates;
+    use :func:`attngeo.check_certificate` on a certificate.
+
+    Raises
+    ------
+    CertificateRejected
+        A preimage computing another function, a wrong span, or a verdict the ranks do not give.
+
+    Examples
+    --------
+    At ``V = 0`` (the zero function) the tangent images at the preimages span
+    all 12 coordinates of ``F``, more than ``dim M = 6``; at a generic point
+    one fiber line and a differential of rank ``dim M`` make it smooth:
+
+    >>> from attngeo import Architecture, is_singular
+    >>> from attngeo.check.singular import check
+    >>> arch = Architecture((2, 2), (1,), tokens=2)
+    >>> check(is_singular(arch, [[[[3, 0]], [[3, 0]], [[0, 0], [0, 0]]]]).to_json())
+    'singular point of M (widths 2,2, rank 1): tangent images span 12 > dim M = 6'
+    >>> cert = is_singular(arch, [[[[3, 0]], [[3, 0]], [[-3, -1], [1, 0]]]]).to_json()
+    >>> check(cert)
+    'smooth point of M (widths 2,2, rank 1): one fiber line, smooth domain at A, d psi of rank 6'
+    >>> cert["verdict"] = "singular"
+    >>> check(cert)
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateRejected: a certified singular verdict needs a span above dim M = 6, got 6
+    """
     arch, d, dd, a = single_layer(cert)
     P = 2 * a * d + dd * d
     point = seq(field(cert, "point"), "point", P)

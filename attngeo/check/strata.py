@@ -58,6 +58,37 @@ def _point_of(B: fmpq_mat, C: fmpq_mat, D: fmpq_mat, E: fmpq_mat, a: int) -> lis
 
 
 def check(cert: dict) -> str:
+    """The claim of a strata certificate: every ``(rank A, rank V)`` stratum, its image dimension and its label.
+
+    Called by the kernel after the schema check and the embedded
+    singular-point certificates (one per stratum, whose verdict is the label);
+    use :func:`attngeo.check_certificate` on a certificate.
+
+    Raises
+    ------
+    CertificateRejected
+        A missing or extra stratum, a point off its stratum, bounds other than
+        the recomputed ones, a label other than its point's verdict, or edges
+        other than the closure order.
+
+    Examples
+    --------
+    One layer ``2 -> 2`` of rank 1 has the strata ``0``, ``(1, 1)`` and
+    ``(1, 2)``; the first two are singular, the open one is smooth:
+
+    >>> from attngeo import Architecture, stratify
+    >>> from attngeo.check.strata import check
+    >>> cert = stratify(Architecture((2, 2), (1,), tokens=2)).to_json()
+    >>> [(s["rank_A"], s["rank_V"], s["dimension"], s["label"]) for s in cert["strata"]]
+    [(0, 0, 0, 'singular'), (1, 1, 5, 'singular'), (1, 2, 6, 'smooth')]
+    >>> check(cert)
+    'strata of M (widths 2,2, rank 1): 3 strata, singular (0,0), (1,1)'
+    >>> cert["strata"][1]["upper"] = 6      # dim S_{1,1} - 1 = 5
+    >>> check(cert)
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateRejected: stratum (1,1). image dimension bounds are 5..5
+    """
     arch, d, dd, a = single_layer(cert)
     strata = seq(field(cert, "strata"), "strata")
     expected = [(0, 0)] + [(r, s) for r in range(1, min(a, d) + 1) for s in range(1, min(d, dd) + 1)]
