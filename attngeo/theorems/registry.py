@@ -29,6 +29,34 @@ from ..exceptions import InvalidInputError
 
 @dataclass(frozen=True)
 class Statement:
+    """One certified statement: what it claims, where it is stated, the script that tests it, what it uses.
+
+    Attributes
+    ----------
+    name : str
+        Registry name, e.g. ``"singular-points"``.
+    kind : str
+        ``theorem``, ``corollary``, ``conjecture`` or ``finding`` (a conjecture
+        is never "certified on the range", see :func:`classify`).
+    source : str
+        Where it is stated.
+    title : str
+        A short title for the report.
+    latex : str
+        The statement, math inside ``$...$``.
+    script : str
+        ``proofs/<script>.py``, which tests it and reports what it covered.
+    depends : tuple of str
+        Names of the statements it builds on.
+
+    Examples
+    --------
+    >>> from attngeo.theorems.registry import get
+    >>> s = get("singular-points")
+    >>> s.kind, s.script, s.depends
+    ('theorem', 'singular_points', ('single-layer-dimension', 'single-layer-fibers'))
+    """
+
     name: str
     kind: str  # theorem / corollary / conjecture / finding
     source: str  # where it is stated
@@ -123,9 +151,32 @@ def classify(part: dict, kind: str = "theorem") -> str:
     size (mode ``range``), a range that is a full grid, and a statement that is
     not a conjecture: a conjecture checked on any finite family is instances.
 
+    Parameters
+    ----------
+    part : dict
+        One claim of a script's ``summary: {json}`` line: ``mode``, ``cases``,
+        the count of each status, ``scope`` and ``counterexamples``.
+    kind : str
+        The statement's kind.
+
+    Returns
+    -------
+    str
+        ``certified``, ``instances``, ``refuted``, ``failed``, ``bounds`` or ``undecided``.
+
+    Examples
+    --------
+    >>> from attngeo.theorems.registry import classify
     >>> part = {"mode": "range", "cases": 3, "certified": 3, "scope": {"count": 3, "factors": []}}
     >>> classify(part), classify(part, "conjecture"), classify({**part, "counterexamples": [{}]})
     ('certified', 'instances', 'refuted')
+
+    One case short of the range, or sampled points rather than sizes, is instances:
+
+    >>> classify({**part, "certified": 2, "bounds": 1}), classify({**part, "mode": "instances"})
+    ('instances', 'instances')
+    >>> classify({"mode": "range", "cases": 2, "certified": 0, "bounds": 2})
+    'bounds'
     """
     if part.get("counterexamples") or part.get("refuted"):
         return "refuted"
@@ -151,7 +202,16 @@ SINGULAR_REGIONS = {
 
 
 def singular_region(d: int, d_out: int, a: int) -> str:
-    """The key of :data:`SINGULAR_REGIONS` the single-layer sizes ``d, d', a`` fall in."""
+    """The key of :data:`SINGULAR_REGIONS` the single-layer sizes ``d, d', a`` fall in.
+
+    Examples
+    --------
+    >>> from attngeo.theorems.registry import singular_region
+    >>> [singular_region(3, 3, a) for a in (1, 2, 3)]
+    ["a = 1, d' >= 2", '1 < a < d', 'a >= d']
+    >>> singular_region(2, 1, 1)      # every point has rank A = rank V = 1
+    "a = 1, d' = 1"
+    """
     if a == 1 and d_out == 1 and d >= 2:
         return "a = 1, d' = 1"
     if a >= d:
@@ -160,7 +220,21 @@ def singular_region(d: int, d_out: int, a: int) -> str:
 
 
 def graph() -> nx.DiGraph:
-    """Statements as nodes (attribute ``statement``), edges from a statement to those using it."""
+    """Statements as nodes (attribute ``statement``), edges from a statement to those using it.
+
+    Examples
+    --------
+    The deep softmax conjecture rests on both dimension theorems and the
+    single-layer softmax one:
+
+    >>> import networkx as nx
+    >>> from attngeo.theorems.registry import graph
+    >>> g = graph()
+    >>> nx.is_directed_acyclic_graph(g), sorted(nx.ancestors(g, "softmax-conjecture"))
+    (True, ['deep-dimension', 'single-layer-dimension', 'softmax-single-layer'])
+    >>> g.nodes["deep-fibers"]["statement"].kind
+    'finding'
+    """
     g = nx.DiGraph()
     for s in STATEMENTS:
         g.add_node(s.name, statement=s)
@@ -171,12 +245,39 @@ def graph() -> nx.DiGraph:
 
 
 def order() -> list[str]:
-    """Statement names in dependency order (ties broken by the registry's order)."""
+    """Statement names in dependency order (ties broken by the registry's order).
+
+    Examples
+    --------
+    >>> from attngeo.theorems.registry import graph, order
+    >>> names = order()
+    >>> names[0], names[-1]
+    ('single-layer-dimension', 'softmax-conjecture')
+    >>> all(names.index(u) < names.index(v) for u, v in graph().edges())
+    True
+    """
     index = {s.name: k for k, s in enumerate(STATEMENTS)}
     return list(nx.lexicographical_topological_sort(graph(), key=index.get))
 
 
 def get(name: str) -> Statement:
+    """The statement with registry name or script name ``name``.
+
+    Raises
+    ------
+    InvalidInputError
+        No such statement; the message lists them (it is the ``--only`` option of ``attngeo certify``).
+
+    Examples
+    --------
+    >>> from attngeo.theorems.registry import get
+    >>> get("boundary_points").name
+    'boundary-points'
+    >>> get("fibres")     # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.InvalidInputError: --only fibres: not a registered statement; choose one of single-layer-dimension, ...
+    """
     for s in STATEMENTS:
         if s.name == name or s.script == name:
             return s
