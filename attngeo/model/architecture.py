@@ -114,10 +114,10 @@ class Architecture:
     Traceback (most recent call last):
     ...
     attngeo.exceptions.InvalidArchitectureError: widths has 1 entry; give at least d_0 and d_1 (one layer), e.g. widths=(3, 3)
-    >>> Architecture((3, 3), (1,), normalization="relu")
+    >>> Architecture((3, 3), (1,), normalization="relu")   # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    attngeo.exceptions.InvalidArchitectureError: normalization = 'relu' is unknown; use one of lightning, softmax
+    attngeo.exceptions.InvalidArchitectureError: normalization = 'relu' is unknown; use one of lightning, softmax...
     """
 
     widths: tuple[int, ...]

@@ -87,16 +87,16 @@ def register(name: str, f: Callable, fprime: Callable, description: str = "") ->
     >>> from flint import arb
     >>> from attngeo import Architecture
     >>> from attngeo.model.normalizer import NORMALIZERS, register
-    >>> square = register("square", lambda x: x * x + 1, lambda x: 2 * x, "f = y^2 + 1")
+    >>> square = register("example-square", lambda x: x * x + 1, lambda x: 2 * x, "f = y^2 + 1")
     >>> square.f(arb(2)) == 5, square.fprime(arb(3)) == 6
     (True, True)
-    >>> str(Architecture((2, 2), (1,), normalization="square"))
-    'widths 2,2, ranks 1, t=2, square'
-    >>> register("square", lambda x: x.exp(), lambda x: x.exp())
+    >>> str(Architecture((2, 2), (1,), normalization="example-square"))
+    'widths 2,2, ranks 1, t=2, example-square'
+    >>> register("example-square", lambda x: x.exp(), lambda x: x.exp())
     Traceback (most recent call last):
     ...
-    attngeo.exceptions.InvalidInputError: normalizer name 'square' must be a new, nonempty name other than 'lightning'
-    >>> del NORMALIZERS["square"]   # leave the registry as it was
+    attngeo.exceptions.InvalidInputError: normalizer name 'example-square' must be a new, nonempty name other than 'lightning'
+    >>> del NORMALIZERS["example-square"]   # leave the registry as it was
     """
     if not isinstance(name, str) or not name or name == "lightning" or name in NORMALIZERS:
         raise InvalidInputError(f"normalizer name {name!r} must be a new, nonempty name other than 'lightning'")
