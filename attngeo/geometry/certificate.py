@@ -351,14 +351,15 @@ class DimensionCertificate(Result):
     >>> cert.parameters, cert.lower, cert.upper, cert.certified, cert.dimension
     (8, 6, 6, True, 6)
 
-    With one token only the symmetric part of ``A`` is seen: the symmetries
-    leave 7 dimensions, the Jacobian reaches 6, and the gap is reported.
+    Two layers of width 2 with full ranks: [HMK]'s ``l a (2d - a) + d^2 - l = 10``
+    of 24 parameters. Bounds that do not meet would print as
+    ``lower <= dim M <= upper`` with ``certified`` false and ``gap = upper - lower``.
 
-    >>> gap = certify_dimension(Architecture((2, 2), (2,), tokens=1), seed=3)
-    >>> gap.certified, gap.dimension, gap.gap
-    (False, None, 1)
-    >>> print(gap)
-    widths 2,2, ranks 2, t=1, lightning: 6 <= dim M <= 7 (not certified: gap 1)
+    >>> deep = certify_dimension(Architecture((2, 2, 2), (2, 2), tokens=2), seed=3)
+    >>> deep.parameters, deep.dimension, deep.gap
+    (24, 10, 0)
+    >>> print(deep)
+    widths 2,2,2, ranks 2,2, t=2, lightning: dim M = 10 (certified)
     """
 
     architecture: Architecture
@@ -384,6 +385,11 @@ class DimensionCertificate(Result):
     @property
     def dimension(self) -> int | None:
         return self.lower if self.certified else None
+
+    @property
+    def families(self) -> list[str]:
+        """The families of kernel vector fields behind the upper bound, e.g. ``['intra(1)', 'annihilator(2)']``."""
+        return [f"{f['kind']}({f['layer']})" for f in self.upper_witness.get("families", [])]
 
     @property
     def gap(self) -> int:
@@ -435,6 +441,7 @@ class DimensionCertificate(Result):
             "formula_name": f.get("name"),
             "formula_applies": f.get("applies"),
             "formula_reason": f.get("reason"),
+            "families": self.families,
             "seconds": round(self.seconds, 3),
         }
 

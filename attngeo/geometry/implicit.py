@@ -50,12 +50,32 @@ PRIME = 2_147_483_629
 
 
 def coordinate_names(d: int, dd: int) -> list[str]:
-    """``c_k_p_mn`` (1-based), in the order ``k, p, (m <= n)``."""
+    """``c_k_p_mn`` (1-based), in the order ``k, p, (m <= n)``.
+
+    Examples
+    --------
+    ``d = 2``, ``d' = 1``: the three coefficients of each of ``F_00`` and ``F_01``.
+
+    >>> from attngeo.geometry.implicit import coordinate_names
+    >>> coordinate_names(2, 1)
+    ['c_1_1_11', 'c_1_1_12', 'c_1_1_22', 'c_1_2_11', 'c_1_2_12', 'c_1_2_22']
+    """
     return [f"c_{k + 1}_{p + 1}_{m + 1}{n + 1}" for k in range(dd) for p in range(d)
             for m in range(d) for n in range(m, d)]
 
 
 def parameter_names(arch: Architecture) -> list[str]:
+    """The parameters eliminated: ``(A, V)`` when ``a >= d``, else ``(Q, K, V)`` (``A = K^T Q``).
+
+    Examples
+    --------
+    >>> from attngeo import Architecture
+    >>> from attngeo.geometry.implicit import parameter_names
+    >>> parameter_names(Architecture((2, 1), (2,), tokens=2))
+    ['A_1_1', 'A_1_2', 'A_2_1', 'A_2_2', 'V_1_1', 'V_1_2']
+    >>> parameter_names(Architecture((2, 1), (1,), tokens=2))
+    ['Q_1_1', 'Q_1_2', 'K_1_1', 'K_1_2', 'V_1_1', 'V_1_2']
+    """
     d, dd = arch.widths
     a = arch.ranks[0]
     blocks = [("A", d, d)] if a >= d else [("Q", a, d), ("K", a, d)]
@@ -63,7 +83,19 @@ def parameter_names(arch: Architecture) -> list[str]:
 
 
 def parametrization(arch: Architecture) -> tuple[tuple[str, ...], list]:
-    """The parameter names and ``φ(w)``, one polynomial per coordinate."""
+    """The parameter names and ``φ(w)``, one polynomial per coordinate.
+
+    Examples
+    --------
+    ``c_{1,1,12}``, the coefficient of ``y_1 y_2`` in ``F_00 = (V y)_1 (A^T y)_1``, is
+    ``V_11 A_21 + V_12 A_11``:
+
+    >>> from attngeo import Architecture
+    >>> from attngeo.geometry.implicit import parametrization
+    >>> names, phi = parametrization(Architecture((2, 1), (2,), tokens=2))
+    >>> [str(f) for f in phi[:3]]
+    ['A_1_1*V_1_1', 'A_2_1*V_1_1 + A_1_1*V_1_2', 'A_2_1*V_1_2']
+    """
     d, dd = arch.widths
     a = arch.ranks[0]
     names = tuple(parameter_names(arch))
@@ -89,7 +121,16 @@ def _coordinates(A, V, d: int, dd: int) -> list:
 
 
 def staircase_count(leads: list[tuple], nvars: int, k: int) -> int:
-    """Number of degree-``k`` monomials divisible by no leading monomial."""
+    """Number of degree-``k`` monomials divisible by no leading monomial.
+
+    Examples
+    --------
+    >>> from attngeo.geometry.implicit import staircase_count
+    >>> staircase_count([(2, 0), (0, 2)], 2, 2)     # x^2, y^2 leading: only x y is left
+    1
+    >>> staircase_count([], 3, 2)                   # no leading monomials: all C(4, 2) = 6
+    6
+    """
     count = 0
     for combo in itertools.combinations_with_replacement(range(nvars), k):
         e = [0] * nvars
@@ -124,6 +165,18 @@ def evaluation_rank(arch: Architecture, k: int, rng: random.Random, extra: int =
     torus ``V -> R V D``, ``A -> D A S`` (diagonal ``R, D, S``) preserves ``M``, so
     ``I(M)`` is multigraded by the weights of :func:`_multidegree`: the count is a
     sum of ranks over the weight spaces, small blocks instead of one large matrix.
+
+    Examples
+    --------
+    ``d = 2``, ``d' = 1``, ``a = 2``: the 6, 21, 56 monomials of degree 1 to 3 are
+    independent on ``M``, and exactly one of the 126 quartics vanishes (the
+    quartic equation of ``M``).
+
+    >>> import random
+    >>> from attngeo import Architecture
+    >>> from attngeo.geometry.implicit import evaluation_rank
+    >>> [evaluation_rank(Architecture((2, 1), (2,), tokens=2), k, random.Random(0)) for k in (1, 2, 3, 4)]
+    [6, 21, 56, 125]
     """
     d, dd = arch.widths
     names, phi = parametrization(arch)
@@ -149,7 +202,27 @@ def evaluation_rank(arch: Architecture, k: int, rng: random.Random, extra: int =
 
 @dataclass(repr=False)
 class ImplicitEquations(Result):
-    """The implicit equations of a single-layer neuromanifold, with what is proved about them."""
+    """The implicit equations of a single-layer neuromanifold, with what is proved about them.
+
+    ``hilbert`` lists, degree by degree, the monomials, the staircase of
+    ``<G>`` and the rank at points of ``M``; equal counts prove completeness in
+    that degree.
+
+    Examples
+    --------
+    ``d = 2``, ``d' = 1``, ``a = 2``: ``M`` is the hypersurface where the binary
+    quadrics ``F_00``, ``F_01`` share a linear factor (``V y``): their
+    resultant, a quartic with 7 terms, proved to generate ``I(M)``.
+
+    >>> from attngeo import Architecture, implicit_equations
+    >>> eq = implicit_equations(Architecture((2, 1), (2,), tokens=2))
+    >>> eq.dimension, eq.codimension, eq.ideal.degrees(), len(eq.equations[0]), eq.irreducible
+    (5, 1, [4], 7, True)
+    >>> [(h["degree"], h["staircase"], h["rank"]) for h in eq.hilbert]
+    [(1, 6, 6), (2, 21, 21), (3, 56, 56), (4, 125, 125)]
+    >>> eq.generates, eq.complete_through
+    ('proved', 4)
+    """
 
     arch: Architecture
     ideal: Ideal  # generated by the reduced Gröbner basis G
@@ -170,6 +243,7 @@ class ImplicitEquations(Result):
 
     @property
     def codimension(self) -> int:
+        """``codim M`` in the coordinates ``c``."""
         return len(self.ideal.variables) - self.dimension
 
     @property
@@ -188,6 +262,18 @@ class ImplicitEquations(Result):
         return k
 
     def summary(self) -> dict:
+        """The record ``--json`` prints: dimensions, degrees and terms of the generators, what is proved.
+
+        Examples
+        --------
+        ``a = 1``: three quadrics cut out the codimension-2 ``M``; generation
+        beyond degree 2 rests on the elimination.
+
+        >>> from attngeo import Architecture, implicit_equations
+        >>> s = implicit_equations(Architecture((2, 1), (1,), tokens=2)).summary()
+        >>> s["codimension"], s["degrees"], s["generates"], s["complete_through_degree"]
+        (2, [2, 2, 2], 'elimination', 2)
+        """
         return {"architecture": self.arch.to_dict(), "coordinates": list(self.ideal.variables),
                 "dimension": self.dimension, "codimension": self.codimension,
                 "generators": len(self.equations), "degrees": self.ideal.degrees(),
@@ -196,20 +282,67 @@ class ImplicitEquations(Result):
                 "seconds": round(self.seconds, 3)}
 
     def equations_latex(self) -> list[str]:
-        """One LaTeX string per generator."""
+        """One LaTeX string per generator.
+
+        Examples
+        --------
+        >>> from attngeo import Architecture, implicit_equations
+        >>> tex, = implicit_equations(Architecture((2, 1), (2,), tokens=2)).equations_latex()
+        >>> tex.startswith("c_{1,1,22}^{2} c_{1,2,11}^{2}")
+        True
+        """
         return self.ideal.latex()
 
     def latex(self) -> str:
+        """The ideal ``<G>`` as one LaTeX expression.
+
+        Examples
+        --------
+        >>> from attngeo import Architecture, implicit_equations
+        >>> from attngeo.latex import balanced
+        >>> eq = implicit_equations(Architecture((2, 1), (1,), tokens=2))
+        >>> tex = eq.latex()
+        >>> "langle" in tex, all(g in tex for g in eq.equations_latex()), balanced(tex)
+        (True, True, True)
+        """
         return self.ideal._repr_latex_().strip("$")
 
     def to_json(self) -> dict:
+        """The certificate: the equations, the Hilbert counts and the embedded dimension certificate.
+
+        Examples
+        --------
+        The checker composes the equations with its own parametrization and
+        replays the elimination.
+
+        >>> from attngeo import Architecture, check_certificate, implicit_equations
+        >>> cert = implicit_equations(Architecture((2, 1), (2,), tokens=2)).to_json()
+        >>> cert["parameters"], cert["irreducible"]
+        (['A_1_1', 'A_1_2', 'A_2_1', 'A_2_2', 'V_1_1', 'V_1_2'], True)
+        >>> check_certificate(cert).claim  # doctest: +ELLIPSIS
+        'implicit equations of M (widths 2,1, rank 2): 1 generators, dim 5, ...: generates I(M)'
+        """
         return certificate_json(self.kind, {
             **self.summary(), "parameters": list(self.parameters), "equations": [str(g) for g in self.equations],
             "variety_dimension": self.variety_dimension, "hilbert": self.hilbert, "irreducible": self.irreducible,
             "dimension_certificate": self.dimension_certificate})
 
     def jacobian_rank(self, point: dict | list) -> int:
-        """Exact rank of the Jacobian of ``G`` at a point (coordinate values, in coordinate order)."""
+        """Exact rank of the Jacobian of ``G`` at a point (coordinate values, in coordinate order).
+
+        ``point`` is a list in coordinate order or a dict from coordinate name to value.
+
+        Examples
+        --------
+        >>> from attngeo import Architecture, implicit_equations
+        >>> from attngeo.geometry.implicit import coordinates_of
+        >>> arch = Architecture((2, 1), (2,), tokens=2)
+        >>> eq = implicit_equations(arch)
+        >>> eq.jacobian_rank(coordinates_of(arch, [[[[1, 0], [0, 1]], [[1, 2], [3, 4]], [[1, 1]]]]))
+        1
+        >>> eq.jacobian_rank({name: 0 for name in eq.ideal.variables})     # a quartic: singular at 0
+        0
+        """
         values = [fmpq(point[n]) for n in self.ideal.variables] if isinstance(point, dict) else [fmpq(x) for x in point]
         J = [[g.derivative(i)(*values) for i in range(len(values))] for g in self.equations]
         return fmpq_mat(J).rank() if J else 0
@@ -220,6 +353,21 @@ class ImplicitEquations(Result):
         Exact when ``<G> = I(M)`` (proved for hypersurfaces, else msolve's
         elimination). Refused when the ``c``-minors of the Jacobian are more than
         ``max_minors``.
+
+        Raises
+        ------
+        NotCertifiedError
+            When the Jacobian has more than ``max_minors`` minors of size ``codim M``.
+
+        Examples
+        --------
+        The quartic hypersurface of ``d = 2``, ``d' = 1``, ``a = 2`` is singular
+        along a 4-dimensional locus, which contains 0.
+
+        >>> from attngeo import Architecture, implicit_equations
+        >>> sing = implicit_equations(Architecture((2, 1), (2,), tokens=2)).singular_locus()
+        >>> sing.dimension(), all(g(0, 0, 0, 0, 0, 0) == 0 for g in sing.gens)
+        (4, True)
         """
         from ..exact.ideal import minors
 
@@ -232,7 +380,23 @@ class ImplicitEquations(Result):
         return (self.ideal + Ideal(minors(J, c), self.ideal.variables)).reduced()
 
     def point_verdict(self, coordinates) -> str:
-        """``smooth`` (proved), ``singular`` (given ``<G> = I(M)``), or ``not on M``."""
+        """``smooth`` (proved), ``singular`` (given ``<G> = I(M)``), or ``not on M``.
+
+        Examples
+        --------
+        ``F = (y_0^2, y_1^2)``: the two quadrics share no factor, so it is not on ``M``.
+
+        >>> from attngeo import Architecture, implicit_equations
+        >>> from attngeo.geometry.implicit import coordinates_of
+        >>> arch = Architecture((2, 1), (2,), tokens=2)
+        >>> eq = implicit_equations(arch)
+        >>> eq.point_verdict([1, 0, 0, 0, 0, 1])
+        'not on M'
+        >>> eq.point_verdict(coordinates_of(arch, [[[[1, 0], [0, 1]], [[1, 2], [3, 4]], [[1, 1]]]]))
+        'smooth'
+        >>> eq.point_verdict([0] * 6)
+        'singular'
+        """
         values = [fmpq(x) for x in coordinates]
         if any(g(*values) != 0 for g in self.equations):
             return "not on M"
@@ -245,7 +409,18 @@ class ImplicitEquations(Result):
 
 
 def coordinates_of(arch: Architecture, weights) -> list[fmpq]:
-    """The coordinates ``c`` of the function computed by single-layer weights."""
+    """The coordinates ``c`` of the function computed by single-layer weights.
+
+    Examples
+    --------
+    ``Q = I``, ``K = (1 2; 3 4)``, so ``A = K^T Q = (1 3; 2 4)``, and ``V = (1 1)``:
+    ``F_00 = (y_0 + y_1)(y_0 + 2 y_1)``, ``F_01 = (y_0 + y_1)(3 y_0 + 4 y_1)``.
+
+    >>> from attngeo import Architecture
+    >>> from attngeo.geometry.implicit import coordinates_of
+    >>> [int(c) for c in coordinates_of(Architecture((2, 1), (2,), tokens=2), [[[[1, 0], [0, 1]], [[1, 2], [3, 4]], [[1, 1]]]])]
+    [1, 3, 2, 3, 7, 4]
+    """
     from ..model.layerfunction import mat_rows, weights_AV
 
     A, V = weights_AV(arch, weights)
@@ -257,6 +432,34 @@ def implicit_equations(arch: Architecture, engine: str = "auto", timeout: float 
                        seed: int | None = 0, max_monomials: int = 20_000) -> ImplicitEquations:
     """The implicit equations of ``M`` for a single layer (``t >= 2``), by elimination.
 
+    Parameters
+    ----------
+    arch : Architecture
+        A single lightning layer, ``t >= 2``.
+    engine : str
+        ``auto`` (msolve when installed), ``msolve`` or ``singular``; python-flint
+        reaches only ``d = d' = 1`` (at most 6 variables).
+    timeout : float
+        Seconds the engine may take.
+    seed : int or None
+        Seeds the evaluation points and the dimension certificate.
+    max_monomials : int
+        The Hilbert counts stop at the first degree with more monomials.
+
+    Returns
+    -------
+    ImplicitEquations
+
+    Raises
+    ------
+    EngineUnavailable
+        When no installed engine reaches the system (install msolve).
+    InvalidInputError
+        For a deep or normalized architecture, or ``t = 1``.
+
+    Examples
+    --------
+    >>> from attngeo import Architecture, implicit_equations
     >>> eq = implicit_equations(Architecture((2, 1), (2,), tokens=2))
     >>> eq.summary()["degrees"], eq.generates
     ([4], 'proved')
@@ -298,6 +501,19 @@ def implicit_equations_if_available(arch: Architecture, seed: int | None = 0) ->
 
     For proof scripts that use the equations only to decide more points: without
     msolve they still run, and those points stay undecided.
+
+    Examples
+    --------
+    ``a = d' = 1``: the tangent criteria leave the point undecided; the
+    equations prove it smooth.
+
+    >>> from attngeo import Architecture, is_singular
+    >>> from attngeo.geometry.implicit import implicit_equations_if_available
+    >>> arch = Architecture((2, 1), (1,), tokens=2)
+    >>> eq = implicit_equations_if_available(arch)
+    >>> W = [[[[1, 2]], [[3, 5]], [[1, 1]]]]
+    >>> is_singular(arch, W).verdict, is_singular(arch, W, equations=eq).verdict
+    ('undecided', 'smooth')
     """
     from ..exact.engine import EngineUnavailable
 
