@@ -42,7 +42,29 @@ STATUSES = ("certified", "bounds", "undecided", "refuted", "failed")
 
 @dataclass(frozen=True)
 class Claim:
-    """One claim a proof script tests; the report prints one result per claim."""
+    """One claim a proof script tests; the report prints one result per claim.
+
+    Attributes
+    ----------
+    key : str
+        Short plain name, unique within the script.
+    latex : str
+        The claim in LaTeX text (math inside ``$...$``).
+    mode : str
+        :data:`RANGE` (each case settles the claim for its size) or
+        :data:`INSTANCES` (cases are samples).
+    unit : str
+        What one case is: ``architectures``, ``points``, ``strata``.
+    sizes : str
+        How the cases' sizes are named (:func:`sizes_of`).
+
+    Examples
+    --------
+    >>> from attngeo.theorems.proof import INSTANCES, Claim
+    >>> c = Claim("swap", r"two lines at rank-1 swap points", mode=INSTANCES, unit="points")
+    >>> c.mode, c.sizes
+    ('instances', 'auto')
+    """
 
     key: str  # short plain name, unique within the script
     latex: str  # the claim in LaTeX text (math inside $...$)
@@ -53,7 +75,18 @@ class Claim:
 
 @dataclass
 class Entry:
-    """One case's contribution to a claim."""
+    """One case's contribution to a claim: its sizes and status (and, if refuted, where and why).
+
+    Examples
+    --------
+    A certified dimension other than the claimed one is a refutation, with both values:
+
+    >>> from attngeo.theorems.proof import Entry
+    >>> e = Entry("single", {"d": 2, "d'": 2, "a": 1, "t": 2}, "refuted", "", "$M$ has dimension 6",
+    ...           "$M$ has dimension 7")
+    >>> e.status, e.certified, e.claimed
+    ('refuted', '$M$ has dimension 6', '$M$ has dimension 7')
+    """
 
     claim: str  # Claim.key
     sizes: dict  # sizes_of(arch), or the sizes the case stands for
@@ -69,6 +102,17 @@ def sizes_of(arch: Architecture, form: str = "auto") -> dict:
     ``auto``: ``d, d', a, t`` for one layer, ``l, d, a, t`` for equal widths and
     ranks, else the width and rank tuples; ``depth``: ``l, d, a, t`` even for one
     layer; ``tuples``: always the width and rank tuples.
+
+    Examples
+    --------
+    >>> from attngeo import Architecture
+    >>> from attngeo.theorems.proof import sizes_of
+    >>> sizes_of(Architecture((3, 2), (1,), tokens=2))
+    {'d': 3, "d'": 2, 'a': 1, 't': 2}
+    >>> sizes_of(Architecture((3, 3, 3), (2, 2), tokens=2))
+    {'l': 2, 'd': 3, 'a': 2, 't': 2}
+    >>> sizes_of(Architecture((3, 3), (2,), tokens=2), "depth"), sizes_of(Architecture((3, 2, 2), (1, 2), tokens=2))
+    ({'l': 1, 'd': 3, 'a': 2, 't': 2}, {'d': [3, 2, 2], 'a': [1, 2], 't': 2})
     """
     w, a, t = arch.widths, arch.ranks, arch.tokens
     uniform = len(set(w)) == 1 and len(set(a)) == 1
@@ -91,11 +135,33 @@ def scope(sizes: list[dict]) -> dict:
     are exactly ``min <= a <= d + k`` or ``a = d + k``; whatever remains is
     listed. ``count`` is the number of distinct sizes.
 
+    Parameters
+    ----------
+    sizes : list of dict
+        One :func:`sizes_of` dict per case (repeats count once).
+
+    Returns
+    -------
+    dict
+        ``count``, ``factors`` (``name``, ``values``), and ``relation`` or
+        ``list`` when the sizes are not a full grid.
+
+    Examples
+    --------
+    Every ``d <= 3`` with every ``1 <= a <= d + 1``: ``d`` and ``t`` are
+    factors, ``a`` a relation to ``d``:
+
+    >>> from attngeo.theorems.proof import scope
     >>> s = scope([{"d": d, "a": a, "t": 2} for d in (1, 2, 3) for a in range(1, d + 2)])
     >>> s["factors"]
     [{'name': 'd', 'values': [1, 2, 3]}, {'name': 't', 'values': [2]}]
     >>> s["relation"]
     {'name': 'a', 'of': 'd', 'min': 1, 'offset': 1}
+
+    Sizes that are no grid and no such relation are listed:
+
+    >>> scope([{"d": 2, "a": 1}, {"d": 3, "a": 3}, {"d": 3, "a": 3}])["list"]
+    {'names': ['d', 'a'], 'rows': [[2, 1], [3, 3]]}
     """
     distinct = list({tuple((k, _key(v)) for k, v in p.items()): p for p in sizes}.values())
     out = {"count": len(distinct), "factors": []}
@@ -137,7 +203,26 @@ def scope(sizes: list[dict]) -> dict:
 
 
 def summary(claims, entries: list[Entry], notes=()) -> dict:
-    """What the script established, claim by claim (claims without a case are left out)."""
+    """What the script established, claim by claim (claims without a case are left out).
+
+    Raises
+    ------
+    ValueError
+        An entry names a claim the script did not declare (a script bug, not user input).
+
+    Examples
+    --------
+    >>> from attngeo.theorems.proof import Claim, Entry, summary
+    >>> claims = [Claim("single", "dim formula"), Claim("unused", "never tested")]
+    >>> entries = [Entry("single", {"d": d, "a": 1, "t": 2}, s) for d, s in ((2, "certified"), (3, "bounds"))]
+    >>> part, = summary(claims, entries)["parts"]
+    >>> part["key"], part["cases"], part["certified"], part["bounds"], part["scope"]["factors"]
+    ('single', 2, 1, 1, [{'name': 'd', 'values': [2, 3]}, {'name': 'a', 'values': [1]}, {'name': 't', 'values': [2]}])
+    >>> summary(claims, [Entry("other", {}, "certified")])
+    Traceback (most recent call last):
+    ...
+    ValueError: entries for claims the script did not declare: ['other']
+    """
     keys = {c.key for c in claims}
     stray = {e.claim for e in entries} - keys
     if stray:
@@ -155,7 +240,16 @@ def summary(claims, entries: list[Entry], notes=()) -> dict:
 
 
 def print_summary(claims, entries: list[Entry], notes=(), extra: dict | None = None) -> None:
-    """One plain line per claim, then the ``summary: {json}`` line attngeo certify reads."""
+    """One plain line per claim, then the ``summary: {json}`` line attngeo certify reads.
+
+    Examples
+    --------
+    >>> from attngeo.theorems.proof import Claim, Entry, print_summary
+    >>> print_summary([Claim("single", "dim formula")],
+    ...               [Entry("single", {"d": 2, "a": 1, "t": 2}, "certified")])  # doctest: +ELLIPSIS
+    claim single: 1 architectures (1 certified)
+    summary: {"parts":[{"key":"single","latex":"dim formula","mode":"range",...,"cases":1,"certified":1,...}
+    """
     data = summary(claims, entries, notes)
     for p in data["parts"]:
         counts = ", ".join(f"{p[s]} {s}" for s in STATUSES if p[s])
@@ -165,6 +259,31 @@ def print_summary(claims, entries: list[Entry], notes=(), extra: dict | None = N
 
 @dataclass(frozen=True)
 class Case:
+    """One architecture a dimension proof certifies, with the value the statement predicts there.
+
+    Attributes
+    ----------
+    arch : Architecture
+        The architecture.
+    in_hypotheses : bool
+        Inside the statement's hypotheses: a failure or disagreement there fails the script.
+    formula : int or None
+        The predicted dimension, or None.
+    conjecture : bool
+        The formula is conjectured: a disagreement is a finding, not a failure.
+    claim : str
+        The :class:`Claim` key this case tests.
+
+    Examples
+    --------
+    >>> from attngeo import Architecture
+    >>> from attngeo.theorems.proof import Case
+    >>> d, a = 3, 2
+    >>> case = Case(Architecture((d, d), (a,), tokens=2), True, 2 * a * d + d * d - a * a - 1, claim="single")
+    >>> case.formula, case.conjecture
+    (16, False)
+    """
+
     arch: Architecture
     in_hypotheses: bool
     formula: int | None  # the value the statement predicts, or None
@@ -179,6 +298,18 @@ def _name(arch: Architecture) -> str:
 
 
 def proof_arguments(description: str, default_out: str) -> argparse.Namespace:
+    """A proof script's command line (from ``sys.argv``): ``--out``, ``--seed`` (2025), ``--no-check``.
+
+    Examples
+    --------
+    >>> import sys
+    >>> from unittest import mock
+    >>> from attngeo.theorems.proof import proof_arguments
+    >>> with mock.patch.object(sys, "argv", ["single_layer_dimension.py", "--seed", "7"]):
+    ...     args = proof_arguments("single-layer dimension", "certificates/single_layer_dimension")
+    >>> args.out, args.seed, args.no_check
+    ('certificates/single_layer_dimension', 7, False)
+    """
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--out", default=default_out, help=f"certificate folder (default {default_out})")
     parser.add_argument("--seed", type=int, default=2025, help="seed for points, inputs and primes")
@@ -192,6 +323,59 @@ def run_dimension_proof(title: str, cases: list[Case], args: argparse.Namespace,
 
     ``results`` collects ``(case, cert)``; ``claims`` are the :class:`Claim` the
     cases name (a certified value off the case's formula refutes its claim).
+
+    Parameters
+    ----------
+    title : str
+        First line printed.
+    cases : list of Case
+        The architectures.
+    args : argparse.Namespace
+        ``out`` (certificate folder, made if missing), ``seed``, ``no_check``.
+    results : list, optional
+        Receives ``(case, cert)`` for every certificate made.
+    claims : sequence of Claim
+        The claims the cases name.
+
+    Returns
+    -------
+    int
+        1 when a case inside the hypotheses fails to certify or disagrees with its formula, else 0.
+
+    Examples
+    --------
+    The single-layer formula ``2ad + dd' - a^2 - 1`` at three sizes, each
+    certified and re-checked:
+
+    >>> import argparse, contextlib, io, json, tempfile
+    >>> from attngeo import Architecture
+    >>> from attngeo.theorems.proof import Case, Claim, run_dimension_proof
+    >>> args = argparse.Namespace(out=tempfile.mkdtemp(), seed=0, no_check=False)
+    >>> claims = [Claim("single", "dim formula")]
+    >>> cases = [Case(Architecture((d, d), (a,), tokens=2), True, 2 * a * d + d * d - a * a - 1, claim="single")
+    ...          for d, a in ((1, 1), (2, 1), (2, 2))]
+    >>> out = io.StringIO()
+    >>> with contextlib.redirect_stdout(out):
+    ...     code = run_dimension_proof("one layer", cases, args, claims=claims)
+    >>> code
+    0
+    >>> for line in out.getvalue().splitlines()[1:6]:
+    ...     print(line)
+    widths        ranks     t     P  lower  upper  naive formula  status
+    --------------------------------------------------------------------
+    1,1           1         2     3      1      1      1       1  certified, = formula
+    2,2           1         2     8      6      6      6       6  certified, = formula
+    2,2           2         2    12      7      7      7       7  certified, = formula
+
+    A wrong formula inside the hypotheses is refuted by the certified value, and the script fails:
+
+    >>> wrong = [Case(Architecture((2, 2), (1,), tokens=2), True, 7, claim="single")]
+    >>> out = io.StringIO()
+    >>> with contextlib.redirect_stdout(out):
+    ...     code = run_dimension_proof("one layer", wrong, args, claims=claims)
+    >>> part, = json.loads(out.getvalue().split("summary: ")[1].splitlines()[0])["parts"]
+    >>> code, part["refuted"], part["counterexamples"][0]["certified"].endswith("M = 6$")
+    (1, 1, True)
     """
     out = make_folder(args.out)
     forms = {c.key: c.sizes for c in claims}
@@ -269,7 +453,25 @@ def run_dimension_proof(title: str, cases: list[Case], args: argparse.Namespace,
 
 
 def main_guard(run) -> None:
-    """Run a proof script's body and exit with its code (2 on bad input)."""
+    """Run a proof script's body and exit with its code (2 on bad input, with one line on stderr).
+
+    Examples
+    --------
+    >>> import contextlib, sys
+    >>> from attngeo import Architecture
+    >>> from attngeo.theorems.proof import main_guard
+    >>> def exit_code(run):
+    ...     try:
+    ...         main_guard(run)
+    ...     except SystemExit as exc:
+    ...         return exc.code
+    >>> exit_code(lambda: 0), exit_code(lambda: 1)
+    (0, 1)
+    >>> with contextlib.redirect_stderr(sys.stdout):
+    ...     exit_code(lambda: Architecture((2, 2), (0,)))
+    error: ranks[0] = 0 must be at least 1; give one attention rank a_i >= 1 per layer
+    2
+    """
     try:
         sys.exit(run())
     except AttngeoError as exc:
@@ -279,7 +481,35 @@ def main_guard(run) -> None:
 
 @dataclass
 class CaseOutcome:
-    """What one case of a proof script established: a certificate and a table row."""
+    """What one case of a proof script established: a certificate and a table row.
+
+    Attributes
+    ----------
+    name : str
+        File name of its certificate (without ``.json``).
+    certificate : object
+        Has ``save()`` and ``to_json()``; None when the case is out of reach.
+    row : str
+        Its line of the table.
+    failed : bool
+        The case failed (also set when the checker rejects its certificate).
+    finding : str or None
+        Plain text, printed as ``finding: ...``.
+    entries : list of Entry
+        What the case adds to each claim.
+    note : str or None
+        LaTeX text for the report.
+
+    Examples
+    --------
+    >>> from attngeo import Architecture, fiber
+    >>> from attngeo.theorems.proof import CaseOutcome, Entry, sizes_of
+    >>> arch = Architecture((2, 1), (1,), tokens=2)
+    >>> fib = fiber(arch, [[[[1, 2]], [[3, 5]], [[1, 1]]]])
+    >>> o = CaseOutcome("swap", fib, f"swap  {len(fib.components)} lines", entries=[Entry("lines", sizes_of(arch), "certified")])
+    >>> o.row, o.failed
+    ('swap  2 lines', False)
+    """
 
     name: str
     certificate: object  # has save() and to_json(); None when the case is out of reach
@@ -297,6 +527,41 @@ def run_cases(title: str, header: str, outcomes, args: argparse.Namespace, claim
     case, which then counts as a failure). A certificate the checker rejects
     turns the case's entries into failures. ``extra`` (called once the cases are
     done) returns more fields for the summary line.
+
+    Returns
+    -------
+    int
+        1 when a case failed (or its certificate was rejected), else 0.
+
+    Examples
+    --------
+    A rank-1 swap point has two fiber lines; a certificate claiming the
+    generic case there is rejected and its case fails:
+
+    >>> import argparse, contextlib, io, tempfile
+    >>> from attngeo import Architecture, fiber
+    >>> from attngeo.theorems.proof import INSTANCES, CaseOutcome, Claim, Entry, run_cases, sizes_of
+    >>> arch = Architecture((2, 1), (1,), tokens=2)
+    >>> fib = fiber(arch, [[[[1, 2]], [[3, 5]], [[1, 1]]]])
+    >>> class Forged:                    # the same certificate, with a false case
+    ...     def to_json(self):
+    ...         return {**fib.to_json(), "case": "generic"}
+    ...     def save(self, path):
+    ...         return path
+    >>> def outcomes():
+    ...     for name, cert in (("honest", fib), ("forged", Forged())):
+    ...         yield CaseOutcome(name, cert, name, entries=[Entry("lines", sizes_of(arch), "certified")])
+    >>> args = argparse.Namespace(out=tempfile.mkdtemp(), seed=0, no_check=False)
+    >>> claims = [Claim("lines", "two lines at rank-1 swap points", mode=INSTANCES, unit="points")]
+    >>> out = io.StringIO()
+    >>> with contextlib.redirect_stdout(out):
+    ...     code = run_cases("fibers", "case", outcomes(), args, claims)
+    >>> for line in out.getvalue().splitlines()[3:5]:
+    ...     print(line)
+    honest
+    forged  CHECK FAILED: the components make the case 'rank1-swap'
+    >>> code, out.getvalue().splitlines()[-4]
+    (1, 'claim lines: 2 points (1 certified, 1 failed)')
     """
     out = make_folder(args.out)
     print(title)
