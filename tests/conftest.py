@@ -30,8 +30,29 @@ def deep_certificate():
 
 @pytest.fixture(scope="session")
 def gap_certificate():
-    """t = 1: bounds that do not meet."""
-    return certify_dimension(Architecture((3, 3), (2,), tokens=1), seed=3).to_json()
+    """An honest certificate of bounds that do not meet.
+
+    Every small architecture is now certified, so the gap is made honestly: the
+    lower witness keeps a nonsingular sub-minor one smaller than the proved one,
+    which proves ``lower - 1`` (a true but weaker bound).
+    """
+    from attngeo.exact.rank import det_mod_p
+    from attngeo.model.jacobian import jacobian_mod_p
+
+    cert = certify_dimension(Architecture((3, 3), (2,), tokens=1), seed=3).to_json()
+    lw = cert["lower_witness"]
+    p, c = lw["prime"], len(lw["functionals"][0])
+    J = jacobian_mod_p(Architecture((3, 3), (2,), tokens=1), np.array(lw["point"]), np.array(lw["inputs"]), p,
+                       np.array(lw["functionals"]))
+    J = J.reshape(-1, J.shape[-1])
+    for drop in range(len(lw["rows"])):
+        rows, cols = lw["rows"][:drop] + lw["rows"][drop + 1:], lw["columns"][:drop] + lw["columns"][drop + 1:]
+        det = det_mod_p(J[np.ix_(rows, cols)], p)
+        if det:
+            break
+    lw.update(rows=rows, columns=cols, rank=len(rows), determinant=int(det))
+    cert.update(lower=len(rows), certified=False, dimension=None)
+    return cert
 
 
 def random_instance(arch, seed, bound, n_inputs):

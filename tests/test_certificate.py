@@ -24,9 +24,13 @@ def test_failed_write_leaves_the_existing_file_intact(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["c.json"]  # no temporary left behind
 
 
-def test_latex_display_says_certified_or_bounds():
+def test_latex_display_says_certified_or_bounds(gap_certificate):
+    from attngeo.geometry.certificate import DimensionCertificate
+
     ok = certify_dimension(Architecture((3, 3), (2,), 2), seed=0)
-    gap = certify_dimension(Architecture((3, 3), (2,), 1), seed=0)
+    g = gap_certificate
+    gap = DimensionCertificate(Architecture((3, 3), (2,), 1), g["lower"], g["upper"], g["lower_witness"],
+                               g["upper_witness"], {}, 0.0, 1)
     assert "certified" in ok._repr_latex_() and str(ok.dimension) in ok._repr_latex_()
     assert r"\le" in gap._repr_latex_() and "bounds" in gap._repr_latex_()
     assert gap._repr_latex_().count("{") == gap._repr_latex_().count("}")

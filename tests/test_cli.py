@@ -24,12 +24,14 @@ def test_dim_json_has_the_documented_keys(capsys, tmp_path):
     assert main(["check", str(cert)]) == 0
 
 
-def test_dim_default_tokens_is_two_and_gap_is_not_rounded(capsys):
+def test_dim_default_tokens_is_two_and_names_the_families(capsys):
     assert main(["dim", "--widths", "3,3", "--ranks", "2", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["architecture"]["tokens"] == 2
     assert main(["dim", "--widths", "3,3", "--ranks", "2", "--tokens", "1", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["certified"] is False and out["dimension"] is None and out["formula"] is None
+    # t = 1 lies outside [HMK]'s formula; the kernel family that closes the gap is named
+    assert out["certified"] is True and out["formula"] is None and "symmetric-score(1)" in out["families"]
+    assert out["dimension"] == 3 * 4 // 2 + 9 - 1  # (sym A, V) up to scaling
 
 
 @pytest.mark.parametrize(

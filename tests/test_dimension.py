@@ -24,19 +24,39 @@ def test_lower_never_exceeds_upper_and_witness_sizes_match(widths, ranks, t):
     assert cert.dimension == (cert.lower if cert.certified else None)
 
 
-def test_t1_is_reported_as_bounds_not_rounded():
-    arch = Architecture((3, 3), (2,), tokens=1)
+@pytest.mark.parametrize("d,dd,a", [(3, 3, 2), (3, 2, 2), (4, 2, 2), (2, 3, 1)])
+def test_one_token_sees_only_the_symmetric_part_of_a(d, dd, a):
+    # t = 1: phi(x) = (x^T A x) V x depends on (sym A, V), up to scaling; sym(K^T Q) fills Sym_d when 2a >= d
+    arch = Architecture((d, dd), (a,), tokens=1)
     cert = certify_dimension(arch, seed=0)
-    assert not cert.certified and cert.dimension is None and cert.gap > 0
     assert not hmk_formula(arch).applies
+    sym = d * (d + 1) // 2 if 2 * a >= d else None
+    if sym is not None:
+        assert cert.certified and cert.dimension == sym + d * dd - 1 == dimension(arch, seed=0)
+    assert (a >= 2) == ("symmetric-score(1)" in cert.families)
+
+
+def test_bounds_that_do_not_meet_are_never_rounded(gap_certificate, monkeypatch):
+    from attngeo.geometry import dimension as module
+    from attngeo.geometry.certificate import DimensionCertificate
+
+    arch = Architecture((3, 3), (2,), tokens=1)
+    weak = DimensionCertificate(arch, gap_certificate["lower"], gap_certificate["upper"],
+                                gap_certificate["lower_witness"], gap_certificate["upper_witness"], {}, 0.0, 1)
+    assert not weak.certified and weak.dimension is None and weak.gap > 0 and "<= dim M <=" in str(weak)
+    monkeypatch.setattr(module, "certify_dimension", lambda arch, **kw: weak)
     with pytest.raises(NotCertifiedError, match="<= dim M <="):
-        dimension(arch, seed=0)
+        module.dimension(arch)
 
 
-def test_expanding_bottleneck_is_not_explained_by_the_symmetries():
-    # widths 2,4,2: the naive count (symmetry orbit) overshoots; lower stays below it
-    cert = certify_dimension(Architecture((2, 4, 2), (2, 2), 2), seed=1)
-    assert cert.lower < cert.upper
+@pytest.mark.parametrize("widths,ranks,clipped", [((2, 4, 2), (2, 2), (2, 2, 2)), ((2, 3, 4), (2, 2), (2, 2, 4)),
+                                                  ((3, 5, 3, 5), (3, 3, 3), (3, 3, 3, 5))])
+def test_expanding_widths_are_explained_by_the_annihilator_fields(widths, ranks, clipped):
+    # the network factors through virtual weights: a hidden width wider than every width before it
+    # adds nothing, so the dimension is that of the network with the width clipped
+    cert = certify_dimension(Architecture(widths, ranks, 2), seed=1)
+    assert cert.certified and any(f.startswith("annihilator") for f in cert.families)
+    assert cert.dimension == certify_dimension(Architecture(clipped, ranks, 2), seed=1).dimension
 
 
 def test_seed_makes_certificates_reproducible():

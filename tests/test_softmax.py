@@ -26,11 +26,11 @@ def test_one_softmax_layer_is_the_lightning_layer_plus_one(d, dd, a):
     check_certificate(soft.to_json())
 
 
-def test_with_one_token_softmax_is_linear_and_only_bounds_are_claimed():
+def test_with_one_token_softmax_is_linear_and_certified_by_the_score_free_family():
     """t = 1: every score matrix is 1 x 1, S = 1, phi = V X: the Jacobian has rank d d' exactly."""
     arch = Architecture((3, 2), (2,), 1, "softmax")
     cert = certify_dimension(arch, seed=0)
-    assert cert.lower == 3 * 2 and cert.upper > cert.lower and not cert.certified
+    assert cert.certified and cert.dimension == 3 * 2 and "score-free(1)" in cert.families
     X = [[[fmpq(1, 2)], [fmpq(-1, 3)], [fmpq(2)]]]
     J = ball_jacobian(arch, [fmpq(k % 5 - 2, 4) for k in range(arch.parameter_count)], X,
                       np.ones((1, 1, 2, 1), dtype=int), 128)

@@ -23,6 +23,7 @@ import numpy as np
 from flint import fmpq, fmpq_mat, nmod_mat
 
 from .arch import Arch, architecture
+from . import kernelfields
 from .ball import check_ball_lower
 from .schema import ARCHITECTURE, CHECKED, HEADER, NUMBER
 from .values import field, index_list, int_array, integer, prime, reject
@@ -314,13 +315,25 @@ def _check_upper(cert: dict, arch: Arch) -> int:
     uw, p, point = _witness(cert, "upper_witness", arch)
     P = arch.parameters
     fams = field(uw, "families", "upper_witness.")
-    if fams != _expected_families(arch):
-        reject("upper_witness.families is not the symmetry families of this architecture in canonical order")
-    for kind in {f["kind"] for f in fams}:
+    groups, kernel = _expected_families(arch), kernelfields.expected(arch)
+    if fams != groups + kernel:
+        reject("upper_witness.families must be the symmetry groups and then the kernel families that apply to this "
+               "architecture, in canonical order (docs/invariance.md)")
+    for kind in {f["kind"] for f in groups}:
         if not _identities_hold(kind, arch.normalization != "lightning"):  # pragma: no cover - own definitions
             reject(f"the invariance identity of the {kind} family does not hold")
     rank = integer(field(uw, "field_rank", "upper_witness."), "upper_witness.field_rank", 0)
     F = _field_rows(arch, point, p)
+    offsets = {(i, name): off for i, name, _, _, off in arch.shapes()}
+
+    def put(i, name, mat):
+        vec = np.zeros(P, dtype=np.int64)
+        vec[offsets[(i, name)] : offsets[(i, name)] + mat.size] = np.mod(mat, p).ravel()
+        return vec
+
+    extra = kernelfields.rows(arch, _weights(point, arch), put, p)
+    if extra:
+        F = np.vstack([F, np.array(extra)])
     rows = index_list(field(uw, "rows", "upper_witness."), rank, F.shape[0], "upper_witness.rows")
     cols = index_list(field(uw, "columns", "upper_witness."), rank, P, "upper_witness.columns")
     _check_minor(F[np.ix_(rows, cols)], p, field(uw, "determinant", "upper_witness."), "field")
@@ -345,9 +358,11 @@ def check(cert: dict) -> str:
     dim = field(cert, "dimension")
     if isinstance(dim, bool) or dim != (lower if lower == upper else None):
         reject(f"dimension does not follow from lower = {lower}, upper = {upper}")
+    names = [f"{f['kind']}({f['layer']})" for f in kernelfields.expected(arch)]
+    hidden = f" (kernel fields beyond the groups: {', '.join(names)})" if names else ""
     if lower == upper:
-        return f"dim M = {lower} for {arch.describe()}"
-    return f"{lower} <= dim M <= {upper} for {arch.describe()} (bounds, not a dimension)"
+        return f"dim M = {lower} for {arch.describe()}{hidden}"
+    return f"{lower} <= dim M <= {upper} for {arch.describe()} (bounds, not a dimension){hidden}"
 
 
 def certified_dimension(cert: dict) -> int:

@@ -1,7 +1,8 @@
 """What the lightning and the normalized dimension provers share: the symmetry upper bound and the sampling.
 
 The upper bound ``P - rank(fields at W)`` is the same for every normalization
-(only the families differ, :func:`attngeo.geometry.symmetry.families`); the lower bounds
+(only the families differ: the groups of :func:`attngeo.geometry.symmetry.families`
+and the kernel fields of :func:`attngeo.geometry.kernelfields.kernel_families`); the lower bounds
 differ (a minor mod p, or a ball determinant), so they live in
 :mod:`attngeo.geometry.dimension` and :mod:`attngeo.geometry.softmax`, which both import this.
 """
@@ -14,6 +15,7 @@ import numpy as np
 
 from ..model.architecture import Architecture
 from ..exact.rank import det_mod_p, maximal_minor_mod_p
+from .kernelfields import kernel_families, kernel_rows
 from .symmetry import families, field_matrix, gauge_minor, invariance_identities, normalized_invariance_identities
 
 #: Entries of random points and inputs are drawn from ``[-ENTRY_BOUND, ENTRY_BOUND]``.
@@ -29,7 +31,9 @@ def random_ints(rng: random.Random, shape) -> np.ndarray:
 def upper_bound(arch: Architecture, point: np.ndarray, p: int) -> tuple[int, dict, list[int]]:
     """Upper bound, its witness, and a gauge (columns complementary to the field minor)."""
     F = field_matrix(arch, point, p)
-    minor = gauge_minor(arch, point, F, p)
+    extra = kernel_rows(arch, point, p)
+    minor = gauge_minor(arch, point, F, p) if not len(extra) else None
+    F = np.vstack([F, extra]) if len(extra) else F
     if minor is not None:
         cols, det = minor
         rank, rows, how = F.shape[0], list(range(F.shape[0])), "block-triangular gauge minor"
@@ -43,7 +47,7 @@ def upper_bound(arch: Architecture, point: np.ndarray, p: int) -> tuple[int, dic
     witness = {
         "prime": p,
         "point": point.tolist(),
-        "families": [f.to_dict() for f in families(arch)],
+        "families": [f.to_dict() for f in families(arch)] + [f.to_dict() for f in kernel_families(arch)],
         "field_rank": rank,
         "rows": rows,
         "columns": cols,

@@ -129,6 +129,7 @@ def _cmd_dim(args) -> int:
          else f"{cert.lower}  (Jacobian minor in ball arithmetic, {lw.get('precision')} bits, "
               f"{len(lw.get('inputs', []))} inputs: determinant {lw.get('determinant')})"),
         ("upper bound", f"{cert.upper}  ({cert.parameters} parameters - field rank {uw['field_rank']})"),
+        ("families", ", ".join(cert.families)),
     ]
     if cert.certified:
         rows.append(("dimension", f"{cert.dimension}  certified"))

@@ -1,0 +1,127 @@
+"""The checker's own kernel families (docs/invariance.md §5): which apply, and their values at a point mod p.
+
+Written again from the lemmas, not imported from the prover:
+
+* ``annihilator`` at layer ``i`` (``i >= 2``): with ``d_j = min(d_0, ..., d_{i-1})``
+  (``j`` the last such index) below ``d_{i-1}``, layer ``i-1``'s output lies in the
+  column space of ``B = V_{i-1} ... V_{j+1}``; for ``n`` in the left null space of ``B``
+  the moves ``e_r nᵀ`` of ``Q_i``, ``K_i``, ``V_i`` change nothing. The polynomial
+  annihilators span that null space where ``rank B = d_j``; the checker confirms
+  the rank mod p, builds the canonical null basis itself and checks ``nᵀ B = 0``.
+* ``symmetric-score`` at layer ``i`` (lightning, ``a_i >= 2``): inputs of rank
+  ``<= 1`` (one token, or an earlier layer with ``a_j = 1``) see only ``sym(A_i)``;
+  ``δQ = J K``, ``δK = J Q`` (``J = E_uv - E_vu``) move ``A_i`` by skew matrices.
+* ``score-free`` at layer ``i`` (normalized, one token): the score is ``1``; every
+  entry of ``Q_i`` and ``K_i`` is a kernel direction.
+* ``co-annihilator`` at layer ``i < l`` (normalized, one token): the network is
+  ``V_l ... V_1 X``; with ``d_k = min(d_{i+1}, ..., d_l)`` (``k`` the first such index)
+  below ``d_i``, moving ``V_i`` by ``u e_cᵀ`` with ``C u = 0``, ``C = V_k ... V_{i+1}``,
+  changes nothing (where ``rank C = d_k``; canonical null basis of ``C``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from flint import nmod_mat
+
+from .arch import Arch
+from .values import reject
+
+
+def _narrowest(widths: tuple, i: int) -> int:
+    m = min(widths[: i + 1])
+    return max(j for j in range(i + 1) if widths[j] == m)
+
+
+def _first_narrowest_after(widths: tuple, i: int) -> int:
+    m = min(widths[i + 1:])
+    return min(k for k in range(i + 1, len(widths)) if widths[k] == m)
+
+
+def expected(arch: Arch) -> list[dict]:
+    """The kernel families of ``arch`` in canonical order (by layer, then kind)."""
+    out = []
+    for i, a in enumerate(arch.ranks, start=1):
+        d_in = arch.widths[i - 1]
+        if i > 1:
+            j = _narrowest(arch.widths, i - 1)
+            if arch.widths[j] < d_in:
+                out.append({"kind": "annihilator", "layer": i, "size": (2 * a + arch.widths[i]) * (d_in - arch.widths[j])})
+        rank_one = arch.tokens == 1 or (arch.normalization == "lightning" and 1 in arch.ranks[: i - 1])
+        if arch.normalization != "lightning" and arch.tokens == 1:
+            out.append({"kind": "score-free", "layer": i, "size": 2 * a * d_in})
+            if i < len(arch.ranks):
+                k = _first_narrowest_after(arch.widths, i)
+                if arch.widths[k] < arch.widths[i]:
+                    out.append({"kind": "co-annihilator", "layer": i, "size": d_in * (arch.widths[i] - arch.widths[k])})
+        elif arch.normalization == "lightning" and rank_one and a >= 2:
+            out.append({"kind": "symmetric-score", "layer": i, "size": a * (a - 1)})
+    return out
+
+
+def _mat(M: np.ndarray, p: int) -> nmod_mat:
+    return nmod_mat(M.shape[0], M.shape[1], np.mod(M, p).ravel().tolist(), p)
+
+
+def _null(M: np.ndarray, p: int) -> list[np.ndarray]:
+    """The canonical basis of ``{x : M x = 0}`` mod p: free variables of ``rref(M)`` set to unit vectors."""
+    R, rank = _mat(M, p).rref()
+    pivots = [next(c for c in range(M.shape[1]) if int(R[r, c])) for r in range(rank)]
+    basis = []
+    for f in (c for c in range(M.shape[1]) if c not in pivots):
+        x = np.zeros(M.shape[1], dtype=np.int64)
+        x[f] = 1
+        for r, c in enumerate(pivots):
+            x[c] = (-int(R[r, f])) % p
+        if np.any(np.mod(np.mod(M, p) @ x, p)):  # (entries < p, inner size <= 2047: no int64 overflow)
+            reject("internal: a null vector does not solve M x = 0")  # pragma: no cover - rref is exact
+        basis.append(x)
+    return basis
+
+
+def rows(arch: Arch, W: dict, put, p: int) -> list[np.ndarray]:
+    """The kernel fields' values at the point ``W`` (``(layer, name) -> matrix`` mod p), one vector each."""
+    out = []
+    for fam in expected(arch):
+        i = fam["layer"]
+        Q, K, V = W[(i, "Q")], W[(i, "K")], W[(i, "V")]
+        if fam["kind"] == "annihilator":
+            j = _narrowest(arch.widths, i - 1)
+            B = np.eye(arch.widths[j], dtype=np.int64)
+            for k in range(j + 1, i):
+                B = np.mod(W[(k, "V")] @ B, p)  # inner size d_j <= 2047 and entries < p: below 2**63
+            if _mat(B, p).rank() < arch.widths[j]:
+                continue
+            for n in _null(B.T, p):
+                for name, M in (("Q", Q), ("K", K), ("V", V)):
+                    for r in range(M.shape[0]):
+                        delta = np.zeros_like(M)
+                        delta[r, :] = n
+                        out.append(put(i, name, delta))
+        elif fam["kind"] == "symmetric-score":
+            a = Q.shape[0]
+            for u in range(a):
+                for v in range(u + 1, a):
+                    for name, source in (("Q", K), ("K", Q)):
+                        delta = np.zeros_like(Q)
+                        delta[u, :], delta[v, :] = source[v, :], -source[u, :]
+                        out.append(put(i, name, delta))
+        elif fam["kind"] == "co-annihilator":
+            k = _first_narrowest_after(arch.widths, i)
+            C = np.eye(arch.widths[i], dtype=np.int64)
+            for m in range(i + 1, k + 1):
+                C = np.mod(W[(m, "V")] @ C, p)  # inner size d_i <= 2047, entries < p: below 2**63
+            if _mat(C, p).rank() < arch.widths[k]:
+                continue
+            for u in _null(C, p):
+                for c in range(V.shape[1]):
+                    delta = np.zeros_like(V)
+                    delta[:, c] = u
+                    out.append(put(i, "V", delta))
+        else:
+            for name, M in (("Q", Q), ("K", K)):
+                for k in range(M.size):
+                    delta = np.zeros(M.size, dtype=np.int64)
+                    delta[k] = 1
+                    out.append(put(i, name, delta.reshape(M.shape)))
+    return out

@@ -1,0 +1,181 @@
+"""Kernel fields beyond [HMK]'s groups: polynomial vector fields in the kernel of ``dφ`` at every point.
+
+Where [HMK]'s hypotheses fail, the symmetry groups no longer span the kernel
+of the Jacobian and the upper bound ``P - rank(fields)`` is loose. These
+families close the gap; each is a family of polynomial vector fields ``v`` with
+``dφ_W[v(W)] = 0`` for every ``W``, proved for all sizes (docs/invariance.md §5):
+
+* ``annihilator`` (layer ``i + 1``): layer ``i``'s output lies in the column space
+  of ``B_i = V_i ⋯ V_{j+1}``, ``d_j = min(d_0, …, d_i)`` the narrowest width so far,
+  so moving ``Q_{i+1}``, ``K_{i+1}`` or ``V_{i+1}`` by ``e_r wᵀ`` with ``wᵀ B_i = 0``
+  changes nothing. The annihilators ``w_S(W)`` (a Laplace expansion of ``B_i``
+  with one column repeated) are polynomial, and when ``rank B_i = d_j`` their
+  values span the whole left null space — so at a point the field values are
+  ``e_r nᵀ`` for a basis ``n`` of that null space, taken in a canonical form (the
+  null-space basis read off the reduced echelon form of ``B_iᵀ``), and no rows
+  at a point where ``B_i`` drops rank mod ``p``.
+* ``symmetric-score`` (layer ``i``, lightning): when every input to layer ``i``
+  has rank ``≤ 1`` — ``t = 1``, or some earlier layer with ``a_j = 1`` — the score
+  ``Yᵀ A_i Y = c (vᵀ A_i v) cᵀ`` sees only ``sym(A_i)``; ``δQ_i = J K_i`` and
+  ``δK_i = J Q_i`` with ``J`` skew move ``A_i = K_iᵀ Q_i`` by ``K_iᵀ J K_i`` and
+  ``-Q_iᵀ J Q_i``, both skew.
+* ``score-free`` (layer ``i``, normalized, ``t = 1``): a column-normalized
+  ``1 x 1`` score is ``1``, so ``Q_i`` and ``K_i`` do not enter at all.
+* ``co-annihilator`` (layer ``i < l``, normalized, ``t = 1``): then the network is
+  the linear map ``V_l ⋯ V_1 X``; with ``d_k = min(d_{i+1}, …, d_l)`` (``k`` the
+  first such index) below ``d_i``, moving ``V_i`` by ``u e_cᵀ`` with
+  ``C_i u = 0``, ``C_i = V_k ⋯ V_{i+1}``, changes nothing — the mirror image of
+  ``annihilator``, with the canonical null basis of ``C_i`` where ``rank C_i = d_k``.
+
+The upper bound uses the rank, mod ``p``, of these rows together with the
+group's fields (:func:`attngeo.geometry.symmetry.field_matrix`): all are values
+of polynomial vector fields in the kernel at an integer point, so the rank
+bounds the generic kernel dimension from below.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from flint import nmod_mat
+
+from ..exact import modular
+from ..model.architecture import Architecture
+from ..model.network import split_point
+
+
+@dataclass(frozen=True)
+class KernelFamily:
+    """One kernel family on one architecture: ``kind`` at ``layer``, with ``size`` fields (generically independent)."""
+
+    kind: str
+    layer: int
+    size: int
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "layer": self.layer, "size": self.size}
+
+
+def _narrowest(widths: tuple, i: int) -> int:
+    """The last index ``j <= i`` with ``d_j = min(d_0, ..., d_i)``."""
+    m = min(widths[: i + 1])
+    return max(j for j in range(i + 1) if widths[j] == m)
+
+
+def _narrowest_after(widths: tuple, i: int) -> int:
+    """The first index ``k > i`` with ``d_k = min(d_{i+1}, ..., d_l)``."""
+    m = min(widths[i + 1 :])
+    return min(k for k in range(i + 1, len(widths)) if widths[k] == m)
+
+
+def _rank_one_inputs(arch: Architecture, i: int) -> bool:
+    """Every input to layer ``i`` (1-based) has rank <= 1: one token, or an earlier lightning layer of rank 1."""
+    return arch.tokens == 1 or (arch.normalization == "lightning" and any(a == 1 for a in arch.ranks[: i - 1]))
+
+
+def kernel_families(arch: Architecture) -> list[KernelFamily]:
+    """The kernel families that apply to ``arch``, in canonical order (by layer, then kind).
+
+    >>> [f.to_dict() for f in kernel_families(Architecture((2, 3, 2), (2, 2)))]
+    [{'kind': 'annihilator', 'layer': 2, 'size': 6}]
+    >>> [f.kind for f in kernel_families(Architecture((3, 3), (2,), tokens=1))]
+    ['symmetric-score']
+    >>> kernel_families(Architecture((3, 3, 3), (2, 2)))   # [HMK]'s setting: none
+    []
+    """
+    out = []
+    for i in range(1, arch.depth + 1):
+        a, d_in = arch.ranks[i - 1], arch.widths[i - 1]
+        if i > 1:
+            j = _narrowest(arch.widths, i - 1)
+            if arch.widths[j] < d_in:
+                out.append(KernelFamily("annihilator", i, (2 * a + arch.widths[i]) * (d_in - arch.widths[j])))
+        if arch.normalization != "lightning" and arch.tokens == 1:
+            out.append(KernelFamily("score-free", i, 2 * a * d_in))
+            if i < arch.depth:
+                k = _narrowest_after(arch.widths, i)
+                if arch.widths[k] < arch.widths[i]:
+                    out.append(KernelFamily("co-annihilator", i, d_in * (arch.widths[i] - arch.widths[k])))
+        elif arch.normalization == "lightning" and _rank_one_inputs(arch, i) and a >= 2:
+            out.append(KernelFamily("symmetric-score", i, a * (a - 1)))
+    return out
+
+
+def _null_basis(M: np.ndarray, p: int) -> list[np.ndarray]:
+    """The canonical basis of ``{x : M x = 0}`` mod ``p`` (free variables set to unit vectors, from the rref)."""
+    rows, cols = M.shape
+    R, rank = nmod_mat(rows, cols, np.mod(M, p).ravel().tolist(), p).rref() if rows else (None, 0)
+    pivots = [next(c for c in range(cols) if int(R[r, c]) != 0) for r in range(rank)]
+    basis = []
+    for f in (c for c in range(cols) if c not in pivots):
+        x = np.zeros(cols, dtype=np.int64)
+        x[f] = 1
+        for r, c in enumerate(pivots):
+            x[c] = (-int(R[r, f])) % p
+        basis.append(x)
+    return basis
+
+
+def _rank_mod_p(M: np.ndarray, p: int) -> int:
+    return nmod_mat(M.shape[0], M.shape[1], np.mod(M, p).ravel().tolist(), p).rank() if M.size else 0
+
+
+def kernel_rows(arch: Architecture, point: np.ndarray, p: int) -> np.ndarray:
+    """The values of every kernel family's fields at an integer point, mod ``p``, one row each.
+
+    Rows follow :func:`kernel_families`; columns follow the flattening order.
+    """
+    layers = split_point(arch, modular.reduce(point, p))
+    blocks = {(b.layer, b.name): b for b in arch.blocks()}
+    rows = []
+
+    def row(i: int, name: str, mat: np.ndarray) -> None:
+        vec = np.zeros(arch.parameter_count, dtype=np.int64)
+        b = blocks[(i, name)]
+        vec[b.offset : b.offset + b.size] = np.mod(mat, p).ravel()
+        rows.append(vec)
+
+    for fam in kernel_families(arch):
+        i = fam.layer
+        Q, K, V = layers[i - 1]
+        if fam.kind == "annihilator":
+            j = _narrowest(arch.widths, i - 1)
+            B = np.eye(arch.widths[j], dtype=np.int64)
+            for k in range(j + 1, i):  # B = V_{i-1} ... V_{j+1}
+                B = modular.matmul(layers[k - 1][2], B, p)
+            if _rank_mod_p(B, p) < arch.widths[j]:
+                continue  # the annihilators vanish here mod p: no rows (a valid, weaker bound)
+            for n in _null_basis(B.T, p):
+                for name, M in (("Q", Q), ("K", K), ("V", V)):
+                    for r in range(M.shape[0]):
+                        delta = np.zeros_like(M)
+                        delta[r, :] = n
+                        row(i, name, delta)
+        elif fam.kind == "symmetric-score":
+            a = Q.shape[0]
+            for u in range(a):
+                for v in range(u + 1, a):  # J = E_uv - E_vu: (J X)[u] = X[v], (J X)[v] = -X[u]
+                    for name, source in (("Q", K), ("K", Q)):
+                        delta = np.zeros_like(Q)
+                        delta[u, :], delta[v, :] = source[v, :], -source[u, :]
+                        row(i, name, delta)
+        elif fam.kind == "co-annihilator":
+            k = _narrowest_after(arch.widths, i)
+            C = np.eye(arch.widths[i], dtype=np.int64)
+            for m in range(i + 1, k + 1):  # C = V_k ... V_{i+1}
+                C = modular.matmul(layers[m - 1][2], C, p)
+            if _rank_mod_p(C, p) < arch.widths[k]:
+                continue
+            for u in _null_basis(C, p):
+                for c in range(V.shape[1]):
+                    delta = np.zeros_like(V)
+                    delta[:, c] = u
+                    row(i, "V", delta)
+        else:  # score-free: every entry of Q_i and K_i
+            for name, M in (("Q", Q), ("K", K)):
+                for k in range(M.size):
+                    delta = np.zeros(M.size, dtype=np.int64)
+                    delta[k] = 1
+                    row(i, name, delta.reshape(M.shape))
+    return np.array(rows, dtype=np.int64).reshape(len(rows), arch.parameter_count)
