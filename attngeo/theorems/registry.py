@@ -129,6 +129,14 @@ STATEMENTS: tuple[Statement, ...] = (
         r"(the lightning dimension $+\, l$)",
         "softmax_deep",
         ("deep-dimension", "softmax-single-layer")),
+    Statement(
+        "every-architecture", "finding", "attngeo (docs/invariance.md §5, docs/findings.md 15)",
+        "Dimension of every architecture, with kernel fields beyond the groups",
+        r"the symmetry groups and the kernel fields (annihilator, symmetric score, score-free, co-annihilator) "
+        r"span the kernel of $d\varphi$ for every architecture (the bounds meet); and the dimension equals that of "
+        r"the network with hidden widths clipped to $\min(d_0, \dots, d_i)$",
+        "every_architecture",
+        ("deep-dimension", "softmax-single-layer")),
 )
 
 
