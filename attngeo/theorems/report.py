@@ -47,6 +47,50 @@ LEGEND = {
 
 @dataclass
 class Outcome:
+    r"""One statement's run: its proof script's exit code, time and output, read for the report.
+
+    Every number the report prints comes from the script's output (its
+    ``summary: {json}`` line), never from the registry.
+
+    Attributes
+    ----------
+    statement : Statement
+        The statement the script tests.
+    exit_code : int
+        The script's exit code (0: nothing inside the hypotheses failed).
+    seconds : float
+        Wall time of the script.
+    output : str
+        Its stdout (and stderr).
+    certificates : int
+        Certificates it wrote.
+    missing : bool
+        The script was not found.
+
+    Examples
+    --------
+    A script that certified the single-layer formula at ``d = 1, 2, 3``, ``d' = 2``, ``a = 1``:
+
+    >>> import contextlib, io
+    >>> from attngeo.theorems.proof import Claim, Entry, print_summary
+    >>> from attngeo.theorems.registry import get
+    >>> from attngeo.theorems.report import Outcome
+    >>> out = io.StringIO()
+    >>> with contextlib.redirect_stdout(out):
+    ...     print("3 cases in 0.1 s: 3 certified; certificates: out/")
+    ...     print_summary([Claim("single", "dim formula")],
+    ...                   [Entry("single", {"d": d, "d'": 2, "a": 1, "t": 2}, "certified") for d in (1, 2, 3)])
+    >>> o = Outcome(get("single-layer-dimension"), 0, 1.0, out.getvalue(), certificates=3)
+    >>> o.ok, o.verdict, o.headline
+    (True, 'certified', 'single: certified on the range')
+
+    The same lines from a script that then failed:
+
+    >>> bad = Outcome(o.statement, 1, 1.0, o.output + "FAILED inside the hypotheses (1):\n  widths 4,2: bounds only\n")
+    >>> bad.verdict, bad.headline, bad.failures
+    ('failed', 'FAILED (exit 1); single: certified on the range', ['widths 4,2: bounds only'])
+    """
+
     statement: Statement
     exit_code: int
     seconds: float
@@ -56,18 +100,43 @@ class Outcome:
 
     @property
     def ok(self) -> bool:
+        """The script exited with 0."""
         return self.exit_code == 0
 
     @property
     def summary(self) -> str:
-        """The script's own summary line (cases, certified, bounds)."""
+        r"""The script's own summary line (cases, certified, bounds).
+
+        Examples
+        --------
+        >>> from attngeo.theorems.registry import get
+        >>> from attngeo.theorems.report import Outcome
+        >>> s = get("deep-dimension")
+        >>> Outcome(s, 0, 1.0, "12 cases in 3.1 s: 12 certified, 0 bounds only; certificates: out/\n").summary
+        '12 cases in 3.1 s: 12 certified, 0 bounds only'
+        >>> Outcome(s, 2, 0.0, missing=True).summary
+        'script not found'
+        """
         lines = [ln.strip().split("; certificates")[0] for ln in self.output.splitlines()
                  if re.search(r"\bcases in\b", ln)]
         return lines[-1] if lines else ("script not found" if self.missing else "no summary printed")
 
     @property
     def result(self) -> dict:
-        """The script's ``summary: {json}`` line (claims, notes, figures); empty when it printed none."""
+        r"""The script's ``summary: {json}`` line (claims, notes, figures); empty when it printed none.
+
+        The last such line counts; one that is not JSON counts as none.
+
+        Examples
+        --------
+        >>> from attngeo.theorems.registry import get
+        >>> from attngeo.theorems.report import Outcome
+        >>> s = get("deep-dimension")
+        >>> Outcome(s, 0, 1.0, 'summary: {"parts": [], "notes": ["n"]}\n').result
+        {'parts': [], 'notes': ['n']}
+        >>> Outcome(s, 0, 1.0, "summary: {cut off").result
+        {}
+        """
         for ln in reversed(self.output.splitlines()):
             if ln.startswith("summary: {"):
                 try:
@@ -78,22 +147,68 @@ class Outcome:
 
     @property
     def parts(self) -> list[dict]:
-        """The script's claims, each with its ``outcome`` (a key of :data:`attngeo.theorems.registry.OUTCOMES`)."""
+        """The script's claims, each with its ``outcome`` (a key of :data:`attngeo.theorems.registry.OUTCOMES`).
+
+        The outcome is :func:`attngeo.theorems.registry.classify` of the
+        counts and the statement's kind: the same counts certify a theorem on
+        its range but only instances of a conjecture.
+
+        Examples
+        --------
+        >>> import contextlib, io
+        >>> from attngeo.theorems.proof import Claim, Entry, print_summary
+        >>> from attngeo.theorems.registry import get
+        >>> from attngeo.theorems.report import Outcome
+        >>> out = io.StringIO()
+        >>> with contextlib.redirect_stdout(out):
+        ...     print("3 cases in 0.1 s: 3 certified; certificates: out/")
+        ...     print_summary([Claim("single", "dim formula")],
+        ...                   [Entry("single", {"d": d, "d'": 2, "a": 1, "t": 2}, "certified") for d in (1, 2, 3)])
+        >>> o = Outcome(get("single-layer-dimension"), 0, 1.0, out.getvalue(), certificates=3)
+        >>> o.parts[0]["outcome"], Outcome(get("softmax-conjecture"), 0, 1.0, o.output).parts[0]["outcome"]
+        ('certified', 'instances')
+        """
         return [{**p, "outcome": classify(p, self.statement.kind)} for p in self.result.get("parts", [])]
 
     @property
     def notes(self) -> list[str]:
+        """The notes of the script's summary line (LaTeX text)."""
         return self.result.get("notes", [])
 
     @property
     def verdict(self) -> str:
-        """The most severe outcome among the claims (``failed`` when the script failed)."""
+        """The most severe outcome among the claims (``failed`` when the script failed).
+
+        Examples
+        --------
+        One claim certified and one refuted make the statement refuted:
+
+        >>> import json
+        >>> from attngeo.theorems.registry import get
+        >>> from attngeo.theorems.report import Outcome
+        >>> grid = {"count": 1, "factors": []}
+        >>> parts = [{"mode": "range", "cases": 1, "certified": 1, "scope": grid},
+        ...          {"mode": "range", "cases": 1, "refuted": 1, "counterexamples": [{}], "scope": grid}]
+        >>> o = Outcome(get("singular-points"), 0, 1.0, "summary: " + json.dumps({"parts": parts}))
+        >>> [p["outcome"] for p in o.parts], o.verdict
+        (['certified', 'refuted'], 'refuted')
+        """
         found = {p["outcome"] for p in self.parts} | ({"failed"} if not self.ok else set())
         return next((o for o in SEVERITY if o in found), "undecided")
 
     @property
     def headline(self) -> str:
-        """One line: each claim and its outcome, or why there is none."""
+        """One line: each claim and its outcome, or why there is none.
+
+        Examples
+        --------
+        >>> from attngeo.theorems.registry import get
+        >>> from attngeo.theorems.report import Outcome
+        >>> Outcome(get("deep-fibers"), 1, 1.0, "Traceback ...").headline
+        'FAILED (exit 1); no summary printed'
+        >>> Outcome(get("deep-fibers"), 2, 0.0, missing=True).headline
+        'FAILED: script not found'
+        """
         if self.missing:
             return "FAILED: script not found"
         claims = "; ".join(f"{p['key']}: {OUTCOMES[p['outcome']]}" for p in self.parts) or "no summary printed"
@@ -101,10 +216,31 @@ class Outcome:
 
     @property
     def findings(self) -> list[str]:
+        r"""The script's ``finding: ...`` lines, without the prefix.
+
+        Examples
+        --------
+        >>> from attngeo.theorems.registry import get
+        >>> from attngeo.theorems.report import Outcome
+        >>> o = Outcome(get("singular-strata"), 0, 1.0, "row\nfinding: d=3, d'=2, a=2: stratum (1,2) is singular\n")
+        >>> o.findings
+        ["d=3, d'=2, a=2: stratum (1,2) is singular"]
+        """
         return [ln.strip()[len("finding: "):] for ln in self.output.splitlines() if ln.strip().startswith("finding: ")]
 
     @property
     def failures(self) -> list[str]:
+        r"""The indented lines after the script's ``FAILED`` line; the exit code when it printed none.
+
+        Examples
+        --------
+        >>> from attngeo.theorems.registry import get
+        >>> from attngeo.theorems.report import Outcome
+        >>> Outcome(get("deep-dimension"), 1, 1.0, "FAILED (1):\n  widths 3,3,3: bounds only\n").failures
+        ['widths 3,3,3: bounds only']
+        >>> Outcome(get("deep-dimension"), -9, 1.0, "").failures
+        ['exit code -9']
+        """
         lines = self.output.splitlines()
         out, inside = [], False
         for ln in lines:
@@ -127,7 +263,17 @@ SINGULAR = {"architectures": "architecture", "points": "point", "strata": "strat
 
 
 def counts(part: dict) -> str:
-    """What was counted, in words: ``324 of 324 architectures certified; ...``."""
+    """What was counted, in words: ``324 of 324 architectures certified; ...``.
+
+    Examples
+    --------
+    >>> from attngeo.theorems.proof import Claim, Entry, summary
+    >>> from attngeo.theorems.report import counts
+    >>> entries = [Entry("x", {"d": d, "a": 1}, s) for d, s in ((2, "certified"), (2, "refuted"), (3, "bounds"))]
+    >>> part, = summary([Claim("x", "claim", unit="points")], entries)["parts"]
+    >>> counts(part)
+    '1 of 3 points at 2 architectures certified; 1 counterexample; bounds only at 1'
+    """
     n, unit = part["cases"], part["unit"]
     unit = SINGULAR.get(unit, unit) if n == 1 else unit
     archs = part["scope"]["count"]
@@ -143,7 +289,20 @@ def counts(part: dict) -> str:
 
 
 def counterexample_rows(part: dict) -> list[tuple[str, str, str, str]]:
-    """(sizes as math, where, certified, claimed), one row per size and verdict pair."""
+    """(sizes as math, where, certified, claimed), one row per size and verdict pair.
+
+    Examples
+    --------
+    Counterexamples at the same sizes with the same two verdicts share a row,
+    their places joined:
+
+    >>> from attngeo.theorems.proof import Claim, Entry, summary
+    >>> from attngeo.theorems.report import counterexample_rows
+    >>> entries = [Entry("x", {"d": 2}, "refuted", where, "smooth", "singular") for where in ("at $p$", "at $q$")]
+    >>> part, = summary([Claim("x", "claim", unit="points")], entries)["parts"]
+    >>> [row[1:] for row in counterexample_rows(part)]
+    [('at $p$; at $q$', 'smooth', 'singular')]
+    """
     groups: dict[tuple, list[str]] = {}
     for c in part.get("counterexamples", []):
         key = (json.dumps(c["sizes"]), c["certified"], c["claimed"])
@@ -161,6 +320,38 @@ def _tally(outcomes: list[Outcome]) -> str:
 
 
 def markdown(outcomes: list[Outcome], out: Path, seconds: float) -> str:
+    r"""The Markdown report: a tally, the legend, one table row per claim, then a section per statement.
+
+    Parameters
+    ----------
+    outcomes : list of Outcome
+        The statements run, in order.
+    out : Path
+        The certificate folder (named in the text, not read).
+    seconds : float
+        Total run time.
+
+    Examples
+    --------
+    >>> import contextlib, io
+    >>> from attngeo.theorems.proof import Claim, Entry, print_summary
+    >>> from attngeo.theorems.registry import get
+    >>> from attngeo.theorems.report import Outcome
+    >>> out = io.StringIO()
+    >>> with contextlib.redirect_stdout(out):
+    ...     print("3 cases in 0.1 s: 3 certified; certificates: out/")
+    ...     print_summary([Claim("single", "dim formula")],
+    ...                   [Entry("single", {"d": d, "d'": 2, "a": 1, "t": 2}, "certified") for d in (1, 2, 3)])
+    >>> o = Outcome(get("single-layer-dimension"), 0, 1.0, out.getvalue(), certificates=3)
+    >>> from pathlib import Path
+    >>> from attngeo.theorems.report import markdown
+    >>> text = markdown([o], Path("certificates"), 2.0)
+    >>> text.splitlines()[2].split(". ")[0]
+    '1 statements, 1 claim: 1 certified on the range'
+    >>> row = next(line for line in text.splitlines() if line.startswith("| Dimension of one lightning layer"))
+    >>> row.split(" | ")[2:4]
+    ["$1 \\le d \\le 3$, $d' = 2$, $a = 1$, $t = 2$", '**certified on the range**: 3 of 3 architectures certified']
+    """
     failed = [o.statement.name for o in outcomes if not o.ok]
     lines = ["# attngeo certification report", "",
              f"{_tally(outcomes)}. " + (f"**FAILED: {', '.join(failed)}.** " if failed else "Every proof script ran "
@@ -205,6 +396,33 @@ def theorem_figure(outcomes: list[Outcome]) -> dict:
     Arrows are the transitive reduction of the registry's graph (a use implied by a
     chain of uses is not drawn); each layer is ordered by the mean position of the
     statements it uses, which keeps arrows short.
+
+    Returns
+    -------
+    dict
+        ``nodes`` (id, lines, x, y, fill, emph), ``edges``, ``arrows``,
+        ``scale`` and the fallback ``table``: the input of :func:`tikz`,
+        :func:`table` and :func:`png`.
+
+    Examples
+    --------
+    ``singular-points`` uses ``single-layer-dimension`` directly and through
+    ``single-layer-fibers``; only the second is drawn:
+
+    >>> from attngeo.theorems.registry import STATEMENTS, get, graph
+    >>> from attngeo.theorems.report import Outcome, theorem_figure
+    >>> fig = theorem_figure([Outcome(get("single-layer-dimension"), 0, 1.0, "")])
+    >>> len(fig["nodes"]) == len(STATEMENTS), len(fig["edges"]) < graph().number_of_edges()
+    (True, True)
+    >>> use = ("single-layer-dimension", "singular-points")
+    >>> use in graph().edges(), use in fig["edges"]
+    (True, False)
+
+    The statement that ran printed no claims (undecided); the others did not run:
+
+    >>> fills = {n["id"]: n["fill"] for n in fig["nodes"]}
+    >>> fills["single-layer-dimension"], fills["deep-dimension"]
+    ('undecided', 'not run')
     """
     g, run = graph(), {o.statement.name: o for o in outcomes}
     drawn = nx.transitive_reduction(g)
@@ -229,7 +447,32 @@ def theorem_figure(outcomes: list[Outcome]) -> dict:
 
 
 def strata_figures(outcomes: list[Outcome]) -> list[tuple[str, dict]]:
-    """(caption, figure) for each closure graph a script reported: strata at ``(rank V - rank A, rank A + rank V)``."""
+    """(caption, figure) for each closure graph a script reported: strata at ``(rank V - rank A, rank A + rank V)``.
+
+    A stratum whose certified label differs from [HMK]'s criterion
+    ``rank A * rank V <= 1`` is emphasised (dashed).
+
+    Examples
+    --------
+    One layer ``3 -> 2`` of rank 2: the stratum ``(1, 2)`` is certified
+    singular although ``1 * 2 > 1`` (docs/findings.md):
+
+    >>> import json
+    >>> from attngeo import Architecture, stratify
+    >>> from attngeo.theorems.registry import get, singular_region
+    >>> from attngeo.theorems.report import Outcome, strata_figures
+    >>> strata = stratify(Architecture((3, 2), (2,), tokens=2))
+    >>> fig = {"sizes": {"d": 3, "d'": 2, "a": 2, "t": 2}, "region": singular_region(3, 2, 2),
+    ...        "nodes": [{"name": st.name, "rank_A": st.rank_A, "rank_V": st.rank_V, "label": st.label,
+    ...                   "hmk": "singular" if st.hmk_singular() else "smooth"} for st in strata.strata],
+    ...        "edges": [list(e) for e in sorted(strata.graph.edges())]}
+    >>> o = Outcome(get("singular-strata"), 0, 1.0, "summary: " + json.dumps({"parts": [], "figures": [fig]}))
+    >>> (caption, drawn), = strata_figures([o])
+    >>> [(n["id"], n["fill"]) for n in drawn["nodes"] if n["emph"]]
+    [('(1,2)', 'singular')]
+    >>> [(n["id"], int(n["x"]), int(n["y"])) for n in drawn["nodes"]][:3]
+    [('zero', 0, 0), ('(1,1)', 0, 2), ('(1,2)', 1, 3)]
+    """
     out = []
     for o in outcomes:
         for fig in o.result.get("figures", []):
@@ -247,7 +490,19 @@ def strata_figures(outcomes: list[Outcome]) -> list[tuple[str, dict]]:
 
 
 def tikz(fig: dict) -> str:
-    """A figure as a tikzpicture (nodes are boxes; emphasised ones dashed and thick)."""
+    """A figure as a tikzpicture (nodes are boxes; emphasised ones dashed and thick).
+
+    Examples
+    --------
+    >>> from attngeo.theorems.registry import get
+    >>> from attngeo.theorems.report import Outcome, theorem_figure, tikz
+    >>> fig = theorem_figure([Outcome(get("single-layer-dimension"), 0, 1.0, "")])
+    >>> picture = tikz(fig)
+    >>> picture.count("node[box") == len(fig["nodes"]), picture.count("draw[->]") == len(fig["edges"])
+    (True, True)
+    >>> picture.count("fill=white") == len(fig["nodes"]) - 1      # every statement but one not run
+    True
+    """
     sx, sy = fig["scale"]
     ids = {n["id"]: f"n{k}" for k, n in enumerate(fig["nodes"])}
     body = [rf"\begin{{tikzpicture}}[x={sx}cm, y={sy}cm, box/.style={{draw, rounded corners, align=center, "
@@ -263,14 +518,41 @@ def tikz(fig: dict) -> str:
 
 
 def table(fig: dict) -> str:
-    """A figure's fallback: its table (cells are LaTeX text)."""
+    """A figure's fallback: its table (cells are LaTeX text).
+
+    Examples
+    --------
+    >>> from attngeo.theorems.registry import get
+    >>> from attngeo.theorems.report import Outcome, table, theorem_figure
+    >>> fig = theorem_figure([Outcome(get("single-layer-dimension"), 0, 1.0, "")])
+    >>> rows = table(fig).splitlines()
+    >>> len(rows) == len(fig["nodes"]) + 3       # begin, header, one row per node, end
+    True
+    >>> cells = {row.split(" & ")[0]: row.split(" & ")[1] for row in rows[2:-1]}
+    >>> cells["single-layer-dimension"], cells["deep-fibers"]
+    ('-', 'deep-dimension, single-layer-fibers')
+    """
     header, rows = fig["table"]
     return "\n".join([r"\begin{tabular}{" + "l" * len(header) + "}", " & ".join(header) + r" \\ \hline",
                       *[" & ".join(row) + r" \\" for row in rows], r"\end{tabular}"])
 
 
 def png(fig: dict, path: Path) -> Path:
-    """A figure drawn with matplotlib (requires the optional extra ``plot``)."""
+    r"""A figure drawn with matplotlib (requires the optional extra ``plot``).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from attngeo.theorems.registry import get
+    >>> from attngeo.theorems.report import Outcome, png, theorem_figure
+    >>> import pytest
+    >>> _ = pytest.importorskip("matplotlib")
+    >>> path = png(theorem_figure([Outcome(get("single-layer-dimension"), 0, 1.0, "")]),
+    ...            Path(tempfile.mkdtemp()) / "theorems.png")
+    >>> path.read_bytes()[:4]
+    b'\x89PNG'
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -361,6 +643,32 @@ def _statement_section(o: Outcome) -> list[str]:
 
 
 def latex(outcomes: list[Outcome], out: Path, seconds: float) -> str:
+    r"""The standalone LaTeX report: tally, legend, results table, the theorem graph, strata graphs, sections.
+
+    Figures are PNGs written into ``out`` when matplotlib is installed, else
+    TikZ with a table fallback (chosen when the document is compiled).
+
+    Examples
+    --------
+    >>> import contextlib, io
+    >>> from attngeo.theorems.proof import Claim, Entry, print_summary
+    >>> from attngeo.theorems.registry import get
+    >>> from attngeo.theorems.report import Outcome
+    >>> out = io.StringIO()
+    >>> with contextlib.redirect_stdout(out):
+    ...     print("3 cases in 0.1 s: 3 certified; certificates: out/")
+    ...     print_summary([Claim("single", "dim formula")],
+    ...                   [Entry("single", {"d": d, "d'": 2, "a": 1, "t": 2}, "certified") for d in (1, 2, 3)])
+    >>> o = Outcome(get("single-layer-dimension"), 0, 1.0, out.getvalue(), certificates=3)
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from attngeo.theorems.report import latex
+    >>> tex = latex([o], Path(tempfile.mkdtemp()), 2.0)
+    >>> tex.startswith("\\documentclass"), tex.rstrip().endswith("\\end{document}")
+    (True, True)
+    >>> "certified on the range" in tex, tex.count("subsection*{Dimension of one lightning layer}")
+    (True, 1)
+    """
     failed = [o.statement.name for o in outcomes if not o.ok]
     body = [PREAMBLE + r"\section*{attngeo certification report}",
             tex_escape(_tally(outcomes)) + ". " + (rf"\textbf{{FAILED: {tex_escape(', '.join(failed))}.}} " if failed
@@ -394,5 +702,27 @@ def latex(outcomes: list[Outcome], out: Path, seconds: float) -> str:
 
 
 def write_reports(outcomes: list[Outcome], out: Path, seconds: float) -> tuple[Path, Path]:
+    """Write ``out/report.md`` and ``out/report.tex`` (atomically); return their paths.
+
+    Examples
+    --------
+    >>> import contextlib, io
+    >>> from attngeo.theorems.proof import Claim, Entry, print_summary
+    >>> from attngeo.theorems.registry import get
+    >>> from attngeo.theorems.report import Outcome
+    >>> out = io.StringIO()
+    >>> with contextlib.redirect_stdout(out):
+    ...     print("3 cases in 0.1 s: 3 certified; certificates: out/")
+    ...     print_summary([Claim("single", "dim formula")],
+    ...                   [Entry("single", {"d": d, "d'": 2, "a": 1, "t": 2}, "certified") for d in (1, 2, 3)])
+    >>> o = Outcome(get("single-layer-dimension"), 0, 1.0, out.getvalue(), certificates=3)
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from attngeo.theorems.report import markdown, write_reports
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> md, tex = write_reports([o], folder, 2.0)
+    >>> md.name, tex.name, md.read_text() == markdown([o], folder, 2.0)
+    ('report.md', 'report.tex', True)
+    """
     return (write_text(out / "report.md", markdown(outcomes, out, seconds)),
             write_text(out / "report.tex", latex(outcomes, out, seconds)))
