@@ -218,23 +218,28 @@ def check(cert: dict) -> str:
     Examples
     --------
     Two layers of width 1: the gauge slice leaves one free weight, and the
-    basis ``V2_0_0 + 5`` has one solution, the point itself (the replay needs
-    msolve):
+    basis ``V2_0_0 + 5`` has one solution, the point itself. A count of
+    solutions other than the staircase of the basis is refused before any replay:
 
     >>> from attngeo import Architecture, deep_fiber
     >>> from attngeo.check.deepfiber import check
     >>> cert = deep_fiber(Architecture((1, 1, 1), (1, 1), tokens=2), seed=0, engine="flint").to_json()
     >>> cert["variables"], cert["basis"], cert["solutions_in_slice"]
     (['V2_0_0'], ['V2_0_0 + 5'], 1)
-    >>> check(cert)     # doctest: +SKIP
-    "fiber n gauge domain = the symmetry orbit for widths 1,1,1, ranks 1,1, t=2 (0 spurious solutions of the sample; trusting msolve's basis of the rebuilt equations (flint computed it; replayed with msolve))"
-
-    A count of solutions other than the staircase of the basis is refused before any replay:
-
     >>> check({**cert, "solutions_in_slice": 2})
     Traceback (most recent call last):
     ...
     attngeo.exceptions.CertificateRejected: solutions_in_slice must be 1, the number of standard monomials of the basis
+
+    The honest certificate verifies once msolve has replayed the elimination
+    (the rest is skipped where msolve is not installed):
+
+    >>> import pytest
+    >>> from attngeo.check.msolve import INSTALL, binary
+    >>> if binary() is None:
+    ...     pytest.skip(f"msolve is not installed; {INSTALL}")
+    >>> check(cert)
+    "fiber n gauge domain = the symmetry orbit for widths 1,1,1, ranks 1,1, t=2 (0 spurious solutions of the sample; trusting msolve's basis of the rebuilt equations (flint computed it; replayed with msolve))"
     """
     arch = architecture(cert)
     names = _names(arch)

@@ -112,21 +112,11 @@ def check(cert: dict) -> str:
 
     Examples
     --------
-    One layer ``2 -> 1`` of rank 1: ``F = (v . y)(A^T y)`` with ``A`` of rank 1,
-    so ``F_00`` and ``F_01`` are proportional quadrics: the 2 x 2 minors of
-    their coefficient vectors (needs msolve, for the prover and the replay):
+    One layer ``1 -> 1`` is ``F = (V A) y^2``: its image is the whole line, so
+    no equation holds on it, and a forged one is refused before any replay:
 
     >>> from attngeo import Architecture, implicit_equations
     >>> from attngeo.check.implicit import check
-    >>> cert = implicit_equations(Architecture((2, 1), (1,), tokens=2)).to_json()   # doctest: +SKIP
-    >>> cert["equations"]                                                             # doctest: +SKIP
-    ['c_1_1_22*c_1_2_12 - c_1_1_12*c_1_2_22', 'c_1_1_22*c_1_2_11 - c_1_1_11*c_1_2_22', 'c_1_1_12*c_1_2_11 - c_1_1_11*c_1_2_12']
-    >>> check(cert)                                                                   # doctest: +SKIP
-    "implicit equations of M (widths 2,1, rank 1): 3 generators, dim 4, all equations of degree <= 2 in <G>; generates I(M) by msolve's elimination (replayed; msolve trusted)"
-
-    Without msolve: one layer ``1 -> 1`` is ``F = (V A) y^2``, all of the
-    line, so no equation holds on it; a forged one is refused before any replay:
-
     >>> cert = implicit_equations(Architecture((1, 1), (1,), tokens=2), engine="flint").to_json()
     >>> cert["coordinates"], cert["parameters"], cert["dimension"]
     (['c_1_1_11'], ['A_1_1', 'V_1_1'], 1)
@@ -134,6 +124,21 @@ def check(cert: dict) -> str:
     Traceback (most recent call last):
     ...
     attngeo.exceptions.CertificateRejected: equation 1 does not vanish on M
+
+    One layer ``2 -> 1`` of rank 1: ``F = (v . y)(A^T y)`` with ``A`` of rank 1,
+    so ``F_00`` and ``F_01`` are proportional quadrics, and the equations are
+    the 2 x 2 minors of their coefficient vectors. The prover and the replay
+    need msolve (the rest is skipped where it is not installed):
+
+    >>> import pytest
+    >>> from attngeo.check.msolve import INSTALL, binary
+    >>> if binary() is None:
+    ...     pytest.skip(f"msolve is not installed; {INSTALL}")
+    >>> cert = implicit_equations(Architecture((2, 1), (1,), tokens=2)).to_json()
+    >>> cert["equations"]
+    ['c_1_1_22*c_1_2_12 - c_1_1_12*c_1_2_22', 'c_1_1_22*c_1_2_11 - c_1_1_11*c_1_2_22', 'c_1_1_12*c_1_2_11 - c_1_1_11*c_1_2_12']
+    >>> check(cert)
+    "implicit equations of M (widths 2,1, rank 1): 3 generators, dim 4, all equations of degree <= 2 in <G>; generates I(M) by msolve's elimination (replayed; msolve trusted)"
     """
     arch, d, dd, a = single_layer(cert)
     if dd * d * d * (d + 1) // 2 > MAX_VARIABLES:
