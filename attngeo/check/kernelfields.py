@@ -39,7 +39,26 @@ def _first_narrowest_after(widths: tuple, i: int) -> int:
 
 
 def expected(arch: Arch) -> list[dict]:
-    """The kernel families of ``arch`` in canonical order (by layer, then kind)."""
+    """The kernel families of ``arch`` in canonical order (by layer, then kind).
+
+    Returns
+    -------
+    list of dict
+        ``kind``, ``layer`` and ``size`` (the number of fields) of each family that applies.
+
+    Examples
+    --------
+    Layer 1 widens ``2 -> 3``, so layer 2 reads a 3-vector with a left
+    annihilator: ``(2 a_2 + d_2)(d_1 - d_0) = 6`` moves. With one token a
+    layer sees only ``sym(A)``. Neither applies to one layer with two tokens:
+
+    >>> from attngeo.check.arch import Arch
+    >>> from attngeo.check.kernelfields import expected
+    >>> expected(Arch((2, 3, 2), (2, 2), 2))
+    [{'kind': 'annihilator', 'layer': 2, 'size': 6}]
+    >>> expected(Arch((3, 3), (2,), 1)), expected(Arch((3, 3), (2,), 2))
+    ([{'kind': 'symmetric-score', 'layer': 1, 'size': 2}], [])
+    """
     out = []
     for i, a in enumerate(arch.ranks, start=1):
         d_in = arch.widths[i - 1]
@@ -80,7 +99,37 @@ def _null(M: np.ndarray, p: int) -> list[np.ndarray]:
 
 
 def rows(arch: Arch, W: dict, put, p: int) -> list[np.ndarray]:
-    """The kernel fields' values at the point ``W`` (``(layer, name) -> matrix`` mod p), one vector each."""
+    """The kernel fields' values at the point ``W`` (``(layer, name) -> matrix`` mod p), one vector each.
+
+    Parameters
+    ----------
+    arch : Arch
+        The architecture.
+    W : dict
+        ``(layer, name) -> int64 matrix`` with entries in ``[0, p)``.
+    put : callable
+        ``put(layer, name, delta)``: the flat vector of a move ``delta`` of one weight matrix.
+    p : int
+        The prime.
+
+    Examples
+    --------
+    For widths ``2, 3, 2`` the six annihilator moves put a vector ``n`` with
+    ``n^T V_1 = 0`` into one row of ``Q_2``, ``K_2`` or ``V_2``:
+
+    >>> import numpy as np
+    >>> from attngeo.check.arch import Arch
+    >>> from attngeo.check.kernelfields import rows
+    >>> arch, p = Arch((2, 3, 2), (2, 2), 2), 101
+    >>> rng = np.random.default_rng(0)
+    >>> W = {(i, name): rng.integers(0, p, (r, c)) for i, name, r, c, _ in arch.shapes()}
+    >>> moves = rows(arch, W, lambda i, name, delta: (i, name, delta), p)
+    >>> [(i, name) for i, name, _ in moves]
+    [(2, 'Q'), (2, 'Q'), (2, 'K'), (2, 'K'), (2, 'V'), (2, 'V')]
+    >>> n = moves[0][2][0]
+    >>> np.mod(n @ W[(1, "V")], p).tolist()
+    [0, 0]
+    """
     out = []
     for fam in expected(arch):
         i = fam["layer"]
