@@ -40,7 +40,47 @@ from ..exact.rank import det_mod_p
 
 @dataclass(frozen=True)
 class FamilySpec:
-    """How one kind of symmetry moves a layer (and, for ``inter``, the next one)."""
+    """How one kind of symmetry moves a layer (and, for ``inter``, the next one).
+
+    Attributes
+    ----------
+    kind : str
+        ``"intra"``, ``"scaling"`` or ``"inter"``.
+    group : str
+        The group's name for tables (no LaTeX).
+    tangent : callable
+        ``(E, Q, K, V) -> {name: tangent}`` on the layer that owns the family,
+        ``E`` a Lie-algebra element. Written with ``@``, ``.T`` and ``-`` only, so
+        the same formula runs on numpy matrices and on free-algebra symbols.
+    incoming : callable or None
+        For ``inter``: the tangent of the following layer's weights.
+    survives_softmax : bool
+        Whether the family fixes every score ``Y^T K^T Q Y``, hence every
+        normalized layer.
+
+    Examples
+    --------
+    On numbers, the intra tangent ``dQ = E Q``, ``dK = -E^T K`` leaves
+    ``A = K^T Q`` fixed to first order:
+
+    >>> import numpy as np
+    >>> from attngeo.geometry.symmetry import FAMILIES
+    >>> rng = np.random.default_rng(0)
+    >>> E, Q, K, V = (rng.integers(-5, 6, shape) for shape in ((2, 2), (2, 3), (2, 3), (3, 3)))
+    >>> d = FAMILIES["intra"].tangent(E, Q, K, V)
+    >>> sorted(d), np.array_equal(d["K"].T @ Q + K.T @ d["Q"], np.zeros((3, 3)))
+    (['K', 'Q'], True)
+
+    On free-algebra symbols, the scaling tangent moves the score by the score
+    itself, so no normalizer keeps it:
+
+    >>> from attngeo.exact.freealgebra import NCPoly
+    >>> E, Q, K, V, Y = (NCPoly.symbol(s) for s in "EQKVY")
+    >>> str((Y.T @ K.T @ Q @ Y).derivative(FAMILIES["scaling"].tangent(E, Q, K, V)))
+    "Y' K' Q Y"
+    >>> [kind for kind, spec in FAMILIES.items() if spec.survives_softmax]
+    ['intra', 'inter']
+    """
 
     kind: str
     group: str  # LaTeX-free name of the group, for tables
@@ -70,6 +110,16 @@ class Family:
 
     For ``inter``, ``layer = i`` names the hidden width ``d_i`` between layers
     ``i`` and ``i + 1``. ``size`` is the dimension of the Lie algebra.
+
+    Examples
+    --------
+    One layer ``3 -> 3`` of rank 2 carries ``GL_2`` (dimension ``a^2 = 4``) and
+    the scaling ``C^*``:
+
+    >>> from attngeo import Architecture
+    >>> from attngeo.geometry.symmetry import families
+    >>> families(Architecture((3, 3), (2,)))
+    [Family(kind='intra', layer=1, size=4), Family(kind='scaling', layer=1, size=1)]
     """
 
     kind: str
@@ -77,6 +127,17 @@ class Family:
     size: int
 
     def to_dict(self) -> dict:
+        """The record an upper-bound witness lists (``kind``, ``layer``, ``size``).
+
+        Examples
+        --------
+        The hidden width ``d_1 = 3`` of ``2 -> 3 -> 2`` carries ``GL_3``, of dimension 9:
+
+        >>> from attngeo import Architecture
+        >>> from attngeo.geometry.symmetry import families
+        >>> [f.to_dict() for f in families(Architecture((2, 3, 2), (1, 1))) if f.kind == "inter"]
+        [{'kind': 'inter', 'layer': 1, 'size': 9}]
+        """
         return {"kind": self.kind, "layer": self.layer, "size": self.size}
 
 
@@ -84,6 +145,29 @@ def families(arch: Architecture) -> list[Family]:
     """The families acting on ``arch`` in canonical order: per layer intra, scaling, inter.
 
     This order makes the gauge minor of :func:`gauge_minor` block upper triangular.
+
+    Parameters
+    ----------
+    arch : Architecture
+        Lightning or normalized; a normalizer drops the families that do not
+        survive it (the scalings).
+
+    Returns
+    -------
+    list of Family
+
+    Examples
+    --------
+    Two layers ``3 -> 3 -> 3`` of rank 2: ``GL_2 x C^* x GL_3 x GL_2 x C^*``,
+    of dimension ``4 + 1 + 9 + 4 + 1 = 19``; softmax keeps all but the two scalings:
+
+    >>> from attngeo import Architecture
+    >>> from attngeo.geometry.symmetry import families
+    >>> fams = families(Architecture((3, 3, 3), (2, 2)))
+    >>> [(f.kind, f.layer) for f in fams], sum(f.size for f in fams)
+    ([('intra', 1), ('scaling', 1), ('inter', 1), ('intra', 2), ('scaling', 2)], 19)
+    >>> sum(f.size for f in families(Architecture((3, 3, 3), (2, 2), normalization="softmax")))
+    17
     """
     out = []
     for i, a in enumerate(arch.ranks, start=1):
@@ -99,7 +183,21 @@ def families(arch: Architecture) -> list[Family]:
 
 @dataclass(frozen=True)
 class Identity:
-    """A free-algebra identity ``lhs = 0`` and whether it was verified."""
+    """A free-algebra identity ``lhs = 0`` and whether it was verified.
+
+    ``residual`` is the left-hand side computed in the free algebra with
+    transpose (:mod:`attngeo.exact.freealgebra`), printed; ``"0"`` proves the
+    identity for all sizes at once.
+
+    Examples
+    --------
+    The three families give four identities for the lightning layer (``inter``
+    has an outgoing and an incoming side), all proved:
+
+    >>> from attngeo.geometry.symmetry import invariance_identities
+    >>> [(i.family, i.residual) for i in invariance_identities()]
+    [('intra', '0'), ('scaling', '0'), ('inter', '0'), ('inter', '0')]
+    """
 
     family: str
     statement: str
@@ -107,6 +205,21 @@ class Identity:
 
     @property
     def holds(self) -> bool:
+        """Whether the residual is the zero polynomial.
+
+        Examples
+        --------
+        The scaling tangent does not fix the score ``Y^T K^T Q Y``: that
+        identity fails, with the score itself as residual:
+
+        >>> from attngeo.exact.freealgebra import NCPoly
+        >>> from attngeo.geometry.symmetry import FAMILIES, Identity
+        >>> E, Q, K, V, Y = (NCPoly.symbol(s) for s in "EQKVY")
+        >>> residual = (Y.T @ K.T @ Q @ Y).derivative(FAMILIES["scaling"].tangent(E, Q, K, V))
+        >>> identity = Identity("scaling", "D(score)[scaling] = 0", str(residual))
+        >>> identity.holds, identity.residual
+        (False, "Y' K' Q Y")
+        """
         return self.residual == "0"
 
 
@@ -118,8 +231,14 @@ def _symbols(*names: str) -> list[NCPoly]:
 def invariance_identities() -> tuple[Identity, ...]:
     """Prove, in the free algebra with transpose, that every family fixes the layer formula.
 
+    Returns
+    -------
+    tuple of Identity
+        One per family, two for ``inter`` (its outgoing and incoming sides).
+
     Examples
     --------
+    >>> from attngeo.geometry.symmetry import invariance_identities
     >>> all(identity.holds for identity in invariance_identities())
     True
     """
@@ -148,8 +267,21 @@ def normalized_invariance_identities() -> tuple[Identity, ...]:
     when ``Y`` moves by ``E Y`` — fixes the layer, whatever ``S`` is. The scaling
     family moves the score (``Q -> λQ``), so it is not among them.
 
-    >>> all(identity.holds for identity in normalized_invariance_identities())
-    True
+    Returns
+    -------
+    tuple of Identity
+
+    Examples
+    --------
+    Score and value identities for ``intra`` (2) and for both sides of
+    ``inter`` (4), all proved; none for the scaling:
+
+    >>> from attngeo.geometry.symmetry import normalized_invariance_identities
+    >>> identities = normalized_invariance_identities()
+    >>> all(identity.holds for identity in identities), [i.family for i in identities].count("inter")
+    (True, 4)
+    >>> sorted({i.family for i in identities})
+    ['inter', 'intra']
     """
     E, Q, K, V, Y = _symbols("E", "Q", "K", "V", "Y")
     score, value = Y.T @ K.T @ Q @ Y, V @ Y
@@ -216,6 +348,41 @@ def field_matrix(arch: Architecture, point: np.ndarray, p: int) -> np.ndarray:
 
     Rows follow :func:`families`; within a family the Lie-algebra basis ``E_uv``
     runs row-major. Columns follow the flattening order of the parameters.
+
+    Parameters
+    ----------
+    arch : Architecture
+    point : integer array
+        ``arch.parameter_count`` integers (reduced mod ``p`` here).
+    p : int
+        A prime below ``2^31``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``int64`` of shape ``(sum of family sizes, parameter_count)``, entries in ``[0, p)``.
+
+    Examples
+    --------
+    For ``3 -> 3 -> 3`` of rank 2 the 19 fields are independent at a random
+    point and every one lies in the kernel of the Jacobian (``J F^T = 0``);
+    the Jacobian's rank ``23 = 42 - 19`` meets the bound, so ``dim M = 23``:
+
+    >>> import numpy as np
+    >>> from attngeo import Architecture
+    >>> from attngeo.exact.modular import matmul
+    >>> from attngeo.exact.rank import rank_mod_p
+    >>> from attngeo.geometry.symmetry import field_matrix
+    >>> from attngeo.model.jacobian import jacobian_mod_p
+    >>> arch, p = Architecture((3, 3, 3), (2, 2)), 1000003
+    >>> rng = np.random.default_rng(0)
+    >>> point = rng.integers(-9, 10, arch.parameter_count)
+    >>> F = field_matrix(arch, point, p)
+    >>> F.shape, rank_mod_p(F, p)
+    ((19, 42), 19)
+    >>> J = jacobian_mod_p(arch, point, rng.integers(-9, 10, (6, 3, 2)), p)
+    >>> bool(np.any(matmul(J, F.T, p))), rank_mod_p(J, p)
+    (False, 23)
     """
     layers = split_point(arch, modular.reduce(point, p))
     rows = _field_vectors(arch, layers, lambda m: np.mod(m, p), lambda: np.zeros(arch.parameter_count, dtype=np.int64))
@@ -228,15 +395,70 @@ def orbit_dimension(arch: Architecture, weights) -> int:
     It is the rank over Q of the Lie-algebra vector fields there (the orbit map
     of a connected algebraic group has constant rank along the orbit).
 
-    >>> orbit_dimension(Architecture((3, 3), (2,)), [1] * 21)   # all ones: GL_2 moves only row/column sums
+    Parameters
+    ----------
+    arch : Architecture
+    weights : list
+        Rational weights, as :func:`attngeo.model.network.read_point` reads them.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    For one layer ``3 -> 3`` of rank 2 the group ``GL_2 x C^*`` has dimension 5;
+    at a generic point the orbit has that dimension, at special points less:
+
+    >>> from attngeo import Architecture
+    >>> from attngeo.geometry.symmetry import orbit_dimension
+    >>> arch = Architecture((3, 3), (2,))
+    >>> orbit_dimension(arch, list(range(1, 22)))
+    5
+    >>> orbit_dimension(arch, [1] * 21)   # all ones: GL_2 moves only row/column sums
     4
+    >>> orbit_dimension(arch, [0] * 21)   # the origin is fixed
+    0
     """
     return vector_fields(arch, weights).rank()
 
 
 def vector_fields(arch: Architecture, weights) -> fmpq_mat:
     """The Lie-algebra vector fields at a rational point, exactly: one row per basis element
-    (rows in :func:`families` order, columns in the flattening order)."""
+    (rows in :func:`families` order, columns in the flattening order).
+
+    Parameters
+    ----------
+    arch : Architecture
+    weights : list
+        Rational weights, as :func:`attngeo.model.network.read_point` reads them.
+
+    Returns
+    -------
+    flint.fmpq_mat
+        ``(sum of family sizes) x parameter_count``.
+
+    Examples
+    --------
+    Every field is tangent to the fiber: the exact Jacobian over Q kills it.
+    Here ``2 -> 2 -> 2`` of ranks 1, 1 (group ``GL_1 x C^* x GL_2 x GL_1 x C^*``,
+    dimension 8):
+
+    >>> import numpy as np
+    >>> from flint import fmpq_mat
+    >>> from attngeo import Architecture
+    >>> from attngeo.geometry.symmetry import vector_fields
+    >>> from attngeo.model.jacobian import jacobian_over_q
+    >>> from attngeo.model.network import read_point
+    >>> arch = Architecture((2, 2, 2), (1, 1))
+    >>> W = read_point(arch, ["1/2", -1, 2, 1, 0, 1, -2, 1, 1, 2, -1, 1, 0, 1, 3, -1])
+    >>> F = vector_fields(arch, W)
+    >>> F.nrows(), F.ncols(), F.rank()
+    (8, 16, 8)
+    >>> J = fmpq_mat(jacobian_over_q(arch, W, np.array([[[1, -2], [3, 1]], [[0, 1], [2, -1]]])).tolist())
+    >>> J * F.transpose() == fmpq_mat(J.nrows(), F.nrows())
+    True
+    """
     layers = split_point(arch, read_point(arch, weights))
     rows = _field_vectors(arch, layers, lambda m: m, lambda: np.array([fmpq(0)] * arch.parameter_count, dtype=object))
     return fmpq_mat([list(r) for r in rows])
@@ -251,6 +473,53 @@ def act(arch: Architecture, weights, kind: str, layer: int, g) -> list[fmpq]:
     ``kind = "intra"``: ``g = C in GL_{a_i}`` acts ``(Q_i, K_i) -> (C Q_i, C^{-T} K_i)``;
     ``"scaling"``: ``g = lambda != 0`` acts ``(Q_i, V_i) -> (lambda Q_i, V_i / lambda)``;
     ``"inter"``: ``g = G in GL_{d_i}`` acts ``V_i -> G V_i``, ``(Q, K, V)_{i+1} -> (.) G^{-1}``.
+
+    Parameters
+    ----------
+    arch : Architecture
+    weights : list
+        Rational weights, as :func:`attngeo.model.network.read_point` reads them.
+    kind : str
+        ``"intra"``, ``"scaling"`` or ``"inter"``.
+    layer : int
+        The layer (``intra``, ``scaling``) or hidden width ``d_i`` (``inter``), 1-based.
+    g : matrix or rational
+        An invertible ``n x n`` matrix of rationals, or a nonzero rational for ``scaling``.
+
+    Returns
+    -------
+    list of fmpq
+        The moved weights in flattening order.
+
+    Raises
+    ------
+    InvalidInputError
+        An unknown kind, a family the architecture does not have (a scaling of
+        a normalized network, an ``inter`` at the last layer), a singular or
+        misshapen ``g``, or ``lambda = 0``.
+
+    Examples
+    --------
+    Each family moves the weights but not the function (``2 -> 2 -> 2``, ranks 1, 1):
+
+    >>> from attngeo import Architecture, evaluate
+    >>> from attngeo.geometry.symmetry import act
+    >>> arch = Architecture((2, 2, 2), (1, 1))
+    >>> W, X = [1, -1, 2, 1, 0, 1, -2, 1, 1, 2, -1, 1, 0, 1, 3, -1], [[1, -2], [3, 1]]
+    >>> for kind, layer, g in [("intra", 1, [[3]]), ("scaling", 2, "2/3"), ("inter", 1, [[1, 2], [0, 1]])]:
+    ...     moved = act(arch, W, kind, layer, g)
+    ...     print(kind, moved != W, evaluate(arch, moved, X) == evaluate(arch, W, X))
+    intra True True
+    scaling True True
+    inter True True
+    >>> act(arch, W, "inter", 1, [[1, 2], [2, 4]])
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.InvalidInputError: the inter element at layer 1 must be an invertible 2x2 matrix
+    >>> act(Architecture((2, 2, 2), (1, 1), normalization="softmax"), W, "scaling", 1, 2)
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.InvalidInputError: widths 2,2,2, ranks 1,1, t=2, softmax has no scaling symmetry at layer 1 (for softmax networks)
     """
     if kind not in FAMILIES:
         raise InvalidInputError(f"unknown symmetry kind {kind!r}; choose one of {', '.join(FAMILIES)}")
@@ -299,6 +568,45 @@ def gauge_minor(arch: Architecture, point: np.ndarray, F: np.ndarray, p: int) ->
 
     The complement of ``cols`` is a gauge: when the fields span the kernel of
     the Jacobian, the Jacobian restricted to it is injective.
+
+    Parameters
+    ----------
+    arch : Architecture
+    point : integer array
+        The point ``F`` was computed at.
+    F : numpy.ndarray
+        :func:`field_matrix` at ``point`` mod ``p``.
+    p : int
+        The prime.
+
+    Returns
+    -------
+    tuple of (list of int, int), or None
+        The columns and the determinant mod ``p`` of ``F[:, cols]``.
+
+    Examples
+    --------
+    For ``3 -> 3 -> 3`` of rank 2 the 19 fields have a nonsingular 19 x 19
+    minor, and its determinant (a product of five small blocks) is the full
+    determinant:
+
+    >>> import numpy as np
+    >>> from attngeo import Architecture
+    >>> from attngeo.exact.rank import det_mod_p
+    >>> from attngeo.geometry.symmetry import field_matrix, gauge_minor
+    >>> arch, p = Architecture((3, 3, 3), (2, 2)), 1000003
+    >>> point = np.random.default_rng(0).integers(-9, 10, arch.parameter_count)
+    >>> F = field_matrix(arch, point, p)
+    >>> cols, det = gauge_minor(arch, point, F, p)
+    >>> len(cols), det != 0, det == det_mod_p(F[:, cols], p)
+    (19, True, True)
+
+    A widening layer ``2 -> 3`` has ``d_1 > d_0``: no such minor.
+
+    >>> arch = Architecture((2, 3, 2), (2, 2))
+    >>> point = np.random.default_rng(0).integers(-9, 10, arch.parameter_count)
+    >>> gauge_minor(arch, point, field_matrix(arch, point, p), p) is None
+    True
     """
     layers = split_point(arch, modular.reduce(point, p))
     blocks = {(b.layer, b.name): b for b in arch.blocks()}
@@ -347,6 +655,13 @@ class SymmetryGroup:
     architecture's normalization): ``GL_{a_i}`` per layer, the scalings
     (lightning only) and ``GL_{d_i}`` per hidden width.
 
+    Parameters
+    ----------
+    arch : Architecture
+
+    Examples
+    --------
+    >>> from attngeo import Architecture, SymmetryGroup
     >>> G = SymmetryGroup(Architecture((3, 3, 3), (2, 2)))
     >>> G.dimension, G.latex()
     (19, 'GL_{2} \\\\times \\\\mathbb{C}^{*} \\\\times GL_{3} \\\\times GL_{2} \\\\times \\\\mathbb{C}^{*}')
@@ -358,26 +673,95 @@ class SymmetryGroup:
 
     @property
     def dimension(self) -> int:
+        """The dimension of the group: ``sum a_i^2 + l + sum d_i^2`` (lightning), without the ``l`` scalings (normalized).
+
+        Examples
+        --------
+        >>> from attngeo import Architecture, SymmetryGroup
+        >>> SymmetryGroup(Architecture((2, 3, 2), (1, 2))).dimension   # 1 + 1 + 9 + 4 + 1
+        16
+        >>> SymmetryGroup(Architecture((2, 3, 2), (1, 2), normalization="softmax")).dimension
+        14
+        """
         return sum(f.size for f in self.families)
 
     def act(self, weights, kind: str, layer: int, g) -> list[fmpq]:
-        """Apply one element exactly (see :func:`act`)."""
+        """Apply one element exactly (see :func:`act`).
+
+        Examples
+        --------
+        ``C = diag(2, 1/2)`` in ``GL_2`` fixes ``A = K^T Q``, so the function:
+
+        >>> from attngeo import Architecture, SymmetryGroup, evaluate
+        >>> arch = Architecture((2, 2), (2,))
+        >>> W = [1, 2, -1, 1, 0, 1, 3, -2, 1, 1, 2, -1]
+        >>> moved = SymmetryGroup(arch).act(W, "intra", 1, [[2, 0], [0, "1/2"]])
+        >>> [str(x) for x in moved[:4]], evaluate(arch, moved, [[1, 2], [0, -1]]) == evaluate(arch, W, [[1, 2], [0, -1]])
+        (['2', '4', '-1/2', '1/2'], True)
+        """
         return act(self.arch, weights, kind, layer, g)
 
     def vector_fields(self, weights) -> fmpq_mat:
-        """The Lie-algebra vector fields at a rational point (see :func:`vector_fields`)."""
+        """The Lie-algebra vector fields at a rational point (see :func:`vector_fields`).
+
+        Examples
+        --------
+        One row per basis element of the Lie algebra, one column per weight:
+
+        >>> from attngeo import Architecture, SymmetryGroup
+        >>> G = SymmetryGroup(Architecture((3, 3), (2,)))
+        >>> F = G.vector_fields(list(range(1, 22)))
+        >>> (F.nrows(), F.ncols()) == (G.dimension, G.arch.parameter_count), F.rank()
+        (True, 5)
+        """
         return vector_fields(self.arch, weights)
 
     def orbit_dimension(self, weights) -> int:
-        """Exact dimension of the orbit through a rational point (see :func:`orbit_dimension`)."""
+        """Exact dimension of the orbit through a rational point (see :func:`orbit_dimension`).
+
+        Examples
+        --------
+        Softmax keeps ``GL_2`` but not the scaling: the generic orbit of
+        ``3 -> 3``, rank 2 drops from 5 to 4. Where ``Q = K = 0`` only the
+        scaling still moves the weights (``V -> V / lambda``):
+
+        >>> from attngeo import Architecture, SymmetryGroup
+        >>> W = list(range(1, 22))
+        >>> SymmetryGroup(Architecture((3, 3), (2,))).orbit_dimension(W)
+        5
+        >>> SymmetryGroup(Architecture((3, 3), (2,), normalization="softmax")).orbit_dimension(W)
+        4
+        >>> SymmetryGroup(Architecture((3, 3), (2,))).orbit_dimension([0] * 12 + W[12:])
+        1
+        """
         return orbit_dimension(self.arch, weights)
 
     def dropped(self) -> list[str]:
-        """Families of the lightning group that this normalization breaks."""
+        """Families of the lightning group that this normalization breaks.
+
+        Examples
+        --------
+        A normalizer is not homogeneous, so the scalings go; nothing is dropped
+        for lightning networks:
+
+        >>> from attngeo import Architecture, SymmetryGroup
+        >>> SymmetryGroup(Architecture((3, 3), (2,), normalization="softmax")).dropped()
+        ['scaling']
+        >>> SymmetryGroup(Architecture((3, 3), (2,))).dropped()
+        []
+        """
         return sorted({k for k, spec in FAMILIES.items() if self.arch.normalization != "lightning"
                        and not spec.survives_softmax})
 
     def latex(self) -> str:
+        r"""The group as a LaTeX product, one factor per family in :func:`families` order.
+
+        Examples
+        --------
+        >>> from attngeo import Architecture, SymmetryGroup
+        >>> print(SymmetryGroup(Architecture((2, 3, 2), (1, 2), normalization="softmax")).latex())
+        GL_{1} \times GL_{3} \times GL_{2}
+        """
         parts = [r"\mathbb{C}^{*}" if f.kind == "scaling" else rf"GL_{{{math.isqrt(f.size)}}}" for f in self.families]
         return r" \times ".join(parts)
 
