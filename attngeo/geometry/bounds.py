@@ -23,13 +23,88 @@ ENTRY_BOUND = 1 << 15
 
 
 def random_ints(rng: random.Random, shape) -> np.ndarray:
-    """Random integers in ``[-ENTRY_BOUND, ENTRY_BOUND]`` (reproducible from ``rng``)."""
+    """Random integers in ``[-ENTRY_BOUND, ENTRY_BOUND]`` (reproducible from ``rng``).
+
+    Parameters
+    ----------
+    rng : random.Random
+        The only source of randomness: a seeded ``rng`` makes a certificate reproducible.
+    shape : int or tuple of int
+
+    Returns
+    -------
+    numpy.ndarray
+        ``int64`` of that shape.
+
+    Examples
+    --------
+    >>> import random
+    >>> import numpy as np
+    >>> from attngeo.geometry.bounds import ENTRY_BOUND, random_ints
+    >>> x = random_ints(random.Random(7), (3, 4))
+    >>> x.shape, x.dtype, int(np.abs(x).max()) <= ENTRY_BOUND == 2**15
+    ((3, 4), dtype('int64'), True)
+    >>> np.array_equal(x, random_ints(random.Random(7), (3, 4)))
+    True
+    """
     n = int(np.prod(shape))
     return np.array([rng.randint(-ENTRY_BOUND, ENTRY_BOUND) for _ in range(n)], dtype=np.int64).reshape(shape)
 
 
 def upper_bound(arch: Architecture, point: np.ndarray, p: int) -> tuple[int, dict, list[int]]:
-    """Upper bound, its witness, and a gauge (columns complementary to the field minor)."""
+    """Upper bound, its witness, and a gauge (columns complementary to the field minor).
+
+    The bound is ``P - r`` with ``r`` the rank mod ``p`` of the symmetry fields
+    and the kernel fields at ``point``: they lie in the kernel of the Jacobian
+    everywhere, and a rank mod ``p`` is at most the rank over Q.
+
+    Parameters
+    ----------
+    arch : Architecture
+    point : numpy.ndarray
+        ``arch.parameter_count`` integers.
+    p : int
+        A prime below ``2^31``.
+
+    Returns
+    -------
+    upper : int
+    witness : dict
+        The certificate's ``upper_witness``: prime, point, families, ``field_rank``,
+        the rows, columns and determinant of a nonsingular minor, the identities.
+    gauge : list of int
+        The ``P - r`` columns outside that minor.
+
+    Examples
+    --------
+    One layer ``3 -> 3`` of rank 2: the 5 fields of ``GL_2 x C^*`` give
+    ``21 - 5 = 16``; the Jacobian restricted to the gauge has rank 16, so
+    ``dim M = 16``:
+
+    >>> import random
+    >>> from attngeo import Architecture
+    >>> from attngeo.exact.rank import rank_mod_p
+    >>> from attngeo.geometry.bounds import random_ints, upper_bound
+    >>> from attngeo.model.jacobian import jacobian_mod_p
+    >>> arch, rng, p = Architecture((3, 3), (2,)), random.Random(0), 1000003
+    >>> point = random_ints(rng, (arch.parameter_count,))
+    >>> upper, witness, gauge = upper_bound(arch, point, p)
+    >>> upper, witness["field_rank"], len(gauge)
+    (16, 5, 16)
+    >>> rank_mod_p(jacobian_mod_p(arch, point, random_ints(rng, (4, 3, 2)), p)[:, gauge], p)
+    16
+
+    Widening ``2 -> 3 -> 2`` adds six annihilator fields to the 19 of the
+    groups; together they have rank 22, and ``32 - 22 = 10`` is met again:
+
+    >>> arch = Architecture((2, 3, 2), (2, 2))
+    >>> point = random_ints(rng, (arch.parameter_count,))
+    >>> upper, witness, gauge = upper_bound(arch, point, p)
+    >>> [f["kind"] for f in witness["families"]][-1], witness["field_rank"], upper
+    ('annihilator', 22, 10)
+    >>> rank_mod_p(jacobian_mod_p(arch, point, random_ints(rng, (8, 2, 2)), p)[:, gauge], p)
+    10
+    """
     F = field_matrix(arch, point, p)
     extra = kernel_rows(arch, point, p)
     minor = gauge_minor(arch, point, F, p) if not len(extra) else None
@@ -61,7 +136,34 @@ def upper_bound(arch: Architecture, point: np.ndarray, p: int) -> tuple[int, dic
 
 
 def functional_count(arch: Architecture, rows: int | None = None) -> int:
-    """Random functionals per input for the lower bound (at most ``rows``)."""
+    """Random functionals per input for the lower bound (at most ``rows``).
+
+    ``max(2, t^2)`` (an input reveals about ``t^2`` numbers per attention
+    matrix), never more than the ``d_l t`` outputs nor than ``rows``.
+
+    Parameters
+    ----------
+    arch : Architecture
+    rows : int, optional
+        The number of Jacobian rows wanted.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> from attngeo import Architecture
+    >>> from attngeo.geometry.bounds import functional_count
+    >>> functional_count(Architecture((3, 3), (2,), tokens=2))           # t^2 = 4 < d_l t = 6
+    4
+    >>> functional_count(Architecture((3, 3), (2,), tokens=2), rows=3)
+    3
+    >>> functional_count(Architecture((2, 2), (1,), tokens=5))           # d_l t = 10 < t^2 = 25
+    10
+    >>> functional_count(Architecture((3, 3), (2,), tokens=1))           # t = 1: still 2 of the d_l t = 3
+    2
+    """
     # A few random functionals per input reach the full rank with far fewer rows
     # than all d_l t outputs (measured: d = 16, l = 2, t = 3 needs 30 inputs of
     # 48 rows, or 60 inputs of 8 functionals, for the same rank 478). Never more
