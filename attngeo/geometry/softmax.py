@@ -122,10 +122,37 @@ def evaluate_ball(arch: Architecture, weights, X, prec: int = 128) -> arb_mat:
     ``weights`` in any form :func:`attngeo.model.network.read_point` accepts; ``X`` a
     ``d_0 x t`` matrix of rationals. Every true entry lies in its ball.
 
+    Parameters
+    ----------
+    arch : Architecture
+        A normalized architecture.
+    weights : list
+    X : nested lists
+        ``d_0 x t`` rationals.
+    prec : int
+        Working precision in bits.
+
+    Returns
+    -------
+    flint.arb_mat
+        ``d_l x t``.
+
+    Raises
+    ------
+    InvalidInputError
+        For a lightning architecture (use :func:`attngeo.evaluate`), or bad weights or input.
+
+    Examples
+    --------
+    >>> from attngeo import Architecture, evaluate_ball
     >>> arch = Architecture((2, 2), (1,), tokens=2, normalization="softmax")
     >>> Y = evaluate_ball(arch, [[[[1, 0]], [[0, 1]], [[1, 0], [0, 1]]]], [[1, 1], [2, 2]])
     >>> Y[1, 0].contains(2)   # equal tokens: uniform attention, output V x
     True
+    >>> evaluate_ball(Architecture((2, 2), (1,)), [0] * 8, [[1, 1], [2, 2]])   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.InvalidInputError: evaluate_ball is for normalized networks; ...
     """
     from ..model.network import read_input, read_point
 
@@ -145,7 +172,52 @@ def _unit(rows: int, cols: int, r: int, c: int) -> arb_mat:
 
 
 def ball_jacobian(arch: Architecture, point: list[fmpq], inputs: list, functionals: np.ndarray, prec: int) -> arb_mat:
-    """Rows ``<w_nr, d phi(X_n)>``, one column per parameter, as balls at ``prec`` bits."""
+    """Rows ``<w_nr, d phi(X_n)>``, one column per parameter, as balls at ``prec`` bits.
+
+    Forward mode by the chain rule, every operation in ball arithmetic: each
+    true entry of the Jacobian lies in its ball.
+
+    Parameters
+    ----------
+    arch : Architecture
+        A normalized architecture.
+    point : list of fmpq
+        ``arch.parameter_count`` rationals in flattening order.
+    inputs : list
+        ``N`` matrices ``d_0 x t`` of rationals (``fmpq`` or integers).
+    functionals : numpy.ndarray
+        Integers of shape ``(N, c, d_l, t)``: ``c`` functionals per input.
+    prec : int
+        Working precision in bits.
+
+    Returns
+    -------
+    flint.arb_mat
+        ``N c`` rows, ``arch.parameter_count`` columns.
+
+    Examples
+    --------
+    Softmax ``2 -> 2``, rank 1, two tokens. The ``GL_1`` field ``(Q, -K, 0)``
+    survives the normalizer: ``J v`` is a column of balls around 0. The
+    scaling field ``(Q, 0, -V)`` of the lightning group does not: some ball of
+    ``J v`` excludes 0, a proof that ``J v != 0``:
+
+    >>> import numpy as np
+    >>> from flint import arb_mat, fmpq
+    >>> from attngeo import Architecture
+    >>> from attngeo.geometry.softmax import ball_jacobian
+    >>> from attngeo.geometry.symmetry import vector_fields
+    >>> arch = Architecture((2, 2), (1,), tokens=2, normalization="softmax")
+    >>> point = [fmpq(k, 4) for k in (1, -2, 3, 1, 2, 0, -1, 1)]
+    >>> inputs = [[[1, -2], [0, 3]], [[2, 1], [-1, 2]], [[1, 1], [3, -1]], [[0, 2], [1, 1]]]
+    >>> w = np.array([[[[1, 0], [0, 0]], [[0, 1], [1, -1]]]] * 4)     # two functionals per input
+    >>> J = ball_jacobian(arch, point, inputs, w, 128)
+    >>> J.nrows(), J.ncols()
+    (8, 8)
+    >>> intra, scaling = vector_fields(Architecture((2, 2), (1,), tokens=2), point).tolist()
+    >>> [(J * arb_mat([[x] for x in v])).contains(arb_mat(8, 1)) for v in (intra, scaling)]
+    [True, False]
+    """
     norm = NORMALIZERS[arch.normalization]
     with _precision(prec):
         layers = _layers(arch, point)
@@ -169,7 +241,46 @@ def ball_jacobian(arch: Architecture, point: list[fmpq], inputs: list, functiona
 
 
 def float_pivots(J: np.ndarray, tol: float = 1e-11) -> tuple[list[int], list[int]]:
-    """Rows and columns of a well-conditioned square minor (complete pivoting on floats: a guide only)."""
+    """Rows and columns of a well-conditioned square minor (complete pivoting on floats: a guide only).
+
+    Parameters
+    ----------
+    J : array_like
+        A real matrix (the midpoints of a ball Jacobian).
+    tol : float
+        Pivots at most ``tol`` times the largest entry count as zero.
+
+    Returns
+    -------
+    rows, cols : list of int
+        In pivot order; their length is the numerical rank.
+
+    Examples
+    --------
+    Row 1 is twice row 0, so the rank is 2; the largest entry, 6, is the first pivot:
+
+    >>> import numpy as np
+    >>> from attngeo.geometry.softmax import float_pivots
+    >>> float_pivots(np.array([[1, 2, 3], [2, 4, 6], [0, 1, 1]]))
+    ([1, 2], [2, 1])
+    >>> float_pivots(np.zeros((2, 3)))
+    ([], [])
+
+    On the softmax ``2 -> 2``, rank 1, ``t = 2`` Jacobian (8 parameters) the
+    guide finds 7 pivots; the ball determinant of that minor excludes 0, so
+    ``rank J >= 7 = 8 - dim GL_1`` and ``dim M = 7``:
+
+    >>> from flint import arb_mat, fmpq
+    >>> from attngeo import Architecture
+    >>> from attngeo.geometry.softmax import ball_jacobian
+    >>> arch = Architecture((2, 2), (1,), tokens=2, normalization="softmax")
+    >>> point = [fmpq(k, 4) for k in (1, -2, 3, 1, 2, 0, -1, 1)]
+    >>> inputs = [[[1, -2], [0, 3]], [[2, 1], [-1, 2]], [[1, 1], [3, -1]], [[0, 2], [1, 1]]]
+    >>> J = ball_jacobian(arch, point, inputs, np.array([[[[1, 0], [0, 0]], [[0, 1], [1, -1]]]] * 4), 128)
+    >>> rows, cols = float_pivots(np.array([[float(J[i, j].mid()) for j in range(8)] for i in range(8)]))
+    >>> len(rows), arb_mat([[J[i, j] for j in cols] for i in rows]).det().contains(0)
+    (7, False)
+    """
     A = np.array(J, dtype=float)
     rows, cols = [], []
     scale = np.abs(A).max() if A.size else 0.0
@@ -193,6 +304,41 @@ def wide_pivots(J: arb_mat, digits: int = 60) -> tuple[list[int], list[int]]:
 
     Deep normalized networks have Jacobians whose singular values decay over
     many orders of magnitude; float64 stops choosing pivots early. Still a guide.
+
+    Parameters
+    ----------
+    J : flint.arb_mat
+        Its midpoints are read with ``digits + 5`` digits.
+    digits : int
+        Working decimal digits; pivots below ``10^(12 - digits)`` times the
+        largest entry count as zero.
+
+    Returns
+    -------
+    rows, cols : list of int
+
+    Examples
+    --------
+    >>> from flint import arb_mat
+    >>> from attngeo.geometry.softmax import wide_pivots
+    >>> wide_pivots(arb_mat([[1, 2, 3], [2, 4, 6], [0, 1, 1]]))
+    ([1, 2], [2, 1])
+
+    The midpoints must carry the digits: the rank-7 softmax Jacobian of
+    :func:`float_pivots` computed at 64 bits has rounding errors far above the
+    tolerance, and the guide overestimates; at 256 bits (more than 60 digits)
+    it finds the rank. Either way the ball determinant decides.
+
+    >>> import numpy as np
+    >>> from flint import fmpq
+    >>> from attngeo import Architecture
+    >>> from attngeo.geometry.softmax import ball_jacobian
+    >>> arch = Architecture((2, 2), (1,), tokens=2, normalization="softmax")
+    >>> point = [fmpq(k, 4) for k in (1, -2, 3, 1, 2, 0, -1, 1)]
+    >>> inputs = [[[1, -2], [0, 3]], [[2, 1], [-1, 2]], [[1, 1], [3, -1]], [[0, 2], [1, 1]]]
+    >>> w = np.array([[[[1, 0], [0, 0]], [[0, 1], [1, -1]]]] * 4)
+    >>> [len(wide_pivots(ball_jacobian(arch, point, inputs, w, bits))[0]) for bits in (64, 256)]
+    [8, 7]
     """
     import mpmath
 
@@ -255,7 +401,52 @@ def _ball_lower(arch, point, inputs, w, target: int) -> tuple[int, dict]:
 
 def certify_normalized_dimension(arch: Architecture, *, seed: int | None = None, max_attempts: int = 3,
                                  inputs: int | None = None) -> DimensionCertificate:
-    """Lower and upper bounds on ``dim M`` for a normalized network; equal bounds certify it."""
+    """Lower and upper bounds on ``dim M`` for a normalized network; equal bounds certify it.
+
+    :func:`attngeo.certify_dimension` hands normalized networks here.
+
+    Parameters
+    ----------
+    arch : Architecture
+        Its normalization must be a registered normalizer (softmax or one of
+        :data:`attngeo.model.normalizer.NORMALIZERS`).
+    seed : int, optional
+        Seed for the prime, the points, inputs and functionals.
+    max_attempts : int
+        Fresh points to try while the bounds differ.
+    inputs : int, optional
+        Inputs per point (default: enough functionals to match the upper bound,
+        doubled at each attempt).
+
+    Returns
+    -------
+    DimensionCertificate
+        The lower witness is a ball determinant, the upper one a field minor mod ``p``.
+
+    Raises
+    ------
+    InvalidInputError
+        For a lightning architecture or an unregistered normalizer.
+
+    Examples
+    --------
+    Softmax ``2 -> 2``, rank 1, two tokens: only ``GL_1`` survives, so
+    ``dim M <= 8 - 1``, and a 7 x 7 ball determinant excludes 0 at 128 bits;
+    the independent checker agrees:
+
+    >>> from attngeo import Architecture, check_certificate
+    >>> from attngeo.geometry.softmax import certify_normalized_dimension
+    >>> arch = Architecture((2, 2), (1,), tokens=2, normalization="softmax")
+    >>> cert = certify_normalized_dimension(arch, seed=0)
+    >>> cert.dimension, cert.families, cert.lower_witness["rank"], cert.lower_witness["precision"]
+    (7, ['intra(1)'], 7, 128)
+    >>> check_certificate(cert.to_json()).claim
+    'dim M = 7 for widths 2,2, ranks 1, t=2, softmax'
+    >>> certify_normalized_dimension(Architecture((2, 2), (1,), tokens=2))
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.InvalidInputError: 'lightning' is not a registered normalizer
+    """
     from ..model.formulas import hmk_formula
     from ..exact.rank import random_prime
 
