@@ -47,13 +47,37 @@ from ..model.network import split_point
 
 @dataclass(frozen=True)
 class KernelFamily:
-    """One kernel family on one architecture: ``kind`` at ``layer``, with ``size`` fields (generically independent)."""
+    """One kernel family on one architecture: ``kind`` at ``layer``, with ``size`` fields (generically independent).
+
+    Examples
+    --------
+    Layer 1 of ``2 -> 3 -> 2`` widens, so layer 2 reads vectors of a plane in
+    ``Q^3``; its one annihilator ``n`` gives a move ``e_r n^T`` of each of the
+    ``a + a + d_2 = 6`` rows of ``Q_2``, ``K_2``, ``V_2``:
+
+    >>> from attngeo import Architecture
+    >>> from attngeo.geometry.kernelfields import kernel_families
+    >>> kernel_families(Architecture((2, 3, 2), (2, 2)))
+    [KernelFamily(kind='annihilator', layer=2, size=6)]
+    """
 
     kind: str
     layer: int
     size: int
 
     def to_dict(self) -> dict:
+        """The record an upper-bound witness lists after the groups' families.
+
+        Examples
+        --------
+        With one token a rank-3 layer sees only ``sym(A)``: ``a (a - 1) = 6``
+        skew moves:
+
+        >>> from attngeo import Architecture
+        >>> from attngeo.geometry.kernelfields import kernel_families
+        >>> [f.to_dict() for f in kernel_families(Architecture((3, 3), (3,), tokens=1))]
+        [{'kind': 'symmetric-score', 'layer': 1, 'size': 6}]
+        """
         return {"kind": self.kind, "layer": self.layer, "size": self.size}
 
 
@@ -77,6 +101,18 @@ def _rank_one_inputs(arch: Architecture, i: int) -> bool:
 def kernel_families(arch: Architecture) -> list[KernelFamily]:
     """The kernel families that apply to ``arch``, in canonical order (by layer, then kind).
 
+    Parameters
+    ----------
+    arch : Architecture
+
+    Returns
+    -------
+    list of KernelFamily
+
+    Examples
+    --------
+    >>> from attngeo import Architecture
+    >>> from attngeo.geometry.kernelfields import kernel_families
     >>> [f.to_dict() for f in kernel_families(Architecture((2, 3, 2), (2, 2)))]
     [{'kind': 'annihilator', 'layer': 2, 'size': 6}]
     >>> [f.kind for f in kernel_families(Architecture((3, 3), (2,), tokens=1))]
@@ -125,6 +161,49 @@ def kernel_rows(arch: Architecture, point: np.ndarray, p: int) -> np.ndarray:
     """The values of every kernel family's fields at an integer point, mod ``p``, one row each.
 
     Rows follow :func:`kernel_families`; columns follow the flattening order.
+
+    Parameters
+    ----------
+    arch : Architecture
+    point : numpy.ndarray
+        ``arch.parameter_count`` integers (reduced mod ``p`` here).
+    p : int
+        A prime below ``2^31``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``int64``, one row per field value, entries in ``[0, p)``. A family whose
+        annihilators vanish at the point mod ``p`` contributes no rows.
+
+    Examples
+    --------
+    For ``2 -> 3 -> 2`` the six annihilator moves are independent and every one
+    is in the kernel of the Jacobian, ``J row = 0`` mod ``p``; with the groups'
+    fields they leave ``dim M = 10``, which the Jacobian's rank reaches:
+
+    >>> import numpy as np
+    >>> from attngeo import Architecture
+    >>> from attngeo.exact.modular import matmul
+    >>> from attngeo.exact.rank import rank_mod_p
+    >>> from attngeo.geometry.kernelfields import kernel_rows
+    >>> from attngeo.model.jacobian import jacobian_mod_p
+    >>> arch, p = Architecture((2, 3, 2), (2, 2)), 1000003
+    >>> rng = np.random.default_rng(0)
+    >>> point = rng.integers(-9, 10, arch.parameter_count)
+    >>> R = kernel_rows(arch, point, p)
+    >>> R.shape, rank_mod_p(R, p)
+    ((6, 32), 6)
+    >>> J = jacobian_mod_p(arch, point, rng.integers(-9, 10, (8, 2, 2)), p)
+    >>> bool(np.any(matmul(J, R.T, p))), rank_mod_p(J, p)
+    (False, 10)
+
+    Where ``V_1`` has rank 1 the annihilators vanish: no rows there.
+
+    >>> V1 = next(b for b in arch.blocks() if (b.layer, b.name) == (1, "V"))
+    >>> point[V1.offset : V1.offset + V1.size] = [1, 2, 2, 4, 3, 6]
+    >>> kernel_rows(arch, point, p).shape
+    (0, 32)
     """
     layers = split_point(arch, modular.reduce(point, p))
     blocks = {(b.layer, b.name): b for b in arch.blocks()}
