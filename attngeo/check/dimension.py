@@ -306,7 +306,34 @@ def _field_rows(arch: Arch, point: np.ndarray, p: int | None) -> np.ndarray:
 
 
 def exact_field_rank(arch: Arch, point: list) -> int:
-    """Rank over Q of the symmetry fields at a rational point: the dimension of its orbit."""
+    """Rank over Q of the symmetry fields at a rational point: the dimension of its orbit.
+
+    The checker's own index formulas (no kernel fields: those are mod ``p`` only).
+
+    Parameters
+    ----------
+    arch : Arch
+    point : list
+        ``arch.parameters`` integers or ``fmpq`` in flattening order.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    One layer ``3 -> 3`` of rank 2: ``GL_2 x C^*`` has dimension 5, reached at
+    a generic point; all ones is special (``GL_2`` moves only row and column
+    sums), the origin is fixed, and softmax keeps only ``GL_2``:
+
+    >>> from attngeo.check.arch import Arch
+    >>> from attngeo.check.dimension import exact_field_rank
+    >>> arch = Arch((3, 3), (2,), 2)
+    >>> exact_field_rank(arch, list(range(1, 22))), exact_field_rank(arch, [1] * 21), exact_field_rank(arch, [0] * 21)
+    (5, 4, 0)
+    >>> exact_field_rank(Arch((3, 3), (2,), 2, "softmax"), list(range(1, 22)))
+    4
+    """
     F = _field_rows(arch, np.array(point + [0], dtype=object)[:-1], None)
     return fmpq_mat([[fmpq(x) if isinstance(x, int) else x for x in row] for row in F.tolist()]).rank() if len(F) else 0
 
@@ -344,6 +371,60 @@ def _check_upper(cert: dict, arch: Arch) -> int:
 
 
 def check(cert: dict) -> str:
+    """Re-verify a dimension certificate from its data alone; the claim it proves.
+
+    The lower bound: the recorded minor of the Jacobian (forward mode, or a ball
+    determinant for normalized networks) must be nonsingular with the recorded
+    determinant. The upper bound: the families must be exactly those that
+    apply, their identities must hold, and the recorded minor of the fields
+    must be nonsingular. Then the claim follows from the verified numbers.
+
+    Parameters
+    ----------
+    cert : dict
+        A parsed certificate of kind ``dimension`` (as
+        :meth:`attngeo.DimensionCertificate.to_json` gives it).
+
+    Returns
+    -------
+    str
+        ``dim M = ...``, or the bounds when they differ.
+
+    Raises
+    ------
+    CertificateRejected
+        Naming the first field that does not verify.
+
+    Examples
+    --------
+    >>> from attngeo import Architecture, certify_dimension
+    >>> from attngeo.check.dimension import check
+    >>> cert = certify_dimension(Architecture((2, 2), (1,), tokens=2), seed=0).to_json()
+    >>> check(cert)
+    'dim M = 6 for widths 2,2, ranks 1, t=2'
+    >>> check(dict(cert, lower=7))
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateRejected: lower = 7 but the witness has rank 6
+
+    A forged determinant, or an upper witness without its scaling family, is refused:
+
+    >>> p = cert["lower_witness"]["prime"]
+    >>> forged = dict(cert, lower_witness=dict(cert["lower_witness"], determinant=(cert["lower_witness"]["determinant"] + 1) % p))
+    >>> check(forged)   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateRejected: the Jacobian minor has determinant ..., the certificate records ...
+    >>> check(dict(cert, upper_witness=dict(cert["upper_witness"], families=cert["upper_witness"]["families"][:1])))   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateRejected: upper_witness.families must be the symmetry groups and then the kernel families ...
+
+    The claim names the kernel fields beyond the groups when there are any:
+
+    >>> check(certify_dimension(Architecture((2, 3, 2), (2, 2)), seed=0).to_json())
+    'dim M = 10 for widths 2,3,2, ranks 2,2, t=2 (kernel fields beyond the groups: annihilator(2))'
+    """
     arch = architecture(cert)
     P = arch.parameters
     if integer(field(cert, "parameters"), "parameters") != P:
@@ -366,7 +447,34 @@ def check(cert: dict) -> str:
 
 
 def certified_dimension(cert: dict) -> int:
-    """The dimension an *already verified* embedded dimension certificate proves (rejects bounds)."""
+    """The dimension an *already verified* embedded dimension certificate proves (rejects bounds).
+
+    Parameters
+    ----------
+    cert : dict
+        A dimension certificate that :func:`check` has accepted.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    CertificateRejected
+        When it proves only bounds.
+
+    Examples
+    --------
+    >>> from attngeo import Architecture, certify_dimension
+    >>> from attngeo.check.dimension import certified_dimension, check
+    >>> cert = certify_dimension(Architecture((2, 2), (1,), tokens=2), seed=0).to_json()
+    >>> check(cert), certified_dimension(cert)
+    ('dim M = 6 for widths 2,2, ranks 1, t=2', 6)
+    >>> certified_dimension(dict(cert, upper=7, certified=False, dimension=None))
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateRejected: the embedded dimension certificate must certify the dimension (its bounds must meet)
+    """
     if cert.get("certified") is not True or isinstance(cert.get("dimension"), bool) \
             or not isinstance(cert.get("dimension"), int):
         reject("the embedded dimension certificate must certify the dimension (its bounds must meet)")
