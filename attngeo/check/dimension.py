@@ -23,7 +23,7 @@ import numpy as np
 from flint import fmpq, fmpq_mat, nmod_mat
 
 from .arch import Arch, architecture
-from . import kernelfields
+from . import kernelfields, structured
 from .ball import check_ball_lower
 from .schema import ARCHITECTURE, CHECKED, HEADER, NUMBER
 from .values import field, index_list, int_array, integer, prime, reject
@@ -37,9 +37,10 @@ SCHEMA = {
     "architecture": ARCHITECTURE,
     "parameters": CHECKED, "lower": CHECKED, "upper": CHECKED, "certified": CHECKED, "dimension": CHECKED,
     "lower_witness": {**_WITNESS, "inputs": CHECKED, "functionals": CHECKED, "rank": CHECKED, "rows": CHECKED,
-                      "columns": CHECKED, "determinant": CHECKED, "normalization": CHECKED, "precision": CHECKED},
+                      "columns": CHECKED, "determinant": CHECKED, "normalization": CHECKED, "precision": CHECKED,
+                      "structured": CHECKED, "blocks": CHECKED, "largest_block": CHECKED},
     "upper_witness": {**_WITNESS, "families": CHECKED, "field_rank": CHECKED, "rows": CHECKED, "columns": CHECKED,
-                      "determinant": CHECKED},
+                      "determinant": CHECKED, "structured": CHECKED},
     "seconds": NUMBER, "attempts": NUMBER,
 }
 
@@ -177,6 +178,8 @@ def _check_lower(cert: dict, arch: Arch) -> int:
         return check_ball_lower(cert, arch)
     if isinstance(lw, dict) and ("normalization" in lw or "precision" in lw):
         reject("a lightning network's lower witness is a minor mod p, not a ball determinant")
+    if isinstance(lw, dict) and "structured" in lw:
+        return _check_structured_lower(cert, lw, arch)
     lw, p, point = _witness(cert, "lower_witness", arch)
     P = arch.parameters
     inputs = field(lw, "inputs", "lower_witness.")
@@ -338,7 +341,44 @@ def exact_field_rank(arch: Arch, point: list) -> int:
     return fmpq_mat([[fmpq(x) if isinstance(x, int) else x for x in row] for row in F.tolist()]).rank() if len(F) else 0
 
 
+def _check_structured_lower(cert: dict, lw: dict, arch: Arch) -> int:
+    """The coefficient Jacobian's rank at the plain point, recomputed block by block (check/structured.py)."""
+    if set(lw) != {"structured", "prime", "rank", "blocks", "largest_block"} or lw["structured"] != "plain point":
+        reject("a structured lower witness holds structured = 'plain point', prime, rank, blocks and largest_block")
+    p = prime(lw["prime"], "lower_witness.prime")
+    rank, blocks, largest = structured.plain_rank(arch, p)
+    if (lw["rank"], lw["blocks"], lw["largest_block"]) != (rank, blocks, largest) \
+            or integer(field(cert, "lower"), "lower") != rank:
+        reject(f"the coefficient Jacobian at the plain point has rank {rank} mod {p} in {blocks} blocks")
+    return rank
+
+
+def _check_structured_upper(cert: dict, uw: dict, arch: Arch) -> int:
+    if set(uw) != {"structured", "prime", "families", "field_rank", "columns", "determinant"} \
+            or uw["structured"] != "plain point":
+        reject("a structured upper witness holds structured = 'plain point', prime, families, field_rank, columns "
+               "and determinant")
+    p = prime(uw["prime"], "upper_witness.prime")
+    if uw["families"] != _expected_families(arch) or kernelfields.expected(arch):
+        reject("upper_witness.families must be the symmetry groups of this architecture, in canonical order")
+    a = arch.ranks[0]
+    rank = integer(uw["field_rank"], "upper_witness.field_rank", 0)
+    if rank != a * a + 1:
+        reject("the plain point's fields are the a^2 intra fields and the scaling")
+    cols = index_list(uw["columns"], rank, arch.parameters, "upper_witness.columns")
+    det = structured.field_minor(arch, cols, p)
+    if det == 0 or integer(uw["determinant"], "upper_witness.determinant", 0, p - 1) != det:
+        reject(f"the field minor at the plain point has determinant {det} mod {p}")
+    upper = integer(field(cert, "upper"), "upper")
+    if upper != arch.parameters - rank:
+        reject(f"upper must be parameters - field rank = {arch.parameters - rank}")
+    return upper
+
+
 def _check_upper(cert: dict, arch: Arch) -> int:
+    uw0 = field(cert, "upper_witness")
+    if isinstance(uw0, dict) and "structured" in uw0:
+        return _check_structured_upper(cert, uw0, arch)
     uw, p, point = _witness(cert, "upper_witness", arch)
     P = arch.parameters
     fams = field(uw, "families", "upper_witness.")

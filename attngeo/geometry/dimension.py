@@ -32,9 +32,14 @@ from ..model.architecture import Architecture
 from .certificate import DimensionCertificate
 from ..exceptions import InvalidInputError, NotCertifiedError
 from ..model.formulas import hmk_formula
+from . import structured
 from .bounds import functional_count, random_ints, upper_bound
 from ..model.jacobian import jacobian_mod_p
 from ..exact.rank import det_mod_p, independent_rows, maximal_minor_mod_p, random_prime
+
+#: Single layers with at least this many parameters are certified at the plain point first
+#: (attngeo.geometry.structured); smaller ones, and any the plain point leaves open, densely.
+STRUCTURED_FROM = 4000
 
 #: How often the inputs may be doubled at one point while the rank still grows.
 MAX_DOUBLINGS = 4
@@ -103,6 +108,11 @@ def certify_dimension(
         from .softmax import certify_normalized_dimension
 
         return certify_normalized_dimension(arch, seed=seed, max_attempts=max_attempts, inputs=inputs)
+    if inputs is None and structured.applies(arch) and arch.parameter_count >= STRUCTURED_FROM:
+        # a dense Jacobian of P columns costs P^2 memory; the plain point's sparse blocks cost about 3 a d d'
+        cert = structured.certify_structured(arch, seed=seed)
+        if cert.certified:
+            return cert
     start = time.perf_counter()
     rng = random.Random(seed)
     best_lower, best_upper = (-1, None), (arch.parameter_count + 1, None)

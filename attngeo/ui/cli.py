@@ -125,7 +125,9 @@ def _cmd_dim(args) -> int:
     rows = [
         ("architecture", str(arch)),
         ("parameters", str(cert.parameters)),
-        ("lower bound", f"{cert.lower}  (Jacobian minor mod {lw['prime']}, {len(lw['inputs'])} inputs)" if "prime" in lw
+        ("lower bound", f"{cert.lower}  (coefficient Jacobian at the plain point: {lw['blocks']} blocks of at most "
+                        f"{lw['largest_block']} columns, mod {lw['prime']})" if "structured" in lw
+         else f"{cert.lower}  (Jacobian minor mod {lw['prime']}, {len(lw['inputs'])} inputs)" if "prime" in lw
          else f"{cert.lower}  (Jacobian minor in ball arithmetic, {lw.get('precision')} bits, "
               f"{len(lw.get('inputs', []))} inputs: determinant {lw.get('determinant')})"),
         ("upper bound", f"{cert.upper}  ({cert.parameters} parameters - field rank {uw['field_rank']})"),

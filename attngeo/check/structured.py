@@ -1,0 +1,114 @@
+"""The checker's own replay of structured (plain-point) dimension witnesses of one lightning layer.
+
+At ``Q = K = [I_a 0]``, ``V = [I_{d'} 0]`` the derivative of the coefficients of
+``F_kp(y) = (V y)_k (Aᵀ y)_p`` is ``[p < a] y_p (δV y)_k + y_k ((δKᵀ Q + Kᵀ δQ)ᵀ y)_p``.
+The checker lists those nonzeros itself (coefficients indexed by a triangular
+monomial number, columns in the flattening order ``Q, K, V``), splits the 0/1
+matrix into connected blocks and adds the blocks' ranks mod p. The upper
+bound's minor is the group fields at the plain point, evaluated on the recorded
+columns by the index formulas (intra ``δQ[u] = Q[v]``, ``δK[v] = -K[u]``;
+scaling ``δQ = Q``, ``δV = -V``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from flint import nmod_mat
+
+from ..exceptions import CertificateFormatError
+from .values import reject
+
+#: Nonzeros the checker will list for one structured witness (d = d' = 768, a = 64 has 1.1e8).
+MAX_NONZEROS = 150_000_000
+
+
+def _plain(arch) -> tuple[int, int, int]:
+    if len(arch.ranks) != 1 or arch.normalization != "lightning" or arch.tokens < 2:
+        reject("a structured witness is for one lightning layer with t >= 2")
+    d, dd, a = arch.widths[0], arch.widths[1], arch.ranks[0]
+    if a > d or dd > d:
+        reject("the plain point needs a <= d and d' <= d")
+    if 3 * a * d * dd > MAX_NONZEROS:
+        raise CertificateFormatError(f"a structured witness of {3 * a * d * dd} nonzeros is above the checker's "
+                                     f"limit of {MAX_NONZEROS}")
+    return d, dd, a
+
+
+def _nonzeros(d: int, dd: int, a: int) -> tuple[np.ndarray, np.ndarray]:
+    def mono(m, n):  # number of y_m y_n (m <= n) among the d(d+1)/2 quadratic monomials
+        lo, hi = np.minimum(m, n), np.maximum(m, n)
+        return lo * d - lo * (lo - 1) // 2 + (hi - lo)
+
+    half = d * (d + 1) // 2
+    out_r, out_c = [], []
+    # δV_kj: F_kp gains y_p y_j for p < a; V_kj is column 2ad + k d + j
+    k, p, j = np.meshgrid(np.arange(dd), np.arange(a), np.arange(d), indexing="ij")
+    out_r.append(((k * d + p) * half + mono(p, j)).ravel())
+    out_c.append((2 * a * d + k * d + j).ravel())
+    # δK_pm (p < a): F_kp gains y_k y_m; K_pm is column a d + p d + m
+    k, p, m = np.meshgrid(np.arange(dd), np.arange(a), np.arange(d), indexing="ij")
+    out_r.append(((k * d + p) * half + mono(k, m)).ravel())
+    out_c.append((a * d + p * d + m).ravel())
+    # δQ_mp (m < a): F_kp gains y_k y_m; Q_mp is column m d + p
+    k, m, p = np.meshgrid(np.arange(dd), np.arange(a), np.arange(d), indexing="ij")
+    out_r.append(((k * d + p) * half + mono(k, m)).ravel())
+    out_c.append((m * d + p).ravel())
+    return np.concatenate(out_r), np.concatenate(out_c)
+
+
+def plain_rank(arch, p: int) -> tuple[int, int, int]:
+    """``(rank mod p, blocks, largest block)`` of the coefficient Jacobian at the plain point."""
+    d, dd, a = _plain(arch)
+    rows, cols = _nonzeros(d, dd, a)
+    row_nodes, r = np.unique(rows, return_inverse=True)
+    del rows
+    n_cols = arch.parameters
+    parent = np.arange(n_cols + len(row_nodes), dtype=np.int64)
+    left, right = cols, n_cols + r
+    while True:  # smallest node of each component: propagate minima, then compress paths
+        low = np.minimum(parent[left], parent[right])
+        nxt = parent.copy()
+        np.minimum.at(nxt, left, low)
+        np.minimum.at(nxt, right, low)
+        nxt = nxt[nxt]
+        if np.array_equal(nxt, parent):
+            break
+        parent = nxt
+    comp = parent[left]
+    order = np.lexsort((cols, comp))
+    comp, r, cols = comp[order], r[order], cols[order]
+    cuts = np.flatnonzero(comp[1:] != comp[:-1]) + 1
+    rank, largest = 0, 0
+    for s, e in zip(np.r_[0, cuts], np.r_[cuts, len(comp)]):
+        ur, ri = np.unique(r[s:e], return_inverse=True)
+        uc, ci = np.unique(cols[s:e], return_inverse=True)
+        block = np.zeros((len(ur), len(uc)), dtype=np.int64)
+        np.add.at(block, (ri, ci), 1)
+        largest = max(largest, len(uc))
+        rank += nmod_mat(len(ur), len(uc), block.ravel().tolist(), p).rank()
+    return rank, len(cuts) + 1, largest
+
+
+def field_minor(arch, columns: list[int], p: int) -> int:
+    """Determinant mod p of the group fields at the plain point on ``columns`` (rows: intra ``E_uv``, then scaling)."""
+    d, dd, a = _plain(arch)
+    where = {c: k for k, c in enumerate(columns)}
+    n = len(columns)
+    M = np.zeros((a * a + 1, n), dtype=np.int64)
+
+    def put(row, block_offset, width, r, c, value):
+        col = block_offset + r * width + c
+        if col in where:
+            M[row, where[col]] = value % p
+
+    for u in range(a):
+        for v in range(a):  # δQ[u, :] = Q[v, :] = e_v; δK[v, :] = -K[u, :] = -e_u
+            put(u * a + v, 0, d, u, v, 1)
+            put(u * a + v, a * d, d, v, u, -1)
+    for i in range(a):  # scaling: δQ = Q, δV = -V
+        put(a * a, 0, d, i, i, 1)
+    for k in range(dd):
+        put(a * a, 2 * a * d, d, k, k, -1)
+    if n != a * a + 1:
+        reject("the structured field minor has one column per field")
+    return int(nmod_mat(n, n, M.ravel().tolist(), p).det())
