@@ -673,7 +673,7 @@ class SymmetryGroup:
 
     @property
     def dimension(self) -> int:
-        """The dimension of the group: ``sum a_i^2 + l + sum d_i^2`` (lightning), without the ``l`` scalings (normalized).
+        """The dimension of the group: ``sum_i a_i^2 + l + sum_{i<l} d_i^2`` (lightning), less the ``l`` scalings (normalized).
 
         Examples
         --------
