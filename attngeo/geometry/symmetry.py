@@ -673,7 +673,7 @@ class SymmetryGroup:
 
     @property
     def dimension(self) -> int:
-        """The dimension of the group: ``sum_i a_i^2 + l + sum_{i<l} d_i^2`` (lightning), less the ``l`` scalings (normalized).
+        """The dimension of the group: ``sum_i a_i^2 + l + sum_{i<l} d_i^2``, less the ``l`` scalings if normalized.
 
         Examples
         --------
@@ -694,9 +694,9 @@ class SymmetryGroup:
 
         >>> from attngeo import Architecture, SymmetryGroup, evaluate
         >>> arch = Architecture((2, 2), (2,))
-        >>> W = [1, 2, -1, 1, 0, 1, 3, -2, 1, 1, 2, -1]
+        >>> W, X = [1, 2, -1, 1, 0, 1, 3, -2, 1, 1, 2, -1], [[1, 2], [0, -1]]
         >>> moved = SymmetryGroup(arch).act(W, "intra", 1, [[2, 0], [0, "1/2"]])
-        >>> [str(x) for x in moved[:4]], evaluate(arch, moved, [[1, 2], [0, -1]]) == evaluate(arch, W, [[1, 2], [0, -1]])
+        >>> [str(x) for x in moved[:4]], evaluate(arch, moved, X) == evaluate(arch, W, X)
         (['2', '4', '-1/2', '1/2'], True)
         """
         return act(self.arch, weights, kind, layer, g)
