@@ -38,4 +38,4 @@ MAX_SEARCH_NODES = 2_000_000
 MIN_PRECISION, MAX_PRECISION = 53, 1 << 16
 #: Default budget of one certificate checked in isolation (check_file, check_folder).
 DEFAULT_SECONDS = 900.0
-DEFAULT_MEMORY_MB = 8192
+DEFAULT_MEMORY_MB = 16384  # address space, not resident memory: a d = 768 structured check maps about 12 GB

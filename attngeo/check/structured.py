@@ -61,10 +61,11 @@ def plain_rank(arch, p: int) -> tuple[int, int, int]:
     d, dd, a = _plain(arch)
     rows, cols = _nonzeros(d, dd, a)
     row_nodes, r = np.unique(rows, return_inverse=True)
-    del rows
+    del rows  # int32 from here: nodes and nonzeros stay below MAX_NONZEROS < 2**31
     n_cols = arch.parameters
-    parent = np.arange(n_cols + len(row_nodes), dtype=np.int64)
-    left, right = cols, n_cols + r
+    r, cols = r.astype(np.int32), cols.astype(np.int32)
+    parent = np.arange(n_cols + len(row_nodes), dtype=np.int32)
+    left, right = cols, (n_cols + r).astype(np.int32)
     while True:  # smallest node of each component: propagate minima, then compress paths
         low = np.minimum(parent[left], parent[right])
         nxt = parent.copy()
@@ -74,7 +75,9 @@ def plain_rank(arch, p: int) -> tuple[int, int, int]:
         if np.array_equal(nxt, parent):
             break
         parent = nxt
+    del right
     comp = parent[left]
+    del parent
     order = np.lexsort((cols, comp))
     comp, r, cols = comp[order], r[order], cols[order]
     cuts = np.flatnonzero(comp[1:] != comp[:-1]) + 1

@@ -41,6 +41,11 @@ from ..exact.rank import det_mod_p, independent_rows, maximal_minor_mod_p, rando
 #: (attngeo.geometry.structured); smaller ones, and any the plain point leaves open, densely.
 STRUCTURED_FROM = 4000
 
+#: Measured peak bytes per unit of work (docs/engines.md): the dense path about 70 bytes per P^2
+#: (d = 64, a = 16: 2.6 GB at P = 6,144); the structured path about 64 bytes per nonzero
+#: (d = 768, a = 64: 7.2 GB for 1.1e8 nonzeros). Estimates guide a refusal; they prove nothing.
+DENSE_BYTES_PER_P2, STRUCTURED_BYTES_PER_NONZERO = 70, 64
+
 #: How often the inputs may be doubled at one point while the rank still grows.
 MAX_DOUBLINGS = 4
 
@@ -157,6 +162,22 @@ def certify_dimension(
         attempts=attempt,
         notes=notes,
     )
+
+
+def estimate(arch: Architecture) -> tuple[str, int]:
+    """``(path, bytes)``: which path :func:`certify_dimension` takes first and its estimated peak memory.
+
+    Examples
+    --------
+    >>> estimate(Architecture((768, 768), (64,), tokens=2))[0]
+    'structured'
+    >>> path, size = estimate(Architecture((64,) * 5, (4,) * 4, tokens=3)); path, size > 10**9
+    ('dense', True)
+    """
+    if arch.normalization == "lightning" and structured.applies(arch) and arch.parameter_count >= STRUCTURED_FROM:
+        d, dd = arch.widths
+        return "structured", STRUCTURED_BYTES_PER_NONZERO * 3 * arch.ranks[0] * d * dd
+    return "dense", DENSE_BYTES_PER_P2 * arch.parameter_count ** 2
 
 
 def dimension(arch: Architecture, **kwargs) -> int:

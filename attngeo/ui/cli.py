@@ -23,7 +23,7 @@ from .. import __version__
 from ..model.architecture import Architecture
 from ..geometry.certificate import check_writable, make_folder, write_text
 from ..check import check_file, check_folder, one_line
-from ..check.limits import DEFAULT_SECONDS
+from ..check.limits import DEFAULT_MEMORY_MB, DEFAULT_SECONDS
 from ..exceptions import AttngeoError, CannotVerify, CertificateFormatError, CertificateRejected, InvalidInputError
 
 
@@ -61,6 +61,20 @@ def _seconds(text: str) -> float:
     if not (math.isfinite(value) and value > 0):  # nan and inf too: a subprocess timeout must be a real wait
         raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, got {text!r}")
     return value
+
+
+def _megabytes(text: str) -> int:
+    if not text.isdigit() or int(text) <= 0:
+        raise argparse.ArgumentTypeError(f"must be a whole number of MiB > 0, got {text!r}")
+    return int(text)
+
+
+def _default_memory() -> int:
+    """Three quarters of the machine's memory, in MiB (a share that leaves room for everything else)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") * 3 // 4 // 2**20
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - no sysconf: no refusal by default
+        return 2**40
 
 
 def _add_architecture(p: argparse.ArgumentParser) -> None:
@@ -109,10 +123,14 @@ def _save_and_print_json(result, args, summary: dict | None = None, latex: str |
 
 
 def _cmd_dim(args) -> int:
-    from ..geometry.dimension import certify_dimension
+    from ..geometry.dimension import certify_dimension, estimate
 
     arch = _architecture(args, "softmax" if args.softmax else "lightning")
     _check_certificate_path(args)
+    path, need = estimate(arch)
+    if need > args.max_memory * 2**20:
+        raise InvalidInputError(f"{arch} needs about {need / 2**30:.1f} GiB on the {path} path, above --max-memory "
+                                f"{args.max_memory} MiB; raise --max-memory or choose a smaller architecture")
     cert = certify_dimension(arch, seed=args.seed)
     display = rf"\[ {cert.latex()} \]" if args.latex else None
     if _save_and_print_json(cert, args, latex=display):
@@ -268,12 +286,12 @@ def _verdict(result) -> dict:
 def _cmd_check(args) -> int:
     target = Path(args.path)
     if target.is_dir():
-        results = check_folder(target, seconds=args.timeout)
+        results = check_folder(target, seconds=args.timeout, memory_mb=args.max_memory)
         if not results:
             raise CertificateFormatError(f"{target} holds no .json certificates; give a certificate or a folder")
     elif target.exists():
         try:
-            results = [(str(target), check_file(target, seconds=args.timeout))]
+            results = [(str(target), check_file(target, seconds=args.timeout, memory_mb=args.max_memory))]
         except AttngeoError as exc:
             results = [(str(target), exc)]
     else:
@@ -408,6 +426,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--certificate", metavar="FILE", help="write the certificate to FILE")
     p.add_argument("--seed", type=_seed, default=None, help="seed for the random point, inputs and prime")
+    p.add_argument("--max-memory", type=_megabytes, default=_default_memory(), metavar="MiB",
+                   help="refuse when the estimated peak memory is above this (default: 3/4 of this machine's memory)")
     p.set_defaults(run=_cmd_dim)
 
     p = sub.add_parser("fiber", help="the complete fiber through a point (one layer) or at a gauge point (deep)")
@@ -451,6 +471,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON object: every file's status and the counts")
     p.add_argument("--timeout", type=_seconds, default=DEFAULT_SECONDS, metavar="SECONDS",
                    help=f"time budget of each file's check (default {DEFAULT_SECONDS:g}); a slower file is unusable")
+    p.add_argument("--max-memory", type=_megabytes, default=DEFAULT_MEMORY_MB, metavar="MiB",
+                   help=f"address-space budget of each file's check (default {DEFAULT_MEMORY_MB})")
     p.set_defaults(run=_cmd_check)
 
     p = sub.add_parser("certify", help="certify every registered statement in dependency order; write a report")
