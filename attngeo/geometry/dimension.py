@@ -41,10 +41,10 @@ from ..exact.rank import det_mod_p, independent_rows, maximal_minor_mod_p, rando
 #: (attngeo.geometry.structured); smaller ones, and any the plain point leaves open, densely.
 STRUCTURED_FROM = 4000
 
-#: Measured peak bytes per unit of work (docs/engines.md): the dense path about 70 bytes per P^2
-#: (d = 64, a = 16: 2.6 GB at P = 6,144); the structured path about 64 bytes per nonzero
+#: Measured peak bytes per unit of work: the dense (gauge) path 11-14 bytes per P^2 (l = 4, d = 32:
+#: 0.38 GB at P = 5,120; d = 48: 1.3 GB at P = 10,752), the structured path 64 bytes per nonzero
 #: (d = 768, a = 64: 7.2 GB for 1.1e8 nonzeros). Estimates guide a refusal; they prove nothing.
-DENSE_BYTES_PER_P2, STRUCTURED_BYTES_PER_NONZERO = 70, 64
+DENSE_BYTES_PER_P2, STRUCTURED_BYTES_PER_NONZERO = 16, 64
 
 #: How often the inputs may be doubled at one point while the rank still grows.
 MAX_DOUBLINGS = 4
