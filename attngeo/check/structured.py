@@ -57,7 +57,16 @@ def _nonzeros(d: int, dd: int, a: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def plain_rank(arch, p: int) -> tuple[int, int, int]:
-    """``(rank mod p, blocks, largest block)`` of the coefficient Jacobian at the plain point."""
+    """``(rank mod p, blocks, largest block)`` of the coefficient Jacobian at the plain point.
+
+    >>> from attngeo.check.arch import Arch
+    >>> plain_rank(Arch((6, 5), (3,), 2), 67108859)[0] == 2 * 3 * 6 + 6 * 5 - 9 - 1
+    True
+    >>> plain_rank(Arch((2, 2, 2), (1, 1), 2), 67108859)
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateRejected: a structured witness is for one lightning layer with t >= 2
+    """
     d, dd, a = _plain(arch)
     rows, cols = _nonzeros(d, dd, a)
     row_nodes, r = np.unique(rows, return_inverse=True)
@@ -93,7 +102,16 @@ def plain_rank(arch, p: int) -> tuple[int, int, int]:
 
 
 def field_minor(arch, columns: list[int], p: int) -> int:
-    """Determinant mod p of the group fields at the plain point on ``columns`` (rows: intra ``E_uv``, then scaling)."""
+    """Determinant mod p of the group fields at the plain point on ``columns`` (rows: intra ``E_uv``, then scaling).
+
+    The ``K_vu`` entries and ``V_00`` give ``-I``: determinant ``(-1)^(a^2 + 1)``; a column no field moves gives 0.
+
+    >>> from attngeo.check.arch import Arch
+    >>> arch, p = Arch((4, 3), (2,), 2), 67108859
+    >>> good = [8 + v * 4 + u for u in range(2) for v in range(2)] + [16]
+    >>> field_minor(arch, good, p) == (-1) ** 5 % p, field_minor(arch, good[:-1] + [15], p)
+    (True, 0)
+    """
     d, dd, a = _plain(arch)
     where = {c: k for k, c in enumerate(columns)}
     n = len(columns)

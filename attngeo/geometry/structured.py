@@ -30,7 +30,13 @@ from .symmetry import families
 
 
 def applies(arch: Architecture) -> bool:
-    """The plain point exists and the coefficient map describes ``φ``: one lightning layer, ``t >= 2``, ``a, d' <= d``."""
+    """The plain point exists and the coefficient map describes ``φ``: one lightning layer, ``t >= 2``, ``a, d' <= d``.
+
+    Examples
+    --------
+    >>> applies(Architecture((4, 3), (2,), tokens=2)), applies(Architecture((4, 3), (2,), tokens=1))
+    (True, False)
+    """
     if arch.depth != 1 or arch.normalization != "lightning" or arch.tokens < 2:
         return False
     d, dd = arch.widths
@@ -38,7 +44,15 @@ def applies(arch: Architecture) -> bool:
 
 
 def coefficient_edges(d: int, dd: int, a: int) -> tuple[np.ndarray, np.ndarray]:
-    """Row ids (coefficient ``(k, p, {m, n})``) and column ids (``V``, ``K``, ``Q`` entries) of the nonzeros."""
+    """Row ids (coefficient ``(k, p, {m, n})``) and column ids (``V``, ``K``, ``Q`` entries) of the nonzeros.
+
+    Each ``V`` entry moves ``a`` coefficients and each of the ``2ad`` entries of
+    ``K[:, :]`` and ``Q[:, :]`` moves ``d'``:
+
+    >>> rows, cols = coefficient_edges(4, 3, 2)
+    >>> len(rows) == 3 * 4 * 2 + 2 * (2 * 4 * 3)
+    True
+    """
     def coordinate(k, p, m, n):
         return ((k * d + p) * d + np.minimum(m, n)) * d + np.maximum(m, n)
 
@@ -55,7 +69,15 @@ def coefficient_edges(d: int, dd: int, a: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def block_rank(rows: np.ndarray, cols: np.ndarray, ncols: int, p: int) -> tuple[int, int, int]:
-    """``(rank mod p, number of blocks, largest block)`` of the 0/1 matrix with these nonzeros."""
+    """``(rank mod p, number of blocks, largest block)`` of the 0/1 matrix with these nonzeros.
+
+    The rank at the plain point is the generic ``2ad + dd' - a^2 - 1`` ([HMK]'s count):
+
+    >>> rows, cols = coefficient_edges(6, 5, 3)
+    >>> rank, blocks, largest = block_rank(rows, cols, 2 * 3 * 6 + 5 * 6, 67108859)
+    >>> rank == 2 * 3 * 6 + 6 * 5 - 9 - 1, blocks > 1
+    (True, True)
+    """
     _, rinv = np.unique(rows, return_inverse=True)
     del rows  # int32 below: nodes number at most ncols + nonzeros < 2**31 at every size this path serves
     u, v = cols.astype(np.int32), (ncols + rinv).astype(np.int32)
