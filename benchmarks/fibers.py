@@ -17,14 +17,19 @@ from __future__ import annotations
 
 import argparse
 import random
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
 from attngeo import Architecture, check_certificate, evaluate
-from attngeo.geometry.deepfiber import LARGER_CASES, SMALL_CASES, deep_fiber
 from attngeo.exact.engine import EngineFailed, EngineUnavailable, available
+from attngeo.geometry.deepfiber import deep_fiber
 from attngeo.geometry.fiber import fiber, recover_weights, special_point
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "proofs"))
+from deep_fibers import LARGER_CASES, SMALL_CASES  # noqa: E402 - the proof script's own case lists
 from attngeo.model.layerfunction import LayerFunction
 
 

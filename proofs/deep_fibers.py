@@ -14,9 +14,31 @@ script exits 1 if one of them does not certify "fiber = orbit".
 import argparse
 
 from attngeo import Architecture
-from attngeo.geometry.deepfiber import LARGER_CASES, SMALL_CASES, deep_fiber
+from attngeo.geometry.deepfiber import deep_fiber
 from attngeo.exact.engine import EngineFailed, EngineUnavailable
 from attngeo.theorems.proof import INSTANCES, Claim, Entry, CaseOutcome, main_guard, run_cases, sizes_of
+
+#: Two-layer cases (widths, ranks) msolve settles in about a second each, at t = 2.
+SMALL_CASES = [
+    ((2, 2, 2), (2, 2)),
+    ((2, 2, 2), (2, 1)),
+    ((2, 2, 2), (1, 2)),
+    ((2, 2, 2), (1, 1)),
+    ((2, 2, 3), (2, 2)),
+    ((2, 2, 3), (1, 1)),
+    ((2, 2, 1), (2, 2)),
+    ((2, 2, 1), (1, 1)),
+    ((2, 1, 2), (1, 1)),
+]
+#: Larger two-layer cases: from tens of seconds to beyond ten minutes.
+LARGER_CASES = [
+    ((3, 3, 3), (1, 1)),
+    ((3, 2, 2), (2, 1)),
+    ((3, 2, 2), (1, 1)),
+    ((3, 2, 2), (2, 2)),
+    ((3, 3, 3), (2, 2)),
+]
+
 
 A1_NOTE = ("a_1 = 1: every layer-1 output has rank 1 (all tokens are multiples of V_1 X X^T k_1), so layer 2 sees only "
            "the symmetric part of A_2; A_2 -> A_2^T (a_2 = 1) and A_2 -> A_2 + skew (a_2 = d_1) are hidden symmetries")

@@ -46,28 +46,6 @@ from ..model.network import ExactOps, layer, network, object_array, split_point,
 
 MAX_RETRIES = 2
 
-#: Two-layer cases (widths, ranks) msolve settles in about a second each, at t = 2.
-SMALL_CASES = [
-    ((2, 2, 2), (2, 2)),
-    ((2, 2, 2), (2, 1)),
-    ((2, 2, 2), (1, 2)),
-    ((2, 2, 2), (1, 1)),
-    ((2, 2, 3), (2, 2)),
-    ((2, 2, 3), (1, 1)),
-    ((2, 2, 1), (2, 2)),
-    ((2, 2, 1), (1, 1)),
-    ((2, 1, 2), (1, 1)),
-]
-#: Larger two-layer cases: from tens of seconds to beyond ten minutes.
-LARGER_CASES = [
-    ((3, 3, 3), (1, 1)),
-    ((3, 2, 2), (2, 1)),
-    ((3, 2, 2), (1, 1)),
-    ((3, 2, 2), (2, 2)),
-    ((3, 3, 3), (2, 2)),
-]
-
-
 def gauge(arch: Architecture) -> dict[str, int | None]:
     """The gauge slice: variable name -> fixed value (``None``: the free ``K_i[0,0]`` value).
 
