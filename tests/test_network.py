@@ -56,11 +56,14 @@ def test_expansion_refuses_with_an_estimate():
         expand(Architecture((8, 8, 8), (4, 4), tokens=3))
 
 
-def test_weights_read_exactly_and_reject_floats():
+def test_weights_read_exactly_and_floats_by_their_binary_value():
     arch = Architecture((1, 1), (1,), tokens=1)
     assert evaluate(arch, ["1/2", "0.5", 4], [[2]])[0, 0] == fmpq(1, 2) * fmpq(1, 2) * 4 * 8
-    with pytest.raises(InvalidInputError, match="float"):
-        evaluate(arch, [0.5, 1, 1], [[1]])
+    assert evaluate(arch, [0.5, 0.5, 4.0], [[2]])[0, 0] == fmpq(1, 2) * fmpq(1, 2) * 4 * 8  # 0.5 is exactly 1/2
+    tenth = evaluate(arch, [0.1, 1, 1], [[1]])[0, 0]
+    assert tenth != fmpq(1, 10) and tenth == fmpq(*(0.1).as_integer_ratio())  # the double, not the decimal
+    with pytest.raises(InvalidInputError, match="finite"):
+        evaluate(arch, [float("inf"), 1, 1], [[1]])
     with pytest.raises(InvalidInputError, match="3 parameters"):
         evaluate(arch, [1, 1], [[1]])
     with pytest.raises(InvalidInputError, match="1x1"):

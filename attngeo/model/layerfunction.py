@@ -839,7 +839,7 @@ def output_column(out, j: int, rows: int, t: int) -> list[fmpq]:
     >>> output_column([[1, 0.5]], 1, 1, 2)
     Traceback (most recent call last):
     ...
-    attngeo.exceptions.InvalidInputError: evaluator output[0][1] = 0.5 is a float; attngeo computes exactly, so give it as a string ('0.1') or 'p/q'
+    attngeo.exceptions.InvalidInputError: evaluator output[0][1] = 0.5 is a float: an evaluator's floats are rounded results, so recovery needs exact outputs (ints, Fractions, fmpq or strings)
     """
     try:
         M = [[out[r, c] for c in range(t)] for r in range(rows)] if isinstance(out, fmpq_mat) else [list(r) for r in out]
@@ -847,4 +847,8 @@ def output_column(out, j: int, rows: int, t: int) -> list[fmpq]:
         raise InvalidInputError(f"the evaluator must return a {rows}x{t} matrix of exact rationals") from None
     if len(M) != rows or any(len(r) != t for r in M):
         raise InvalidInputError(f"the evaluator must return a {rows}x{t} matrix, got {len(M)} rows")
+    for r in range(rows):
+        if isinstance(M[r][j], (float, np.floating)):  # stored weights are exact floats; computed outputs are not
+            raise InvalidInputError(f"evaluator output[{r}][{j}] = {M[r][j]!r} is a float: an evaluator's floats are "
+                                    "rounded results, so recovery needs exact outputs (ints, Fractions, fmpq or strings)")
     return [to_fmpq(M[r][j], f"evaluator output[{r}][{j}]") for r in range(rows)]

@@ -212,7 +212,7 @@ def network(ops, layers, X):
 
 
 def to_fmpq(value, where: str) -> fmpq:
-    """Read one exact rational: int, Fraction, fmpq, or a string ``"p/q"`` / ``"1.25"``.
+    """Read one exact rational: int, Fraction, fmpq, a float (its exact binary value), or a string ``"p/q"`` / ``"1.25"``.
 
     Parameters
     ----------
@@ -227,8 +227,8 @@ def to_fmpq(value, where: str) -> fmpq:
     Raises
     ------
     InvalidInputError
-        For floats (never read inexactly), booleans, malformed strings and
-        anything else that is not a number.
+        For NaN and infinities, booleans, malformed strings and anything else
+        that is not a number.
 
     Examples
     --------
@@ -236,10 +236,19 @@ def to_fmpq(value, where: str) -> fmpq:
     >>> from attngeo.model.network import to_fmpq
     >>> to_fmpq("1.25", "w"), to_fmpq(" -3/6 ", "w"), to_fmpq(Fraction(2, 4), "w"), to_fmpq("1e-2", "w")
     (5/4, -1/2, 1/2, 1/100)
-    >>> to_fmpq(0.1, "Q1_0_0")
+
+    A float is read as the exact binary rational it is (trained weights *are*
+    these numbers), never rounded to a nearby decimal; write ``"0.1"`` to mean 1/10:
+
+    >>> to_fmpq(0.1, "Q1_0_0"), to_fmpq(0.5, "w")
+    (3602879701896397/36028797018963968, 1/2)
+    >>> import numpy as np
+    >>> to_fmpq(np.float32(0.1), "w")   # float32's own value, not float64's
+    13421773/134217728
+    >>> to_fmpq(float("nan"), "w")
     Traceback (most recent call last):
     ...
-    attngeo.exceptions.InvalidInputError: Q1_0_0 = 0.1 is a float; attngeo computes exactly, so give it as a string ('0.1') or 'p/q'
+    attngeo.exceptions.InvalidInputError: w = nan is not a finite number
     >>> to_fmpq(True, "V1_0_0")
     Traceback (most recent call last):
     ...
@@ -249,7 +258,7 @@ def to_fmpq(value, where: str) -> fmpq:
         raise InvalidInputError(f"{where} = {value!r} is a boolean, not a number")
     if isinstance(value, fmpq):
         return value
-    if isinstance(value, (Integral, fmpz)):
+    if isinstance(value, (Integral, fmpz, np.integer)):
         return fmpq(int(value))
     if isinstance(value, Rational):
         return fmpq(int(value.numerator), int(value.denominator))
@@ -261,10 +270,11 @@ def to_fmpq(value, where: str) -> fmpq:
                 f"{where} = {value!r} is not an exact rational; write an integer, 'p/q' or a decimal such as '1.25'"
             ) from None
         return fmpq(f.numerator, f.denominator)
-    if isinstance(value, float):
-        raise InvalidInputError(
-            f"{where} = {value!r} is a float; attngeo computes exactly, so give it as a string ('0.1') or 'p/q'"
-        )
+    if isinstance(value, (float, np.floating)):
+        if not np.isfinite(value):
+            raise InvalidInputError(f"{where} = {float(value)!r} is not a finite number")
+        num, den = float(value).as_integer_ratio()  # exact: every finite float is a dyadic rational
+        return fmpq(num, den)
     raise InvalidInputError(f"{where} = {value!r} is not a number")
 
 
@@ -406,73 +416,6 @@ def read_point(arch: Architecture, weights) -> list[fmpq]:
         )
     names = arch.variable_names()
     return [to_fmpq(v, names[k]) for k, v in enumerate(weights)]
-
-
-def load_weights(arch: Architecture, path) -> list[fmpq]:
-    """Read weights from a JSON file, exactly.
-
-    The file holds a flat list, a list of ``[Q, K, V]`` per layer, or (single
-    layer) an object ``{"Q": ..., "K": ..., "V": ...}``. Entries are integers,
-    ``"p/q"`` strings or decimals (``0.1`` and ``"0.1"`` both mean 1/10: JSON
-    numbers are read from their text, never through a float).
-
-    Parameters
-    ----------
-    arch : Architecture
-    path : str or path-like
-
-    Returns
-    -------
-    list of fmpq
-        As :func:`read_point`.
-
-    Raises
-    ------
-    InvalidInputError
-        When the file cannot be read, is not JSON, holds ``NaN`` or
-        ``Infinity``, or its weights do not fit ``arch``; the message names the file.
-
-    Examples
-    --------
-    >>> import os, tempfile
-    >>> from attngeo import Architecture
-    >>> from attngeo.model.network import load_weights
-    >>> arch = Architecture((2, 1), (1,))
-    >>> with tempfile.TemporaryDirectory() as folder:
-    ...     path = os.path.join(folder, "w.json")
-    ...     with open(path, "w") as fh:
-    ...         _ = fh.write('{"Q": [[1, 0]], "K": [[0, 1]], "V": [[0.1, "1/3"]]}')
-    ...     load_weights(arch, path)
-    [1, 0, 0, 1, 1/10, 1/3]
-    >>> with tempfile.TemporaryDirectory() as folder:
-    ...     path = os.path.join(folder, "w.json")
-    ...     with open(path, "w") as fh:
-    ...         _ = fh.write("[1, 0, 0, 1, NaN, 2]")
-    ...     load_weights(arch, path)   # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    attngeo.exceptions.InvalidInputError: .../w.json: NaN is not a number; weights must be exact rationals
-    """
-    import json
-
-    def refuse(token):
-        raise InvalidInputError(f"{path}: {token} is not a number; weights must be exact rationals")
-
-    try:
-        with open(path) as fh:
-            data = json.load(fh, parse_float=str, parse_constant=refuse)
-    except OSError as exc:
-        raise InvalidInputError(f"cannot read weights file {path}: {exc.strerror}") from None
-    except json.JSONDecodeError as exc:
-        raise InvalidInputError(f"{path} is not JSON ({exc.msg} at line {exc.lineno})") from None
-    if isinstance(data, dict):
-        if arch.depth != 1 or set(data) != {"Q", "K", "V"}:
-            raise InvalidInputError(f"{path}: an object of weights needs exactly the keys Q, K, V (single layer)")
-        data = [[data["Q"], data["K"], data["V"]]]
-    try:
-        return read_point(arch, data)
-    except InvalidInputError as exc:
-        raise InvalidInputError(f"{path}: {exc}") from None
 
 
 def read_input(arch: Architecture, X) -> np.ndarray:

@@ -187,7 +187,7 @@ def _cmd_fiber(args) -> int:
         result = deep_fiber(arch, seed=args.random, engine=args.engine)
     else:
         from ..geometry.fiber import fiber, special_point
-        from ..model.network import load_weights
+        from ..model.weights import load_weights
 
         if args.weights:
             weights = load_weights(arch, args.weights)

@@ -1,0 +1,171 @@
+"""Weights files, read exactly: JSON, numpy ``.npy`` / ``.npz`` and ``.safetensors``.
+
+A trained weight is a binary float, i.e. the dyadic rational it stores; it is
+read as exactly that number (:func:`attngeo.model.network.to_fmpq`), never
+rounded. JSON numbers are read from their text (``0.1`` means 1/10), since
+the text is what the file says. Layouts:
+
+* JSON: a flat list, ``[[Q, K, V], ...]`` per layer, or ``{"Q", "K", "V"}`` (one layer);
+* ``.npy``: one array, flat (``P`` entries) or ``(3 l, ...)`` is not guessed — flat only;
+* ``.npz`` / ``.safetensors``: arrays named ``Q1, K1, V1, Q2, ...`` (or ``Q, K, V``
+  for one layer), each of its block's shape.
+
+``.safetensors`` is read by this module itself (an 8-byte header length, a JSON
+header, raw little-endian data), so no extra package is needed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+
+import numpy as np
+from flint import fmpq
+
+from ..exceptions import InvalidInputError
+from .architecture import Architecture
+from .network import read_point
+
+_SAFETENSORS_DTYPES = {"F16": "<f2", "F32": "<f4", "F64": "<f8", "I8": "<i1", "I16": "<i2", "I32": "<i4",
+                       "I64": "<i8", "U8": "<u1"}
+#: Largest weights file read (bytes): far above any single architecture attngeo certifies.
+MAX_BYTES = 2**31
+
+
+def _named(arch: Architecture, arrays: dict, path) -> list:
+    """Per-layer ``(Q, K, V)`` from arrays named ``Q1, K1, V1, ...`` (or ``Q, K, V`` for one layer)."""
+    layers = []
+    for i in range(1, arch.depth + 1):
+        triple = []
+        for name in "QKV":
+            key = f"{name}{i}" if f"{name}{i}" in arrays else (name if arch.depth == 1 else None)
+            if key not in arrays:
+                raise InvalidInputError(f"{path}: no array {name}{i}; name the arrays Q1, K1, V1, ... "
+                                        f"(or Q, K, V for one layer)")
+            triple.append(np.asarray(arrays[key]))
+        layers.append(triple)
+    extra = set(arrays) - {f"{n}{i}" for n in "QKV" for i in range(1, arch.depth + 1)} - set("QKV")
+    if extra:
+        raise InvalidInputError(f"{path}: unexpected arrays {sorted(extra)[:4]}; only Q1, K1, V1, ... belong here")
+    return layers
+
+
+def _safetensors(path) -> dict:
+    with open(path, "rb") as fh:
+        raw = fh.read(8)
+        if len(raw) != 8:
+            raise InvalidInputError(f"{path} is not a safetensors file (no header length)")
+        (n,) = struct.unpack("<Q", raw)
+        if n > 100_000_000:
+            raise InvalidInputError(f"{path}: a safetensors header of {n} bytes is not plausible")
+        try:
+            header = json.loads(fh.read(n))
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            raise InvalidInputError(f"{path} is not a safetensors file (unreadable header)") from None
+        data = fh.read()
+    out = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        try:
+            dtype = _SAFETENSORS_DTYPES[info["dtype"]]
+            start, end = info["data_offsets"]
+            shape = tuple(info["shape"])
+        except (KeyError, TypeError, ValueError):
+            raise InvalidInputError(f"{path}: tensor {name!r} has no dtype/shape/offsets attngeo can read "
+                                    f"(dtypes {sorted(_SAFETENSORS_DTYPES)})") from None
+        if not 0 <= start <= end <= len(data):
+            raise InvalidInputError(f"{path}: tensor {name!r} lies outside the file")
+        arr = np.frombuffer(data[start:end], dtype=dtype)
+        if arr.size != int(np.prod(shape)):
+            raise InvalidInputError(f"{path}: tensor {name!r} has {arr.size} values for shape {shape}")
+        out[name] = arr.reshape(shape)
+    return out
+
+
+def load_weights(arch: Architecture, path) -> list[fmpq]:
+    """Read weights from a JSON, ``.npy``, ``.npz`` or ``.safetensors`` file, exactly.
+
+    Parameters
+    ----------
+    arch : Architecture
+    path : str or path-like
+
+    Returns
+    -------
+    list of fmpq
+        As :func:`attngeo.model.network.read_point`: the flat point, every float read as its exact value.
+
+    Raises
+    ------
+    InvalidInputError
+        When the file cannot be read, holds NaN or infinities, or its weights do not fit ``arch``; the
+        message names the file.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> from attngeo import Architecture
+    >>> arch = Architecture((2, 1), (1,))
+    >>> folder = tempfile.mkdtemp()
+    >>> with open(os.path.join(folder, "w.json"), "w") as fh:
+    ...     _ = fh.write('{"Q": [[1, 0]], "K": [[0, 1]], "V": [[0.1, "1/3"]]}')
+    >>> load_weights(arch, os.path.join(folder, "w.json"))   # JSON decimals by their text
+    [1, 0, 0, 1, 1/10, 1/3]
+    >>> np.savez(os.path.join(folder, "w.npz"), Q=np.float32([[1, 0]]), K=np.float32([[0, 1]]),
+    ...          V=np.float32([[0.1, 0.5]]))
+    >>> load_weights(arch, os.path.join(folder, "w.npz"))    # float32 by its exact binary value
+    [1, 0, 0, 1, 13421773/134217728, 1/2]
+    >>> np.save(os.path.join(folder, "w.npy"), np.array([1.0, 0, 0, 1, np.nan, 2]))
+    >>> load_weights(arch, os.path.join(folder, "w.npy"))    # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.InvalidInputError: .../w.npy: V1_0_0 = nan is not a finite number
+    """
+    name = os.fspath(path)
+    try:
+        size = os.stat(name).st_size
+    except OSError as exc:
+        raise InvalidInputError(f"cannot read weights file {name}: {exc.strerror}") from None
+    if size > MAX_BYTES:
+        raise InvalidInputError(f"{name} has {size} bytes, more than any architecture here needs")
+    suffix = os.path.splitext(name)[1].lower()
+    try:
+        if suffix == ".npy":
+            data = np.load(name, allow_pickle=False)
+            if data.ndim != 1:
+                raise InvalidInputError(f"{name}: a .npy weights file is one flat array of the "
+                                        f"{arch.parameter_count} parameters in flattening order")
+        elif suffix == ".npz":
+            with np.load(name, allow_pickle=False) as npz:
+                data = _named(arch, {k: npz[k] for k in npz.files}, name)
+        elif suffix == ".safetensors":
+            data = _named(arch, _safetensors(name), name)
+        else:
+            data = _json(name, arch)
+    except InvalidInputError:
+        raise
+    except (ValueError, OSError) as exc:  # numpy's own complaints about a damaged file
+        raise InvalidInputError(f"{name} cannot be read as weights ({str(exc)[:120]})") from None
+    try:
+        return read_point(arch, data)
+    except InvalidInputError as exc:
+        raise InvalidInputError(f"{name}: {exc}") from None
+
+
+def _json(path: str, arch: Architecture):
+    def refuse(token):
+        raise InvalidInputError(f"{path}: {token} is not a number; weights must be exact rationals")
+
+    try:
+        with open(path) as fh:
+            data = json.load(fh, parse_float=str, parse_constant=refuse)
+    except json.JSONDecodeError as exc:
+        raise InvalidInputError(f"{path} is not JSON ({exc.msg} at line {exc.lineno})") from None
+    if isinstance(data, dict):
+        if arch.depth != 1 or set(data) != {"Q", "K", "V"}:
+            raise InvalidInputError(f"{path}: an object of weights needs exactly the keys Q, K, V (single layer)")
+        data = [[data["Q"], data["K"], data["V"]]]
+    return data
