@@ -63,6 +63,12 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) <= 0:
+        raise argparse.ArgumentTypeError(f"must be a whole number > 0, got {text!r}")
+    return int(text)
+
+
 def _megabytes(text: str) -> int:
     if not text.isdigit() or int(text) <= 0:
         raise argparse.ArgumentTypeError(f"must be a whole number of MiB > 0, got {text!r}")
@@ -340,6 +346,38 @@ def _outcome_json(o) -> dict:
             "summary": o.summary, "findings": o.findings, "notes": o.notes, "failures": [] if o.ok else o.failures}
 
 
+def _cmd_sweep(args) -> int:
+    from .sweep import from_toml, grid, parse_range, sweep
+
+    if args.config:
+        archs, options = from_toml(args.config)
+        what = options["what"] if args.what is None else args.what
+    else:
+        if args.widths is None:
+            raise InvalidInputError("give the grid with --widths (and --layers, --ranks, --tokens) or --config FILE")
+        archs = grid(parse_range(args.widths, "--widths"), parse_range(args.layers, "--layers"),
+                     parse_range(args.ranks, "--ranks"), parse_range(args.tokens, "--tokens"),
+                     "softmax" if args.softmax else "lightning")
+        what = args.what or "dimension"
+    rows = sweep(archs, args.out, what=what, workers=args.workers, scheduler=args.scheduler, seed=args.seed,
+                 seconds=args.timeout, memory_mb=args.max_memory, resume=args.resume,
+                 progress=sys.stderr if sys.stderr.isatty() else None)
+    failed = [r for r in rows if r["status"] != "done"]
+    print(f"{len(rows)} tasks: {len(rows) - len(failed)} done, {len(failed)} failed; table {args.out}/results.csv, "
+          f"rows {args.out}/results.jsonl, certificates {args.out}/certificates/")
+    for r in failed:
+        print(f"  failed: widths {r['widths']}, ranks {r['ranks']}, t={r['tokens']}: {one_line(r.get('error', ''))}")
+    return 0 if not failed else 1
+
+
+def _cmd_plot(args) -> int:
+    from .plot import plot
+
+    for path in plot(args.folder, args.out, args.format, args.x, args.y):
+        print(path)
+    return 0
+
+
 def _cmd_certify(args) -> int:
     from ..theorems.report import SHORT, Outcome, write_reports
     from ..theorems.registry import get as statement, order
@@ -474,6 +512,32 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-memory", type=_megabytes, default=DEFAULT_MEMORY_MB, metavar="MiB",
                    help=f"address-space budget of each file's check (default {DEFAULT_MEMORY_MB})")
     p.set_defaults(run=_cmd_check)
+
+    p = sub.add_parser("sweep", help="one question over a grid of architectures, resumable (local or Dask)")
+    p.add_argument("--widths", help="equal widths d: a range 3..6, a list 3,4 or one number")
+    p.add_argument("--layers", default="1", help="numbers of layers l (default 1)")
+    p.add_argument("--ranks", default="1", help="equal ranks a <= d (default 1)")
+    p.add_argument("--tokens", default="2", help="token counts t (default 2)")
+    p.add_argument("--softmax", action="store_true", help="softmax-normalized attention")
+    p.add_argument("--config", metavar="FILE", help="the grid in a TOML file instead of the options above")
+    p.add_argument("--what", choices=("dimension", "fiber", "singular", "implicit"), default=None,
+                   help="the question per architecture (default dimension; the others for single layers)")
+    p.add_argument("--out", default="sweep", help="output folder (default ./sweep)")
+    p.add_argument("--workers", type=_positive, default=2, help="local worker processes (default 2)")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="a Dask scheduler (tcp://host:port) instead of local processes")
+    p.add_argument("--resume", action="store_true", help="continue a sweep in --out (keeps every re-checked result)")
+    p.add_argument("--timeout", type=_seconds, default=600.0, help="seconds per task (default 600)")
+    p.add_argument("--max-memory", type=_megabytes, default=4096, metavar="MiB", help="memory per task (default 4096)")
+    p.add_argument("--seed", type=_seed, default=0, help="seed of every task (default 0)")
+    p.set_defaults(run=_cmd_sweep)
+
+    p = sub.add_parser("plot", help="figures of a sweep: dimension vs width, defect heatmap, time vs parameters")
+    p.add_argument("folder", help="the --out folder of attngeo sweep")
+    p.add_argument("--out", help="folder for the figures (default: the sweep folder)")
+    p.add_argument("--format", choices=("png", "pdf"), default="png")
+    p.add_argument("--x", default="width", choices=("width", "layers", "rank", "tokens"), help="heatmap x axis")
+    p.add_argument("--y", default="layers", choices=("width", "layers", "rank", "tokens"), help="heatmap y axis")
+    p.set_defaults(run=_cmd_plot)
 
     p = sub.add_parser("certify", help="certify every registered statement in dependency order; write a report")
     p.add_argument("--out", default="certificates", help="folder for the certificates (default: certificates)")

@@ -1,0 +1,345 @@
+"""Sweeps: one question over a grid of architectures, on local processes or a Dask cluster, resumable.
+
+Each architecture is one task (its dimension by default; ``fiber``,
+``singular`` or ``implicit`` at a random point for single layers). Tasks run
+through the ``concurrent.futures`` interface — a local ``ProcessPoolExecutor``,
+or a Dask cluster's executor (``Client(address).get_executor()``), the same
+code path — each with a time budget (``SIGALRM`` in the worker) and an
+address-space budget. Every finished task appends one JSON line to
+``OUT/results.jsonl`` (one ``write`` of a whole line, then ``fsync``), writes
+its certificate to ``OUT/certificates/<key>.json`` (atomically) and the table
+``OUT/results.csv`` is rewritten (atomically) from the lines. A killed sweep
+loses at most the tasks that were running: ``--resume`` keeps every row whose
+certificate exists and re-checks, drops a torn last line, and runs the rest; a
+task that fails is recorded with its error and retried once.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import itertools
+import json
+import os
+import pickle
+import resource
+import select
+import signal
+import sys
+import time
+import tomllib
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from pathlib import Path
+
+from ..exceptions import AttngeoError, InvalidInputError
+from ..geometry.certificate import make_folder, write_text
+from ..model.architecture import Architecture
+
+WHAT = ("dimension", "fiber", "singular", "implicit")
+COLUMNS = ["key", "widths", "ranks", "tokens", "normalization", "what", "parameters", "lower", "upper", "certified",
+           "dimension", "formula", "naive", "families", "verdict", "seconds", "status", "error", "attempts"]
+
+
+def parse_range(text: str, name: str) -> list[int]:
+    """``"3..6"``, ``"2,3"`` or ``"4"`` as a list of positive integers.
+
+    Examples
+    --------
+    >>> parse_range("3..5", "--widths"), parse_range("2,3", "--tokens"), parse_range("4", "--layers")
+    ([3, 4, 5], [2, 3], [4])
+    >>> parse_range("5..3", "--widths")
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.InvalidInputError: --widths = '5..3': write a range low..high with low <= high, a list 2,3 or one number
+    """
+    text = str(text).strip()
+    try:
+        if ".." in text:
+            lo, hi = (int(x) for x in text.split(".."))
+            values = list(range(lo, hi + 1))
+        else:
+            values = [int(x) for x in text.split(",")]
+    except ValueError:
+        values = []
+    if not values or min(values) < 1 or len(values) > 10_000:
+        raise InvalidInputError(f"{name} = {text!r}: write a range low..high with low <= high, a list 2,3 or one number")
+    return values
+
+
+def grid(widths, layers, ranks, tokens, normalization: str = "lightning") -> list[Architecture]:
+    """Equal widths ``d``, ``l`` layers, equal ranks ``a <= d``, every token count: one architecture each.
+
+    Examples
+    --------
+    >>> [str(a) for a in grid([2, 3], [1], [1, 3], [2])]
+    ['widths 2,2, ranks 1, t=2, lightning', 'widths 3,3, ranks 1, t=2, lightning', 'widths 3,3, ranks 3, t=2, lightning']
+    """
+    return [Architecture((d,) * (l + 1), (a,) * l, t, normalization)
+            for d, l, a, t in itertools.product(widths, layers, ranks, tokens) if a <= d]
+
+
+def from_toml(path) -> tuple[list[Architecture], dict]:
+    """A grid from a TOML file: ``widths``, ``layers``, ``ranks``, ``tokens`` (ranges or lists), ``softmax``,
+    ``what``, and optionally ``[[architecture]]`` tables with explicit ``widths``/``ranks``/``tokens``."""
+    try:
+        with open(path, "rb") as fh:
+            spec = tomllib.load(fh)
+    except OSError as exc:
+        raise InvalidInputError(f"cannot read {path}: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InvalidInputError(f"{path} is not TOML ({exc})") from None
+    norm = "softmax" if spec.get("softmax") else "lightning"
+    archs = []
+    if "widths" in spec:
+        archs += grid(*(parse_range(spec.get(k, default), f"{path}: {k}")
+                        for k, default in (("widths", None), ("layers", "1"), ("ranks", "1"), ("tokens", "2"))), norm)
+    for item in spec.get("architecture", []):
+        try:
+            archs.append(Architecture(tuple(item["widths"]), tuple(item["ranks"]), item.get("tokens", 2),
+                                      item.get("normalization", norm)))
+        except (KeyError, TypeError):
+            raise InvalidInputError(f"{path}: each [[architecture]] needs widths and ranks lists") from None
+    if not archs:
+        raise InvalidInputError(f"{path} describes no architecture (give widths/layers/ranks/tokens or [[architecture]])")
+    return archs, {"what": spec.get("what", "dimension")}
+
+
+def task_key(arch: Architecture, what: str, seed: int) -> str:
+    """The task's name: a hash of the architecture and the options (its certificate's file name).
+
+    >>> task_key(Architecture((2, 2), (1,)), "dimension", 0) == task_key(Architecture((2, 2), (1,)), "dimension", 0)
+    True
+    """
+    text = json.dumps({"architecture": arch.to_dict(), "what": what, "seed": seed}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _compute(arch: Architecture, what: str, seed: int) -> tuple[dict, dict]:
+    """The task itself: its row fields and its certificate."""
+    from ..geometry.dimension import certify_dimension
+    from ..geometry.fiber import fiber, special_point
+
+    if what == "dimension":
+        result = certify_dimension(arch, seed=seed)
+        s = result.summary()
+        from ..model.formulas import naive_count
+
+        return ({"lower": s["lower"], "upper": s["upper"], "certified": s["certified"], "dimension": s["dimension"],
+                 "formula": s["formula"], "naive": naive_count(arch), "families": " ".join(s["families"])},
+                result.to_json())
+    import random
+
+    if arch.depth != 1 or arch.tokens < 2:
+        raise InvalidInputError(f"--what {what} is for single layers with t >= 2; {arch} is not one")
+    point = special_point(arch, "random", random.Random(seed))
+    if what == "fiber":
+        result = fiber(arch, point)
+        return {"certified": True, "verdict": result.case}, result.to_json()
+    if what == "singular":
+        from ..geometry.singular import is_singular
+
+        result = is_singular(arch, point, seed=seed)
+        return {"certified": result.certified, "verdict": result.verdict}, result.to_json()
+    from ..geometry.implicit import implicit_equations
+
+    result = implicit_equations(arch, seed=seed)
+    return {"certified": True, "verdict": f"{len(result.equations)} generators"}, result.to_json()
+
+
+def _child(write_fd: int, arch_dict: dict, what: str, seed: int, memory_mb: int) -> None:
+    """In the forked child: compute, send one pickled answer, exit without running any parent cleanup."""
+    if memory_mb:
+        try:
+            resource.setrlimit(resource.RLIMIT_AS, (memory_mb * 2**20, memory_mb * 2**20))
+        except (ValueError, OSError):
+            pass
+    try:
+        answer = ("done", *_compute(Architecture.from_dict(arch_dict), what, seed))
+    except MemoryError:
+        answer = ("failed", f"over the memory budget of {memory_mb} MiB", None)
+    except AttngeoError as exc:
+        answer = ("failed", str(exc)[:300], None)
+    except Exception as exc:  # a bug must cost one task, not the sweep
+        answer = ("failed", f"{type(exc).__name__}: {str(exc)[:200]}", None)
+    with os.fdopen(write_fd, "wb") as fh:
+        pickle.dump(answer, fh)
+
+
+def run_task(arch_dict: dict, what: str, seed: int, seconds: float, memory_mb: int) -> dict:
+    """Run one task in a forked child with a time and memory budget: its row and its certificate (``None`` on failure).
+
+    A child per task (``os.fork``: Dask's daemonic workers may not use multiprocessing) makes the budgets
+    hold the same way in a local worker process and in a Dask worker thread. Never raises.
+    """
+    start = time.perf_counter()
+    row = _bare(Architecture.from_dict(arch_dict), what)
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child
+        os.close(read_fd)
+        try:
+            _child(write_fd, arch_dict, what, seed, memory_mb)
+        finally:
+            os._exit(0)
+    os.close(write_fd)
+    chunks, deadline = [], time.monotonic() + seconds
+    with os.fdopen(read_fd, "rb") as fh:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fh], [], [], left)[0]:
+                break
+            chunk = os.read(fh.fileno(), 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    os.waitpid(pid, 0)
+    certificate = None
+    try:
+        status, fields, certificate = pickle.loads(b"".join(chunks))
+    except Exception:  # nothing (or half an answer) came back
+        timed_out = time.monotonic() >= deadline
+        status, fields = "failed", (f"over the time budget of {seconds:g} s" if timed_out
+                                    else "the task's process died (a crash or the memory budget)")
+    if status == "done":
+        row.update(fields, status="done")
+    else:
+        row.update(status="failed", error=fields)
+    row["seconds"] = round(time.perf_counter() - start, 3)
+    return {"row": row, "certificate": certificate}
+
+
+def _append(path: Path, row: dict) -> None:
+    """One whole line per write, flushed to disk: a crash leaves at most a torn last line, dropped on resume."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, (json.dumps(row, sort_keys=True) + "\n").encode())
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def read_rows(out: Path) -> dict[str, dict]:
+    """The rows already in ``OUT/results.jsonl``, by key (the last row of a key wins; a torn line is dropped)."""
+    rows = {}
+    path = out / "results.jsonl"
+    if path.exists():
+        for line in path.read_text().splitlines():
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a line cut by a crash
+            if isinstance(row, dict) and "key" in row:
+                rows[row["key"]] = row
+    return rows
+
+
+def write_table(out: Path, rows: list[dict]) -> Path:
+    """``OUT/results.csv`` from the rows, sorted by key, written atomically."""
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=COLUMNS, extrasaction="ignore")
+    writer.writeheader()
+    for row in sorted(rows, key=lambda r: (r["parameters"], r["key"])):
+        writer.writerow({k: row.get(k, "") for k in COLUMNS})
+    return write_text(out / "results.csv", buf.getvalue())
+
+
+def _progress(done: int, running: int, failed: int, total: int, start: float, stream) -> None:
+    elapsed = time.perf_counter() - start
+    eta = elapsed / done * (total - done) if done else float("nan")
+    bar = "#" * int(20 * done / max(total, 1))
+    print(f"\r[{bar:<20}] {done}/{total} done, {running} running, {failed} failed, ETA {eta:5.0f} s",
+          end="", file=stream, flush=True)
+
+
+def sweep(archs: list[Architecture], out, what: str = "dimension", workers: int = 2, scheduler: str | None = None,
+          seed: int = 0, seconds: float = 600.0, memory_mb: int = 4096, resume: bool = False,
+          progress=sys.stderr) -> list[dict]:
+    """Run every task, streaming rows and certificates into ``out``; returns the final rows.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> rows = sweep(grid([2, 3], [1], [1, 2], [2]), tempfile.mkdtemp() + "/s", workers=1, progress=None)
+    >>> [(r["widths"], r["ranks"], r["dimension"]) for r in rows]
+    [('2,2', '1', 6), ('2,2', '2', 7), ('3,3', '1', 13), ('3,3', '2', 16)]
+    """
+    from ..check import check_certificate
+
+    if what not in WHAT:
+        raise InvalidInputError(f"--what must be one of {', '.join(WHAT)}, got {what!r}")
+    out = Path(out)
+    if out.exists() and not resume and any(out.iterdir()):
+        raise InvalidInputError(f"{out} already holds a sweep; pass --resume to continue it, or choose a new folder")
+    certs = out / "certificates"
+    for folder in (out, certs):
+        if not folder.exists():
+            make_folder(folder)
+    tasks = {task_key(a, what, seed): a for a in archs}
+    rows = read_rows(out) if resume else {}
+    for key in list(rows):  # keep a row only if its certificate exists and re-checks
+        row = rows[key]
+        if key not in tasks or row.get("status") != "done":
+            rows.pop(key)
+            continue
+        try:
+            check_certificate(certs / f"{key}.json")
+        except AttngeoError:
+            rows.pop(key)
+    pending = [k for k in tasks if k not in rows]
+    attempts = {k: 0 for k in pending}
+    if scheduler:
+        try:
+            from dask.distributed import Client
+        except ImportError:
+            raise InvalidInputError("--scheduler needs Dask: python3 -m pip install 'dask[distributed]'") from None
+        client = Client(scheduler)
+        executor, close = client.get_executor(), client.close
+    else:
+        executor = ProcessPoolExecutor(max_workers=max(1, workers))
+        close = executor.shutdown
+    start, failed = time.perf_counter(), 0
+    try:
+        running = {}
+        queue = list(pending)
+        while queue or running:
+            while queue and len(running) < max(1, workers) * 2:
+                key = queue.pop(0)
+                attempts[key] += 1
+                running[executor.submit(run_task, tasks[key].to_dict(), what, seed, seconds, memory_mb)] = key
+            finished, _ = wait(list(running), return_when=FIRST_COMPLETED)
+            for fut in finished:
+                key = running.pop(fut)
+                try:
+                    result = fut.result()
+                except Exception as exc:  # a lost worker or a crashed process: the task failed, not the sweep
+                    result = {"row": {**_bare(tasks[key], what), "status": "failed",
+                                      "error": f"worker lost ({type(exc).__name__})"}, "certificate": None}
+                row = {**result["row"], "key": key, "attempts": attempts[key]}
+                if result["certificate"] is None and attempts[key] < 2:
+                    queue.append(key)  # retried once
+                    continue
+                if result["certificate"] is not None:
+                    write_text(certs / f"{key}.json", json.dumps(result["certificate"], separators=(",", ":")) + "\n")
+                failed += row["status"] != "done"
+                _append(out / "results.jsonl", row)
+                rows[key] = row
+                write_table(out, list(rows.values()))
+            if progress is not None:
+                _progress(len(rows), len(running), failed, len(tasks), start, progress)
+    finally:
+        close()
+        if progress is not None:
+            print(file=progress)
+    write_table(out, list(rows.values()))
+    return sorted(rows.values(), key=lambda r: (r["parameters"], r["key"]))
+
+
+def _bare(arch: Architecture, what: str) -> dict:
+    return {"widths": ",".join(map(str, arch.widths)), "ranks": ",".join(map(str, arch.ranks)),
+            "tokens": arch.tokens, "normalization": arch.normalization, "what": what,
+            "parameters": arch.parameter_count}
