@@ -406,6 +406,29 @@ class Ideal:
 
     # -- output ------------------------------------------------------------------------------
 
+    def to_sympy(self) -> list:
+        """The generators as SymPy expressions (exact rationals).
+
+        >>> I = determinantal_ideal("A", 2, 2, 2)
+        >>> I.to_sympy()
+        [A_1_1*A_2_2 - A_1_2*A_2_1]
+        """
+        from .interop import poly_to_sympy
+
+        return [poly_to_sympy(g, self.variables) for g in self.gens]
+
+    def export(self, system: str) -> str:
+        """A script for ``system`` (``"m2"`` or ``"singular"``) that rebuilds the ring and this ideal.
+
+        >>> print(determinantal_ideal("A", 2, 2, 2).export("singular").splitlines()[1])
+        ring r = 0, (A_1_1,A_1_2,A_2_1,A_2_2), dp;
+        """
+        from .interop import macaulay2_script, singular_script
+
+        if system not in ("m2", "singular"):
+            raise InvalidInputError(f"export to 'm2' or 'singular', not {system!r}")
+        return macaulay2_script(self) if system == "m2" else singular_script(self)
+
     def latex(self) -> list[str]:
         """One LaTeX string per generator.
 

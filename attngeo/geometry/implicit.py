@@ -281,6 +281,10 @@ class ImplicitEquations(Result):
                 "complete_through_degree": self.complete_through, "engine": self.basis.engine,
                 "seconds": round(self.seconds, 3)}
 
+    def to_sympy(self) -> list:
+        """The equations as SymPy expressions in the coordinates ``c_k_p_mn``."""
+        return self.ideal.to_sympy()
+
     def equations_latex(self) -> list[str]:
         """One LaTeX string per generator.
 

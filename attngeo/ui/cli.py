@@ -257,6 +257,11 @@ def _cmd_implicit(args) -> int:
     arch = _architecture(args)
     _check_certificate_path(args)
     eq = implicit_equations(arch, engine=args.engine, timeout=args.timeout, seed=args.seed)
+    if args.export:
+        if args.certificate:
+            eq.save(args.certificate)
+        print(eq.ideal.export(args.export), end="")
+        return 0
     summary = {**eq.summary(), "equations": eq.equations_latex(), "plain": [str(g) for g in eq.equations]}
     if _save_and_print_json(eq, args, summary, latex="\n".join(eq.equations_latex()) if args.latex else None):
         return 0
@@ -502,6 +507,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="seconds the elimination may take (default 600)")
     p.add_argument("--seed", type=_seed, default=0, help="seed for the evaluation points (default 0)")
     p.add_argument("--certificate", metavar="FILE", help="write the certificate to FILE")
+    p.add_argument("--export", choices=("m2", "singular"),
+                   help="print a Macaulay2 or Singular script that rebuilds the ring and the ideal")
     p.set_defaults(run=_cmd_implicit)
 
     p = sub.add_parser("check", help="re-verify a certificate file or every certificate in a folder")
