@@ -68,7 +68,12 @@ def _integer_line(p, names) -> str:
 
 
 def singular_script(ideal) -> str:
-    """A Singular script that rebuilds ``ideal`` (ring ``r``, ideal ``I``) and prints its reduced standard basis."""
+    """A Singular script that rebuilds ``ideal`` (ring ``r``, ideal ``I``) and prints its reduced standard basis.
+
+    >>> from attngeo.exact.ideal import determinantal_ideal
+    >>> print(singular_script(determinantal_ideal("A", 2, 2, 2)).splitlines()[3])
+      -1*A_1_2*A_2_1+1*A_1_1*A_2_2;
+    """
     names = ideal.variables
     gens = ",\n  ".join(_integer_line(g, names) for g in ideal.gens) or "0"
     return "\n".join([f"// attngeo ideal in {len(names)} variables", f"ring r = 0, ({','.join(names)}), dp;",
@@ -77,7 +82,13 @@ def singular_script(ideal) -> str:
 
 
 def macaulay2_script(ideal) -> str:
-    """A Macaulay2 script that rebuilds ``ideal`` (ring ``R``, ideal ``I``) with variables ``x1..xn``."""
+    r"""A Macaulay2 script that rebuilds ``ideal`` (ring ``R``, ideal ``I``) with variables ``x1..xn``.
+
+    >>> from attngeo.exact.ideal import determinantal_ideal
+    >>> print("\n".join(macaulay2_script(determinantal_ideal("A", 2, 2, 2)).splitlines()[:2]))
+    -- attngeo ideal; variables: x1 = A_1_1, x2 = A_1_2, x3 = A_2_1, x4 = A_2_2
+    R = QQ[x1, x2, x3, x4, MonomialOrder => GRevLex];
+    """
     names = ideal.variables
     plain = [f"x{k + 1}" for k in range(len(names))]
     gens = ",\n  ".join(_integer_line(g, plain) for g in ideal.gens) or "0"

@@ -18,7 +18,14 @@ AXES = {"width": lambda r: int(r["widths"].split(",")[0]), "layers": lambda r: l
 
 
 def read_results(folder) -> list[dict]:
-    """The certified rows of ``folder/results.csv``."""
+    """The finished rows of ``folder/results.csv``.
+
+    >>> import tempfile
+    >>> read_results(tempfile.mkdtemp())   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.InvalidInputError: cannot read .../results.csv: No such file or directory; give the folder of an attngeo sweep
+    """
     path = Path(folder) / "results.csv"
     try:
         with open(path, newline="") as fh:

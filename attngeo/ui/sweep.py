@@ -80,8 +80,17 @@ def grid(widths, layers, ranks, tokens, normalization: str = "lightning") -> lis
 
 
 def from_toml(path) -> tuple[list[Architecture], dict]:
-    """A grid from a TOML file: ``widths``, ``layers``, ``ranks``, ``tokens`` (ranges or lists), ``softmax``,
-    ``what``, and optionally ``[[architecture]]`` tables with explicit ``widths``/``ranks``/``tokens``."""
+    r"""A grid from a TOML file: ``widths``, ``layers``, ``ranks``, ``tokens`` (ranges or lists), ``softmax``,
+    ``what``, and optionally ``[[architecture]]`` tables with explicit ``widths``/``ranks``/``tokens``.
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "grid.toml")
+    >>> with open(path, "w") as fh:
+    ...     _ = fh.write('widths = "2..3"\ntokens = "2,3"\n[[architecture]]\nwidths = [2, 4, 2]\nranks = [2, 2]\n')
+    >>> archs, options = from_toml(path)
+    >>> len(archs), str(archs[-1]), options
+    (5, 'widths 2,4,2, ranks 2,2, t=2, lightning', {'what': 'dimension'})
+    """
     try:
         with open(path, "rb") as fh:
             spec = tomllib.load(fh)
@@ -171,6 +180,14 @@ def run_task(arch_dict: dict, what: str, seed: int, seconds: float, memory_mb: i
 
     A child per task (``os.fork``: Dask's daemonic workers may not use multiprocessing) makes the budgets
     hold the same way in a local worker process and in a Dask worker thread. Never raises.
+
+    >>> from attngeo import Architecture
+    >>> done = run_task(Architecture((2, 2), (1,)).to_dict(), "dimension", 0, 60, 2048)
+    >>> done["row"]["dimension"], done["row"]["status"], done["certificate"]["kind"]
+    (6, 'done', 'dimension')
+    >>> slow = run_task(Architecture((4, 4, 4, 4), (2, 2, 2)).to_dict(), "dimension", 0, 0.001, 2048)
+    >>> slow["row"]["status"], slow["row"]["error"], slow["certificate"]
+    ('failed', 'over the time budget of 0.001 s', None)
     """
     start = time.perf_counter()
     row = _bare(Architecture.from_dict(arch_dict), what)
@@ -224,7 +241,14 @@ def _append(path: Path, row: dict) -> None:
 
 
 def read_rows(out: Path) -> dict[str, dict]:
-    """The rows already in ``OUT/results.jsonl``, by key (the last row of a key wins; a torn line is dropped)."""
+    r"""The rows already in ``OUT/results.jsonl``, by key (the last row of a key wins; a torn line is dropped).
+
+    >>> import tempfile
+    >>> out = Path(tempfile.mkdtemp())
+    >>> _ = (out / "results.jsonl").write_text('{"key": "a", "v": 1}\n{"key": "a", "v": 2}\n{"key": "b", "v"')
+    >>> read_rows(out)
+    {'a': {'key': 'a', 'v': 2}}
+    """
     rows = {}
     path = out / "results.jsonl"
     if path.exists():
@@ -239,7 +263,14 @@ def read_rows(out: Path) -> dict[str, dict]:
 
 
 def write_table(out: Path, rows: list[dict]) -> Path:
-    """``OUT/results.csv`` from the rows, sorted by key, written atomically."""
+    """``OUT/results.csv`` from the rows, sorted by size then key, written atomically.
+
+    >>> import tempfile
+    >>> out = Path(tempfile.mkdtemp())
+    >>> path = write_table(out, [{"key": "b", "parameters": 8, "dimension": 6}, {"key": "a", "parameters": 3}])
+    >>> [line.split(",")[0] for line in path.read_text().splitlines()]
+    ['key', 'a', 'b']
+    """
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=COLUMNS, extrasaction="ignore")
     writer.writeheader()
