@@ -73,3 +73,18 @@ def test_engine_output_is_read_exactly_and_junk_is_refused():
         parse_poly("__import__('os')", ctx)
     with pytest.raises(EngineFailed):
         parse_poly("x; y", ctx)
+
+
+@pytest.mark.msolve
+def test_an_engine_over_its_memory_budget_is_a_clear_refusal(capsys):
+    from attngeo.exact import engine
+    from attngeo.ui.cli import main
+
+    try:
+        assert main(["implicit", "--widths", "2,1", "--ranks", "2", "--max-memory", "20"]) == 2
+        err = capsys.readouterr().err
+        assert "memory budget of 20 MiB" in err and "--max-memory" in err and err.count("\n") == 1
+    finally:
+        engine.set_memory_limit(None)
+    assert main(["implicit", "--widths", "2,1", "--ranks", "2", "--max-memory", "4000"]) == 0
+    engine.set_memory_limit(None)

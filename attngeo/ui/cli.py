@@ -83,6 +83,12 @@ def _default_memory() -> int:
         return 2**40
 
 
+def _add_memory(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--max-memory", type=_megabytes, default=_default_memory(), metavar="MiB",
+                   help="memory budget of the Groebner engine (default: 3/4 of this machine's memory); "
+                        "above it the engine stops and the command says so")
+
+
 def _add_architecture(p: argparse.ArgumentParser) -> None:
     p.add_argument("--widths", required=True, type=_int_list("--widths"), help="d_0,...,d_l, e.g. 3,3,3")
     p.add_argument("--ranks", required=True, type=_int_list("--ranks"), help="a_1,...,a_l, e.g. 2,2")
@@ -190,7 +196,7 @@ def _cmd_fiber(args) -> int:
 
         if args.random is None:
             raise InvalidInputError("deep fibers are computed at a random point of the gauge slice: use --random SEED")
-        result = deep_fiber(arch, seed=args.random, engine=args.engine)
+        result = deep_fiber(arch, seed=args.random, engine=args.engine, timeout=args.timeout)
     else:
         from ..geometry.fiber import fiber, special_point
         from ..model.weights import load_weights
@@ -485,6 +491,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--latex", action="store_true", help="print the components in LaTeX")
     p.add_argument("--certificate", metavar="FILE", help="write the certificate to FILE")
+    p.add_argument("--timeout", type=_seconds, default=600.0, help="seconds an elimination may take (default 600)")
+    _add_memory(p)
     p.set_defaults(run=_cmd_fiber)
 
     engines = ["auto", "msolve", "singular", "flint", "sympy"]
@@ -496,6 +504,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--engine", default="auto", choices=engines, help="Groebner engine (default: msolve when installed)")
     p.add_argument("--seed", type=_seed, default=0, help="seed for the stratum points (default 0)")
     p.add_argument("--certificate", metavar="FILE", help="write the strata certificate to FILE")
+    _add_memory(p)
     p.set_defaults(run=_cmd_singular)
 
     p = sub.add_parser("implicit", help="implicit equations of a small single-layer neuromanifold")
@@ -509,6 +518,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--certificate", metavar="FILE", help="write the certificate to FILE")
     p.add_argument("--export", choices=("m2", "singular"),
                    help="print a Macaulay2 or Singular script that rebuilds the ring and the ideal")
+    _add_memory(p)
     p.set_defaults(run=_cmd_implicit)
 
     p = sub.add_parser("check", help="re-verify a certificate file or every certificate in a folder")
@@ -615,6 +625,10 @@ def main(argv: list[str] | None = None) -> int:
     """
     args = build_parser().parse_args(argv)
     try:
+        if getattr(args, "max_memory", None) and args.run in (_cmd_fiber, _cmd_singular, _cmd_implicit):
+            from ..exact.engine import set_memory_limit
+
+            set_memory_limit(args.max_memory)
         return args.run(args)
     except AttngeoError as exc:
         print(f"attngeo: error: {exc}", file=sys.stderr)
