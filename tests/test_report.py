@@ -127,8 +127,10 @@ needs_pdflatex = pytest.mark.skipif(
     reason="pdflatex and pdftotext are not installed (apt-get install texlive-latex-base poppler-utils)")
 
 
-def _pdf_text(folder: Path, tex: str) -> str:
+def _pdf_text(folder: Path, tex: str, figures: Path | None = None) -> str:
     (folder / "report.tex").write_text(tex)
+    for png in (figures.glob("*.png") if figures else ()):  # the report's figures, when matplotlib drew them
+        shutil.copy(png, folder / png.name)
     run = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "report.tex"], cwd=folder,
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout[-3000:]
@@ -168,13 +170,19 @@ def test_the_pdf_typesets_every_relation_as_math(singular_run, tmp_path):
     _, out = singular_run
     tex = (out / "report.tex").read_text()
     assert r"\usepackage[T1]{fontenc}" in tex
-    text = _pdf_text(tmp_path, tex)
+    text = _pdf_text(tmp_path, tex, out)
     _assert_typeset(text)
     assert OUTCOMES["refuted"] in text and "≤" in text
 
 
 @needs_pdflatex
-def test_the_pdf_of_every_outcome_and_without_tikz(tmp_path):
+def test_the_pdf_of_every_outcome_and_without_tikz(tmp_path, monkeypatch):
+    import types
+
+    from attngeo.theorems import report as module
+
+    # the TikZ and table fallbacks are what a machine without matplotlib gets: force that path here
+    monkeypatch.setattr(module, "importlib", types.SimpleNamespace(util=types.SimpleNamespace(find_spec=lambda n: None)))
     claims = [Claim(k, f"claim ${k}$", mode) for k, mode in (("x", RANGE), ("y", INSTANCES), ("z", RANGE))]
     rng = random.Random(0)
     entries = [Entry("x", s, "certified") for s in ONE_LAYER]
