@@ -47,8 +47,10 @@ def random_ints(rng: random.Random, shape) -> np.ndarray:
     >>> np.array_equal(x, random_ints(random.Random(7), (3, 4)))
     True
     """
-    n = int(np.prod(shape))
-    return np.array([rng.randint(-ENTRY_BOUND, ENTRY_BOUND) for _ in range(n)], dtype=np.int64).reshape(shape)
+    # one draw from rng seeds numpy's generator: vectorized (Python's randint cost 10% of a certification) and
+    # still reproducible from the caller's seed
+    return np.random.default_rng(rng.getrandbits(64)).integers(-ENTRY_BOUND, ENTRY_BOUND + 1, size=shape,
+                                                                dtype=np.int64)
 
 
 def upper_bound(arch: Architecture, point: np.ndarray, p: int) -> tuple[int, dict, list[int]]:
