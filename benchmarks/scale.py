@@ -24,6 +24,8 @@ d, a, what = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 arch = Architecture((d, d), (a,), tokens=2)
 if what == "dense":
     dimension.STRUCTURED_FROM = 10**12
+elif what == "structured":
+    dimension.STRUCTURED_FROM = 0
 start = time.perf_counter()
 if what == "check":
     result = check_certificate(sys.argv[4]).claim
@@ -46,7 +48,7 @@ def run(d: int, a: int, what: str, path: str) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="64,128,256,512,768")
-    parser.add_argument("--dense-up-to", type=int, default=32, help="also time the dense path up to this d")
+    parser.add_argument("--dense-up-to", type=int, default=48, help="also time the dense path up to this d")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     rows = []
@@ -64,7 +66,7 @@ def main() -> None:
         mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
         slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
         print(f"growth: certification time ~ P^{slope:.2f} (structured path)")
-    for d in (16, 24, 32):
+    for d in (24, 36, 48):
         if d > args.dense_up_to:
             break
         a = max(1, round(d / 12))
