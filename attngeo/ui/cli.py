@@ -134,6 +134,15 @@ def _save_and_print_json(result, args, summary: dict | None = None, latex: str |
 # -- dim ------------------------------------------------------------------------------
 
 
+def _discovered(arch) -> list:
+    """Linear kernel fields nobody has named, when the bounds differ and the architecture is small enough."""
+    from ..geometry.discovery import MAX_PARAMETERS, discover_fields
+
+    if arch.normalization != "lightning" or arch.parameter_count > MAX_PARAMETERS:
+        return []
+    return discover_fields(arch)
+
+
 def _cmd_dim(args) -> int:
     from ..geometry.dimension import certify_dimension, estimate
 
@@ -167,6 +176,8 @@ def _cmd_dim(args) -> int:
         rows.append(("dimension", f"{cert.dimension}  certified"))
     else:
         rows.append(("dimension", f"not certified: {cert.lower} <= dim M <= {cert.upper} (gap {cert.gap})"))
+        rows += [("discovered", f"{f.latex()}  (a linear kernel field, verified over Q; not yet used in the bound)")
+                 for f in _discovered(arch)]
     if f["value"] is None:
         rows.append(("[HMK] formula", f"none ({f['reason']})"))
     else:

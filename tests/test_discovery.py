@@ -1,0 +1,48 @@
+"""Discovery proposes kernel fields by sampling mod p and claims only those verified exactly over Q."""
+
+import numpy as np
+import pytest
+
+from attngeo import Architecture, InvalidInputError
+from attngeo.geometry import discovery
+
+
+def _hide_kernel_families(monkeypatch):
+    monkeypatch.setattr(discovery, "kernel_rows", lambda arch, W, p: np.zeros((0, arch.parameter_count), dtype=np.int64))
+
+
+def test_the_skew_moves_of_one_token_are_found_again_and_verified(monkeypatch):
+    arch = Architecture((3, 2), (2,), tokens=1)
+    assert discovery.discover_fields(arch, seed=0) == []  # the known families span the kernel
+    _hide_kernel_families(monkeypatch)
+    found = discovery.discover_fields(arch, seed=0)
+    assert len(found) == 2  # a(a-1) = 2 for a = 2: delta Q = J K and delta K = J Q
+    names = arch.variable_names()
+    for field in found:
+        C = np.array(field.matrix)
+        moved = {names[i] for i in np.flatnonzero(C.any(axis=1))}
+        read = {names[j] for j in np.flatnonzero(C.any(axis=0))}
+        # one moves Q by a combination of K's rows, the other K by Q's: never V
+        assert {n[0] for n in moved} | {n[0] for n in read} == {"Q", "K"} and len({n[0] for n in moved}) == 1
+        assert field.latex().count(r"\delta") == 6
+
+
+def test_the_annihilator_of_a_width_one_bottleneck_is_found_when_hidden(monkeypatch):
+    arch = Architecture((1, 2, 1), (1, 1), tokens=2)  # layer 1's output spans a line of C^2: w is linear in V_1
+    _hide_kernel_families(monkeypatch)
+    found = discovery.discover_fields(arch, seed=1)
+    assert found and all(discovery._verified(arch, np.array(f.matrix)) for f in found)
+
+
+def test_discovery_refuses_what_it_cannot_reach():
+    with pytest.raises(InvalidInputError, match="at most"):
+        discovery.discover_fields(Architecture((6, 6), (3,), tokens=2))
+    with pytest.raises(InvalidInputError, match="lightning"):
+        discovery.discover_fields(Architecture((2, 2), (1,), tokens=2, normalization="softmax"))
+
+
+def test_a_field_that_fails_the_exact_check_is_never_claimed():
+    arch = Architecture((2, 2), (1,), tokens=2)
+    C = np.zeros((arch.parameter_count, arch.parameter_count), dtype=np.int64)
+    C[4, 4] = 1  # scale V_1[0, 0] alone: changes the function
+    assert not discovery._verified(arch, C)
