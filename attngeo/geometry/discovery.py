@@ -38,13 +38,25 @@ MAX_PARAMETERS = 40
 
 @dataclass(frozen=True)
 class DiscoveredField:
-    """A linear field ``v(W) = C W`` (``C`` a ``P x P`` integer matrix) verified to lie in the kernel of ``dφ``."""
+    r"""A linear field ``v(W) = C W`` (``C`` a ``P x P`` integer matrix) verified to lie in the kernel of ``dφ``.
+
+    >>> from attngeo import Architecture
+    >>> arch = Architecture((1, 1), (1,), tokens=2)     # scaling: delta Q = Q, delta V = -V
+    >>> field = DiscoveredField(arch, ((1, 0, 0), (0, 0, 0), (0, 0, -1)))
+    >>> print(field.latex())
+    \delta Q1_0_0 = Q1_0_0,\quad \delta V1_0_0 = - V1_0_0
+    """
 
     arch: Architecture
     matrix: tuple
 
     def latex(self) -> str:
-        """``δw = Σ c w'`` for every weight the field moves."""
+        r"""``δw = Σ c w'`` for every weight the field moves (see the class example).
+
+        >>> from attngeo import Architecture
+        >>> print(DiscoveredField(Architecture((1, 1), (1,), tokens=2), ((0, 1, 0), (0, 0, 0), (0, 0, 0))).latex())
+        \delta Q1_0_0 = K1_0_0
+        """
         names = self.arch.variable_names()
         lines = []
         for i, row in enumerate(self.matrix):
