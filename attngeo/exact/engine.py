@@ -43,9 +43,10 @@ MEMORY_LIMIT_MB = int(os.environ.get("ATTNGEO_MAX_MEMORY", "0")) or None
 def set_memory_limit(megabytes: int | None) -> None:
     """Budget (MiB) of every engine subprocess started from now on; None lifts it.
 
-    >>> set_memory_limit(2048); MEMORY_LIMIT_MB
+    >>> from attngeo.exact import engine
+    >>> engine.set_memory_limit(2048); engine.MEMORY_LIMIT_MB
     2048
-    >>> set_memory_limit(None)
+    >>> engine.set_memory_limit(None)
     """
     global MEMORY_LIMIT_MB
     MEMORY_LIMIT_MB = megabytes
