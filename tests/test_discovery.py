@@ -46,3 +46,39 @@ def test_a_field_that_fails_the_exact_check_is_never_claimed():
     C = np.zeros((arch.parameter_count, arch.parameter_count), dtype=np.int64)
     C[4, 4] = 1  # scale V_1[0, 0] alone: changes the function
     assert not discovery._verified(arch, C)
+
+
+@pytest.fixture
+def without_symmetric_score(monkeypatch):
+    """A world where the symmetric-score family is unknown, to prover and checker alike."""
+    from attngeo.check import kernelfields as checker_fields
+    from attngeo.geometry import bounds
+
+    empty = lambda arch, W, p: np.zeros((0, arch.parameter_count), dtype=np.int64)  # noqa: E731
+    for module, name, value in ((bounds, "kernel_rows", empty), (bounds, "kernel_families", lambda arch: []),
+                                (discovery, "kernel_rows", empty), (checker_fields, "expected", lambda arch: []),
+                                (checker_fields, "rows", lambda arch, W, put, p: [])):
+        monkeypatch.setattr(module, name, value)
+
+
+def test_discovered_fields_close_the_gap_and_the_checker_proves_them(without_symmetric_score):
+    import copy
+
+    from attngeo import CertificateRejected, certify_dimension, check_certificate
+
+    arch = Architecture((3, 2), (2,), tokens=1)
+    cert = certify_dimension(arch, seed=0)
+    assert cert.certified and cert.dimension == 3 * 4 // 2 + 2 * 3 - 1 and cert.families[-1] == "discovered(0)"
+    doc = cert.to_json()
+    assert "dim M = 11" in check_certificate(doc).claim
+    bad = copy.deepcopy(doc)
+    field = bad["upper_witness"]["families"][-1]["fields"][0]
+    row = next(i for i, r in enumerate(field) if any(r))
+    field[row] = [0] * len(field[row])
+    field[row][row] = 1  # no longer a kernel field: the network changes along it
+    with pytest.raises(CertificateRejected, match="not in the kernel"):
+        check_certificate(bad)
+    bad = copy.deepcopy(doc)
+    bad["upper_witness"]["families"][-1]["size"] = 3
+    with pytest.raises(CertificateRejected, match="size"):
+        check_certificate(bad)

@@ -30,6 +30,7 @@ from flint import fmpq, fmpq_mpoly_ctx, fmpq_poly
 
 from ..exceptions import CertificateFormatError
 from .arch import architecture
+from .network import phi
 from .dimension import exact_field_rank
 from .limits import MAX_VARIABLES
 from .msolve import replay, same_basis
@@ -63,29 +64,6 @@ def _slice(arch) -> dict[str, int | None]:
         elif name == "K":
             fixed[f"K{i}_0_0"] = None
     return fixed
-
-
-def _mm(a: list, b: list) -> list:
-    return [[sum((a[i][k] * b[k][j] for k in range(len(b))), 0 * a[0][0]) for j in range(len(b[0]))]
-            for i in range(len(a))]
-
-
-def _t(a: list) -> list:
-    return [list(r) for r in zip(*a)]
-
-
-def _phi(arch, values: list, X: list) -> list:
-    """The network on nested lists: ``Y <- V Y (Y^T K^T Q Y)`` per layer."""
-    Y = X
-    for i, name, rows, cols, off in arch.shapes():
-        M = [values[off + r * cols:off + (r + 1) * cols] for r in range(rows)]
-        if name == "Q":
-            Q = M
-        elif name == "K":
-            K = M
-        else:
-            Y = _mm(_mm(M, Y), _mm(_mm(_t(Y), _mm(_t(K), Q)), Y))
-    return Y
 
 
 def _lead(p):
@@ -187,7 +165,7 @@ def _check_factors(cert: dict, basis: list, free: list, D: int, names: list, W0:
     value = dict(zip(free, (lift(p) for p in xs)))
     W = [value.get(n, zx.constant(v)) for n, v in zip(names, W0)]
     Xs = [list(zx.gens()[1 + r * t:1 + (r + 1) * t]) for r in range(d)]
-    diff = [a - b for ra, rb in zip(_phi(arch, W, Xs), _phi(arch, [zx.constant(v) for v in W0], Xs))
+    diff = [a - b for ra, rb in zip(phi(arch, W, Xs), phi(arch, [zx.constant(v) for v in W0], Xs))
             for a, b in zip(ra, rb)]
     g_z = lift(g)
     diff = [divmod(e, g_z)[1] for e in diff]
@@ -296,8 +274,8 @@ def check(cert: dict) -> str:
         if not isinstance(X, list) or len(X) != d or any(not isinstance(r, list) or len(r) != t for r in X):
             reject(f"each input must be a {d}x{t} matrix")
         Xq = [[ctx.constant(fmpq(integer(v, "input entry", -(1 << 62), 1 << 62))) for v in r] for r in X]
-        target = _phi(arch, [ctx.constant(v) for v in W0], Xq)
-        for row_w, row_0 in zip(_phi(arch, W, Xq), target):
+        target = phi(arch, [ctx.constant(v) for v in W0], Xq)
+        for row_w, row_0 in zip(phi(arch, W, Xq), target):
             for e, e0 in zip(row_w, row_0):
                 if any((e - e0)(*q) != 0 for q in own):
                     reject("an equation does not vanish at a listed solution")
@@ -305,10 +283,10 @@ def check(cert: dict) -> str:
                     equations.append(e - e0)
     xc = ring(tuple(f"x{r}_{c}" for r in range(d) for c in range(t)))
     Xs = [xc.gens()[r * t:(r + 1) * t] for r in range(d)]
-    ref = _phi(arch, [xc.constant(v) for v in W0], Xs)
+    ref = phi(arch, [xc.constant(v) for v in W0], Xs)
 
     def same(p):
-        return _phi(arch, [xc.constant(v) for v in p], Xs) == ref
+        return phi(arch, [xc.constant(v) for v in p], Xs) == ref
 
     if not all(same(p) for p in points[1:]):
         reject("a listed extra solution computes a different function")

@@ -23,7 +23,7 @@ import numpy as np
 from flint import fmpq, fmpq_mat, nmod_mat
 
 from .arch import Arch, architecture
-from . import kernelfields, structured
+from . import discovered, kernelfields, structured
 from .ball import check_ball_lower
 from .schema import ARCHITECTURE, CHECKED, HEADER, NUMBER
 from .values import field, index_list, int_array, integer, prime, reject
@@ -383,6 +383,11 @@ def _check_upper(cert: dict, arch: Arch) -> int:
     P = arch.parameters
     fams = field(uw, "families", "upper_witness.")
     groups, kernel = _expected_families(arch), kernelfields.expected(arch)
+    found = []
+    if isinstance(fams, list) and len(fams) == len(groups + kernel) + 1 and isinstance(fams[-1], dict) \
+            and fams[-1].get("kind") == "discovered":
+        found = discovered.verified(arch, fams[-1])  # each field's identity re-proved by expansion here
+        fams = fams[:-1]
     if fams != groups + kernel:
         reject("upper_witness.families must be the symmetry groups and then the kernel families that apply to this "
                "architecture, in canonical order (docs/invariance.md)")
@@ -399,6 +404,7 @@ def _check_upper(cert: dict, arch: Arch) -> int:
         return vec
 
     extra = kernelfields.rows(arch, _weights(point, arch), put, p)
+    extra += [np.mod(C @ point.astype(object), p).astype(np.int64) for C in found]
     if extra:
         F = np.vstack([F, np.array(extra)])
     rows = index_list(field(uw, "rows", "upper_witness."), rank, F.shape[0], "upper_witness.rows")

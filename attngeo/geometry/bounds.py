@@ -53,7 +53,7 @@ def random_ints(rng: random.Random, shape) -> np.ndarray:
                                                                 dtype=np.int64)
 
 
-def upper_bound(arch: Architecture, point: np.ndarray, p: int) -> tuple[int, dict, list[int]]:
+def upper_bound(arch: Architecture, point: np.ndarray, p: int, discovered=()) -> tuple[int, dict, list[int]]:
     """Upper bound, its witness, and a gauge (columns complementary to the field minor).
 
     The bound is ``P - r`` with ``r`` the rank mod ``p`` of the symmetry fields
@@ -109,6 +109,10 @@ def upper_bound(arch: Architecture, point: np.ndarray, p: int) -> tuple[int, dic
     """
     F = field_matrix(arch, point, p)
     extra = kernel_rows(arch, point, p)
+    if discovered:  # linear fields v(W) = C W verified over Q (attngeo.geometry.discovery): their values here
+        found = [np.mod(np.array(f.matrix, dtype=object) @ np.array(point, dtype=object), p).astype(np.int64)
+                 for f in discovered]
+        extra = np.vstack([extra, np.array(found)]) if len(extra) else np.array(found)
     minor = gauge_minor(arch, point, F, p) if not len(extra) else None
     F = np.vstack([F, extra]) if len(extra) else F
     if minor is not None:
@@ -124,7 +128,9 @@ def upper_bound(arch: Architecture, point: np.ndarray, p: int) -> tuple[int, dic
     witness = {
         "prime": p,
         "point": point.tolist(),
-        "families": [f.to_dict() for f in families(arch)] + [f.to_dict() for f in kernel_families(arch)],
+        "families": [f.to_dict() for f in families(arch)] + [f.to_dict() for f in kernel_families(arch)]
+        + ([{"kind": "discovered", "layer": 0, "size": len(discovered),
+             "fields": [[list(row) for row in f.matrix] for f in discovered]}] if discovered else []),
         "field_rank": rank,
         "rows": rows,
         "columns": cols,

@@ -145,6 +145,8 @@ def certify_dimension(
             n_inputs *= 2
         if best_lower[0] == best_upper[0]:
             break
+    if best_lower[0] != best_upper[0]:
+        best_upper = _with_discovered(arch, best_upper, seed)
     notes = []
     if best_lower[0] != best_upper[0]:
         notes.append(
@@ -162,6 +164,20 @@ def certify_dimension(
         attempts=attempt,
         notes=notes,
     )
+
+
+def _with_discovered(arch: Architecture, best_upper: tuple, seed) -> tuple:
+    """The upper bound again at its point, with linear kernel fields discovery verifies (small architectures)."""
+    from .discovery import MAX_PARAMETERS, discover_fields
+
+    if arch.parameter_count > MAX_PARAMETERS or best_upper[1] is None:
+        return best_upper
+    found = discover_fields(arch, seed=seed or 0)
+    if not found:
+        return best_upper
+    witness = best_upper[1]
+    upper, new, _ = upper_bound(arch, np.array(witness["point"], dtype=np.int64), witness["prime"], found)
+    return (upper, new) if upper < best_upper[0] else best_upper
 
 
 def estimate(arch: Architecture) -> tuple[str, int]:
