@@ -72,6 +72,33 @@ def _parametrization(d: int, dd: int, a: int, names: list[str]) -> tuple:
     return pctx, out
 
 
+def _elimination(d: int, dd: int, a: int, coords: list[str]) -> tuple[list, tuple, int]:
+    """``c = F(A, V)`` with, for ``a < d``, every ``(a+1)``-minor of ``A`` (its rank condition), eliminating ``(A, V)``.
+
+    ``M`` is the image of ``{rank A <= a} x C^{d' x d}``; that set's ideal is prime, so eliminating
+    ``(A, V)`` here gives ``I(M)`` exactly as the ``(Q, K, V)`` parametrization would, at a fraction of the cost.
+    """
+    names = [f"{b}_{i + 1}_{j + 1}" for b, r in (("A", d), ("V", dd)) for i in range(r) for j in range(d)]
+    pctx, phi = _parametrization(d, dd, d, names)
+    full = ring(tuple(names) + tuple(coords))
+    lift = [full.from_dict({e + (0,) * len(coords): c for e, c in f.to_dict().items()}) for f in phi]
+    eqs = [c - f for c, f in zip(full.gens()[len(names):], lift)]
+    if a < d:
+        A = [[full.gens()[n * d + p] for p in range(d)] for n in range(d)]
+        for rows in itertools.combinations(range(d), a + 1):
+            for cols in itertools.combinations(range(d), a + 1):
+                eqs.append(_det([[A[r][c] for c in cols] for r in rows], full))
+    return eqs, tuple(names) + tuple(coords), len(names)
+
+
+def _det(M: list, ctx):
+    """Determinant of a small square matrix of polynomials (Laplace along the first row)."""
+    if len(M) == 1:
+        return M[0][0]
+    return sum(((-1) ** j * M[0][j] * _det([row[:j] + row[j + 1:] for row in M[1:]], ctx) for j in range(len(M))),
+               ctx.from_dict({}))
+
+
 def _rank_count(phi: list, pnames: int, weights: list[tuple], k: int, rng: random.Random) -> int:
     blocks: dict = {}
     for combo in itertools.combinations_with_replacement(range(len(phi)), k):
@@ -223,10 +250,8 @@ def check(cert: dict) -> str:
             reject("'proved' generation needs one irreducible generator of a hypersurface")
         how = "an irreducible hypersurface: generates I(M)"
     elif generates == "elimination":
-        full = ring(tuple(names) + tuple(coords))
-        lift = [full.from_dict({e + (0,) * len(coords): c for e, c in f.to_dict().items()}) for f in phi]
-        eqs = [c - f for c, f in zip(full.gens()[len(names):], lift)]
-        if not same_basis(G, replay(eqs, tuple(names) + tuple(coords), len(names))):
+        eqs, variables, eliminated = _elimination(d, dd, a, coords)
+        if not same_basis(G, replay(eqs, variables, eliminated)):
             reject("the replayed elimination gives a different basis")
         how = "generates I(M) by msolve's elimination (replayed; msolve trusted)"
     else:

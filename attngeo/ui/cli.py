@@ -284,7 +284,10 @@ def _cmd_implicit(args) -> int:
         return 0
     s = summary
     _print_equations(eq.equations_latex(), eq.equations, str(eq), args)
-    print(f"degrees {s['degrees']}, terms {s['terms']}")
+    from collections import Counter as _Counter
+
+    by_degree = ", ".join(f"{n} of degree {k}" for k, n in sorted(_Counter(s["degrees"]).items()))
+    print(f"generators by degree: {by_degree}; terms {min(s['terms'])}..{max(s['terms'])}")
     print("proved: every generator vanishes on M; dim V(G) = dim M; every equation of M of degree <= "
           f"{s['complete_through_degree']} lies in <G>")
     print("generates I(M): " + ("proved (irreducible hypersurface of codimension 1)" if s["generates"] == "proved"
