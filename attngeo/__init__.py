@@ -54,6 +54,7 @@ _WHERE = {
     "implicit_equations": "geometry.implicit",
     "is_boundary_point": "geometry.boundary",
     "evaluate_ball": "geometry.softmax",
+    "load_weights": "model.weights",
     "BoundaryVerdict": "geometry.boundary",
     "ImplicitEquations": "geometry.implicit",
     "Stratification": "geometry.strata",
