@@ -68,3 +68,12 @@ def test_a_damaged_safetensors_file_is_refused(tmp_path):
     (tmp_path / "w.safetensors").write_bytes(struct.pack("<Q", 10) + b"not json!!")
     with pytest.raises(InvalidInputError, match="safetensors"):
         load_weights(Architecture((3, 3), (2,), tokens=2), tmp_path / "w.safetensors")
+
+
+@pytest.mark.parametrize("name, content", [("empty.npy", b""), ("empty.npz", b""), ("junk.npy", b"not an array"),
+                                           ("junk.npz", b"PK not a zip")])
+def test_damaged_numpy_files_are_refused_in_one_line(tmp_path, name, content):
+    (tmp_path / name).write_bytes(content)
+    with pytest.raises(InvalidInputError, match="save the weights with numpy") as info:
+        load_weights(Architecture((3, 3), (2,), tokens=2), tmp_path / name)
+    assert "pickle" not in str(info.value)

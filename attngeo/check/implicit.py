@@ -256,5 +256,5 @@ def check(cert: dict) -> str:
         how = "generates I(M) by msolve's elimination (replayed; msolve trusted)"
     else:
         reject("generates must be 'proved' or 'elimination'")
-    return (f"implicit equations of M (widths {d},{dd}, rank {a}): {len(G)} generators, dim {dim}, "
+    return (f"implicit equations of M (widths {d},{dd}, rank {a}): {len(G)} generator{'s' * (len(G) != 1)}, dim {dim}, "
             f"all equations of degree <= {complete} in <G>; {how}")

@@ -324,7 +324,7 @@ class ImplicitEquations(Result):
         >>> cert["parameters"], cert["irreducible"]
         (['A_1_1', 'A_1_2', 'A_2_1', 'A_2_2', 'V_1_1', 'V_1_2'], True)
         >>> check_certificate(cert).claim  # doctest: +ELLIPSIS
-        'implicit equations of M (widths 2,1, rank 2): 1 generators, dim 5, ...: generates I(M)'
+        'implicit equations of M (widths 2,1, rank 2): 1 generator, dim 5, ...: generates I(M)'
         """
         return certificate_json(self.kind, {
             **self.summary(), "parameters": list(self.parameters), "equations": [str(g) for g in self.equations],
@@ -410,7 +410,8 @@ class ImplicitEquations(Result):
         s = self.summary()
         degrees = sorted(set(s["degrees"]))
         span = str(degrees[0]) if len(degrees) == 1 else f"{degrees[0]}..{degrees[-1]}"
-        return (f"implicit equations of {self.arch}: {s['generators']} generators of degree {span} "
+        plural = "s" * (s["generators"] != 1)
+        return (f"implicit equations of {self.arch}: {s['generators']} generator{plural} of degree {span} "
                 f"in {len(self.ideal.variables)} coordinates (dim M = {self.dimension}, codim {self.codimension})")
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import struct
+import zipfile
 
 import numpy as np
 from flint import fmpq
@@ -147,8 +148,10 @@ def load_weights(arch: Architecture, path) -> list[fmpq]:
             data = _json(name, arch)
     except InvalidInputError:
         raise
-    except (ValueError, OSError) as exc:  # numpy's own complaints about a damaged file
-        raise InvalidInputError(f"{name} cannot be read as weights ({str(exc)[:120]})") from None
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile):  # empty, truncated, pickled or not numpy at all
+        kind = {".npy": "a numpy .npy array of numbers", ".npz": "a numpy .npz archive of arrays"}.get(suffix, "weights")
+        raise InvalidInputError(f"{name} is not {kind}; save the weights with numpy.save / numpy.savez "
+                                "(numbers only)") from None
     try:
         return read_point(arch, data)
     except InvalidInputError as exc:
