@@ -436,7 +436,11 @@ def coordinates_of(arch: Architecture, weights) -> list[fmpq]:
 
 
 def elimination_size(arch: Architecture) -> int:
-    """Number of variables eliminated: the entries of ``A`` and ``V``."""
+    """Number of variables eliminated: the entries of ``A`` and ``V``.
+
+    >>> elimination_size(Architecture((3, 1), (2,), tokens=2))   # 9 entries of A, 3 of V
+    12
+    """
     d, dd = arch.widths
     return d * d + dd * d
 
