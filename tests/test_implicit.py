@@ -104,3 +104,10 @@ def test_jacobian_singular_locus_matches_the_strata(hypersurface, rank_one):
     """dim Sing M from the equations = the largest singular stratum (the (1,1) stratum, or only 0)."""
     assert hypersurface.singular_locus().dimension() == 4  # the rank-1/rank-1 stratum of widths 2,1, a = 2
     assert rank_one.singular_locus().dimension() == 0  # a = 1, d' = 1: only the zero function
+
+
+def test_the_degree_of_m_is_read_off_the_hilbert_series_and_checked(hypersurface, rank_one):
+    assert hypersurface.summary()["degree"] == hypersurface.equations[0].total_degree() == 4  # a quartic hypersurface
+    cert = rank_one.to_json()
+    assert cert["degree"] >= 1 and check_certificate(cert)
+    assert_rejected(cert, lambda c: c.update(degree=c["degree"] + 1), "degree")

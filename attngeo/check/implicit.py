@@ -32,14 +32,14 @@ from .arch import single_layer
 from .limits import MAX_MONOMIAL_TESTS, MAX_VARIABLES
 from .dimension import certified_dimension
 from .msolve import replay, same_basis
-from .poly import count_monomials, cover_number, divides, parse_all, ring
+from .poly import count_monomials, cover_number, divides, parse_all, projective_degree, ring
 from .schema import ARCHITECTURE, CHECKED, FLAG, HEADER, NUMBER, Embedded
 from .values import field, integer, reject, seq
 
 SCHEMA = {
     **HEADER, "architecture": ARCHITECTURE, "coordinates": CHECKED, "dimension": CHECKED, "codimension": CHECKED,
     "generators": CHECKED, "degrees": CHECKED, "terms": CHECKED, "generates": CHECKED,
-    "complete_through_degree": CHECKED, "engine": CHECKED, "seconds": NUMBER, "parameters": CHECKED,
+    "complete_through_degree": CHECKED, "degree": CHECKED, "engine": CHECKED, "seconds": NUMBER, "parameters": CHECKED,
     "equations": CHECKED, "variety_dimension": CHECKED,
     "hilbert": [{"degree": CHECKED, "monomials": CHECKED, "staircase": CHECKED, "rank": CHECKED}],
     "irreducible": FLAG, "dimension_certificate": Embedded("dimension"),
@@ -237,6 +237,9 @@ def check(cert: dict) -> str:
             stopped = True  # a rank below the staircase proves nothing; completeness stops here
     if field(cert, "complete_through_degree") != complete:
         reject(f"complete_through_degree is {complete}")
+    degree = projective_degree(leads, len(coords), len(coords) - dim)
+    if cert.get("degree") != degree:
+        reject(f"degree must be {degree}: the Hilbert series of the leading monomials gives it")
     if field(cert, "engine") not in ("msolve", "singular", "flint", "sympy"):
         reject("engine must name the engine that eliminated: msolve, singular, flint or sympy")
     generates = field(cert, "generates")

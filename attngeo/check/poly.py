@@ -300,3 +300,62 @@ def cover_number(supports: list[frozenset], where: str) -> int:
 
     search(frozenset(), 0)
     return best[0]
+
+
+def projective_degree(leads: list[tuple], n: int, codim: int) -> int | None:
+    """Degree of ``V(I)`` for a monomial ideal of codimension ``codim`` (None beyond the search budget).
+
+    The Hilbert series' numerator by splitting on one variable ``x`` at a time —
+    ``S/I`` against ``S/(I + <x>)`` and ``(S/(I : x))(-1)`` — then ``N(t) / (1 - t)^codim`` at ``t = 1``.
+
+    >>> projective_degree([(1, 1, 0), (1, 0, 1), (0, 1, 1)], 3, 2)   # three coordinate points: degree 3
+    3
+    """
+    nodes = [0]
+    seen: dict = {}
+
+    def reduce(gens):
+        kept = []
+        for g in sorted(set(gens), key=sum):
+            if not any(divides(h, g) for h in kept):
+                kept.append(g)
+        return tuple(sorted(kept))
+
+    def series(gens):  # coefficients of N(t), constant first
+        if gens in seen:
+            return seen[gens]
+        nodes[0] += 1
+        if nodes[0] > MAX_SEARCH_NODES:
+            raise CertificateFormatError("the Hilbert series needs more than the checker's search budget")
+        used = [i for i in range(n) if any(g[i] for g in gens)]
+        if not gens:
+            out = [1]
+        elif all(sum(1 for g in gens if g[i]) <= 1 for i in used):  # pairwise coprime: a product of (1 - t^deg)
+            out = [1]
+            for g in gens:
+                factor = [1] + [0] * (sum(g) - 1) + [-1]
+                out = [sum(out[k - j] * factor[j] for j in range(len(factor)) if 0 <= k - j < len(out))
+                       for k in range(len(out) + len(factor) - 1)]
+        else:
+            x = max(used, key=lambda i: sum(1 for g in gens if g[i]))
+            unit = tuple(int(i == x) for i in range(n))
+            a = series(reduce([g for g in gens if not g[x]] + [unit]))
+            b = series(reduce([tuple(e - 1 if i == x and e else e for i, e in enumerate(g)) for g in gens]))
+            out = [0] * max(len(a), len(b) + 1)
+            for k, v in enumerate(a):
+                out[k] += v
+            for k, v in enumerate(b):
+                out[k + 1] += v
+        seen[gens] = out
+        return out
+
+    N = series(reduce([tuple(g) for g in leads]))
+    for _ in range(codim):  # exact division by (1 - t): running sums
+        total, quotient = 0, []
+        for v in N[:-1]:
+            total += v
+            quotient.append(total)
+        if total + N[-1] != 0:
+            reject("the leading monomials do not have the codimension claimed")
+        N = quotient or [0]
+    return sum(N)

@@ -394,6 +394,33 @@ class Ideal:
         supports = [frozenset(i for i, e in enumerate(p.monoms()[0]) if e) for p in basis.polys]
         return len(self.variables) - _hitting_set(supports)
 
+    def degree(self, engine: str = "auto") -> int | None:
+        """Degree of the projective variety of a homogeneous ideal, from the Hilbert series of its leading monomials.
+
+        ``HS(S/I) = N(t) / (1 - t)^n`` with ``N`` from :func:`hilbert_numerator`; dividing out
+        ``(1 - t)^codim`` leaves ``Q`` with ``Q(1)`` the degree. None when the count exceeds its budget.
+
+        Examples
+        --------
+        The rank-one ``2 x 3`` matrices (the Segre ``P^1 x P^2``) have degree 3; ``det`` of a 2x2 matrix, 2:
+
+        >>> determinantal_ideal("A", 2, 3, 2).degree("flint"), determinantal_ideal("A", 2, 2, 2).degree("flint")
+        (3, 2)
+        """
+        basis = self.groebner(engine)
+        if basis.is_unit():
+            return 0
+        N = hilbert_numerator([p.monoms()[0] for p in basis.polys], len(self.variables))
+        if N is None:
+            return None
+        while sum(N) == 0:  # divide by (1 - t) while t = 1 is a root
+            quotient, carry = [], 0
+            for c in N[:-1]:
+                carry += c
+                quotient.append(carry)
+            N = quotient
+        return sum(N)
+
     def degrees(self) -> list[int]:
         """The total degree of each generator.
 
@@ -466,6 +493,72 @@ def _hitting_set(supports: list[frozenset]) -> int:
 
     search(frozenset(), 0)
     return best[0]
+
+
+def hilbert_numerator(leads: list[tuple], n: int, budget: int = 200_000) -> list[int] | None:
+    """``N(t)`` (coefficients, constant first) with ``HS(S/I) = N(t) / (1 - t)^n`` for the monomial ideal ``I``.
+
+    Pivot on a variable ``x``: ``N(I) = N(I + <x>) + t N(I : x)`` (both over the same ``n``
+    variables), base case pairwise coprime generators ``prod (1 - t^deg)``. None beyond ``budget`` steps.
+
+    >>> hilbert_numerator([(2, 0), (1, 1)], 2)   # <x^2, x y>: 1 - 2 t^2 + t^3
+    [1, 0, -2, 1]
+    """
+    steps = [0]
+    memo: dict = {}
+
+    def minimal(gens):
+        gens = sorted(set(gens), key=sum)
+        out = []
+        for g in gens:
+            if not any(all(a <= b for a, b in zip(h, g)) for h in out):
+                out.append(g)
+        return tuple(sorted(out))
+
+    def mul(a, b):
+        out = [0] * (len(a) + len(b) - 1)
+        for i, x in enumerate(a):
+            if x:
+                for j, y in enumerate(b):
+                    out[i + j] += x * y
+        return out
+
+    def add(a, b):
+        out = [0] * max(len(a), len(b))
+        for i, x in enumerate(a):
+            out[i] += x
+        for i, x in enumerate(b):
+            out[i] += x
+        return out
+
+    def go(gens):
+        if gens in memo:
+            return memo[gens]
+        steps[0] += 1
+        if steps[0] > budget:
+            raise OverflowError
+        supports = [frozenset(i for i, e in enumerate(g) if e) for g in gens]
+        if all(not (s & t) for k, s in enumerate(supports) for t in supports[k + 1:]):
+            result = [1]
+            for g in gens:
+                result = mul(result, [1] + [0] * (sum(g) - 1) + [-1])
+        else:
+            counts = [sum(1 for s in supports if i in s) for i in range(n)]
+            x = max(range(n), key=lambda i: counts[i])
+            unit = tuple(int(i == x) for i in range(n))
+            plus = minimal([g for g in gens if g[x] == 0] + [unit])
+            colon = minimal([tuple(e - (i == x and e > 0) for i, e in enumerate(g)) for g in gens])
+            result = add(go(plus), [0] + go(colon))
+        memo[gens] = result
+        return result
+
+    try:
+        N = go(minimal([tuple(g) for g in leads]))
+    except OverflowError:
+        return None
+    while len(N) > 1 and N[-1] == 0:
+        N.pop()
+    return N
 
 
 def determinantal_ideal(base: str, rows: int, cols: int, r: int, variables=None) -> Ideal:

@@ -278,8 +278,8 @@ class ImplicitEquations(Result):
                 "dimension": self.dimension, "codimension": self.codimension,
                 "generators": len(self.equations), "degrees": self.ideal.degrees(),
                 "terms": [len(g) for g in self.equations], "generates": self.generates,
-                "complete_through_degree": self.complete_through, "engine": self.basis.engine,
-                "seconds": round(self.seconds, 3)}
+                "complete_through_degree": self.complete_through, "degree": self.ideal.degree(),
+                "engine": self.basis.engine, "seconds": round(self.seconds, 3)}
 
     def to_sympy(self) -> list:
         """The equations as SymPy expressions in the coordinates ``c_k_p_mn``."""
