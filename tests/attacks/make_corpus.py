@@ -59,6 +59,7 @@ def honest_pool() -> dict[str, dict]:
     from attngeo.geometry.fiber import fiber, special_point
     from attngeo.geometry.singular import is_singular
     from attngeo.geometry.strata import stratify
+    from attngeo.geometry.structured import certify_structured
 
     small = Architecture((2, 2), (1,), tokens=2)
     wide = Architecture((2, 2), (2,), tokens=2)
@@ -69,6 +70,9 @@ def honest_pool() -> dict[str, dict]:
         "dimension-gap": certify_dimension(Architecture((2, 2), (1,), tokens=1), seed=1).to_json(),
         "dimension-softmax": certify_dimension(Architecture((2, 2), (1,), 2, "softmax"), seed=1).to_json(),
         "strata": stratify(small, seed=0).to_json(),
+        # the later witness forms: kernel fields beyond the groups, and the plain point's blocks
+        "dimension-kernel-fields": certify_dimension(Architecture((2, 3, 2), (2, 2), tokens=2), seed=1).to_json(),
+        "dimension-structured": certify_structured(Architecture((6, 5), (3,), tokens=2), seed=1).to_json(),
     }
     for kind in ("random", "rank1-swap", "rank1-parallel", "zero"):
         pool[f"fiber-{kind}"] = fiber(small, special_point(small, kind, random.Random(1))).to_json()
