@@ -292,9 +292,17 @@ def _in_process(kind: str, pool: dict, claims: dict, data) -> None:
 def _true_by_the_provers(cert: dict, claim: str) -> bool:
     """A mutant may be an honest certificate of another true claim: the provers must then make the same one.
 
-    Only boundary points are known to do this: the zero, square and definite shapes
-    do not depend on the rank ``a``, so moving the architecture keeps a true claim.
+    Boundary points do this (the zero, square and definite shapes do not depend on
+    the rank ``a``), and so do structured (plain-point) dimension witnesses: for one
+    layer the coefficient map, hence its rank, is the same for every ``t >= 2``.
     """
+    if cert.get("kind") == "dimension" and isinstance(cert.get("lower_witness"), dict) \
+            and "structured" in cert["lower_witness"]:
+        from attngeo import Architecture, certify_dimension
+
+        a = cert["architecture"]
+        truth = certify_dimension(Architecture(a["widths"], a["ranks"], a["tokens"], a["normalization"]), seed=0)
+        return truth.certified and claim.startswith(f"dim M = {truth.dimension} for ")
     if cert.get("kind") != "boundary-point":
         return False
     from attngeo import Architecture
