@@ -82,3 +82,14 @@ def test_discovered_fields_close_the_gap_and_the_checker_proves_them(without_sym
     bad["upper_witness"]["families"][-1]["size"] = 3
     with pytest.raises(CertificateRejected, match="size"):
         check_certificate(bad)
+
+
+def test_the_checker_refuses_to_expand_a_deep_network_for_a_discovered_field():
+    from attngeo import CertificateFormatError, certify_dimension, check_certificate
+
+    cert = certify_dimension(Architecture((2, 2, 2, 2), (1, 1, 1), tokens=2), seed=0).to_json()
+    P = cert["parameters"]
+    scaling = [[int(i == j) if i < 2 else 0 for j in range(P)] for i in range(P)]
+    cert["upper_witness"]["families"].append({"kind": "discovered", "layer": 0, "size": 1, "fields": [scaling]})
+    with pytest.raises(CertificateFormatError, match="at most 40 parameters, 2 layers"):
+        check_certificate(cert)  # refused at once: the expansion grows like 3^depth

@@ -74,3 +74,22 @@ def test_dim_refuses_above_max_memory_before_any_work(capsys):
     assert "GiB on the dense path, above --max-memory 100 MiB" in err and err.count("\n") == 1
     assert main(["dim", "--widths", "768,768", "--ranks", "64", "--max-memory", "100"]) == 2
     assert "structured path" in capsys.readouterr().err
+
+
+def test_a_tiny_certificate_of_huge_widths_is_refused_at_once():
+    import time
+
+    from attngeo import CertificateFormatError
+
+    d = 2047
+    P = 2 * d + d * d
+    cert = {"format": "attngeo-certificate", "version": 2, "kind": "dimension",
+            "architecture": {"widths": [d, d], "ranks": [1], "tokens": 2, "normalization": "lightning"},
+            "parameters": P, "lower": 0, "upper": P, "certified": False, "dimension": None,
+            "lower_witness": {"structured": "plain point", "prime": 67108859, "rank": 0, "blocks": 0, "largest_block": 0},
+            "upper_witness": {"structured": "plain point", "prime": 67108859, "families": [], "field_rank": 0,
+                              "columns": [], "determinant": 0}}
+    start = time.monotonic()
+    with pytest.raises(CertificateFormatError, match="limits"):
+        check_certificate(cert)
+    assert time.monotonic() - start < 5  # was 103 s of block loops before the limit

@@ -19,6 +19,8 @@ products (an inner size is a width, a rank or the token count), below
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 from flint import fmpq, fmpq_mat, nmod_mat
 
@@ -388,7 +390,7 @@ def _check_upper(cert: dict, arch: Arch) -> int:
             and fams[-1].get("kind") == "discovered":
         found = discovered.verified(arch, fams[-1])  # each field's identity re-proved by expansion here
         fams = fams[:-1]
-    if fams != groups + kernel:
+    if json.dumps(fams) != json.dumps(groups + kernel):  # as text: true is not 1
         reject("upper_witness.families must be the symmetry groups and then the kernel families that apply to this "
                "architecture, in canonical order (docs/invariance.md)")
     for kind in {f["kind"] for f in groups}:

@@ -15,8 +15,9 @@ from .network import phi
 from .poly import ring
 from .values import integer, reject, seq
 
-#: Parameters beyond which the checker will not expand a network symbolically.
-MAX_PARAMETERS = 40
+#: Sizes beyond which the checker will not expand a network symbolically: the expansion's degree
+#: grows like 3^depth, so a 40-parameter network of 5 layers would not finish (measured: 2 layers, t = 3, 2 s).
+MAX_PARAMETERS, MAX_DEPTH, MAX_TOKENS = 40, 2, 3
 
 
 def verified(arch, family: dict) -> list[np.ndarray]:
@@ -35,9 +36,9 @@ def verified(arch, family: dict) -> list[np.ndarray]:
     P = arch.parameters
     if arch.normalization != "lightning":
         reject("discovered fields are for lightning networks (a polynomial network to expand)")
-    if P > MAX_PARAMETERS:
-        raise CertificateFormatError(f"a discovered field of {P} parameters is above the checker's limit of "
-                                     f"{MAX_PARAMETERS}")
+    if P > MAX_PARAMETERS or len(arch.ranks) > MAX_DEPTH or arch.tokens > MAX_TOKENS:
+        raise CertificateFormatError(f"discovered fields are checked by expanding the network: at most {MAX_PARAMETERS} "
+                                     f"parameters, {MAX_DEPTH} layers and {MAX_TOKENS} tokens")
     if set(family) != {"kind", "layer", "size", "fields"} or family["layer"] != 0:
         reject("a discovered family holds kind, layer = 0, size and fields")
     fields = seq(family["fields"], "discovered fields")

@@ -18,8 +18,9 @@ from flint import nmod_mat
 from ..exceptions import CertificateFormatError
 from .values import reject
 
-#: Nonzeros the checker will list for one structured witness (d = d' = 768, a = 64 has 1.1e8).
-MAX_NONZEROS = 150_000_000
+#: Nonzeros the checker will list for one structured witness (d = d' = 768, a = 64 has 1.1e8), and blocks
+#: (about d d', one Python step each: 2047 x 2047 took 103 s even at a = 1).
+MAX_NONZEROS, MAX_BLOCK_SPACE = 150_000_000, 1_000_000
 
 
 def _plain(arch) -> tuple[int, int, int]:
@@ -28,9 +29,9 @@ def _plain(arch) -> tuple[int, int, int]:
     d, dd, a = arch.widths[0], arch.widths[1], arch.ranks[0]
     if a > d or dd > d:
         reject("the plain point needs a <= d and d' <= d")
-    if 3 * a * d * dd > MAX_NONZEROS:
-        raise CertificateFormatError(f"a structured witness of {3 * a * d * dd} nonzeros is above the checker's "
-                                     f"limit of {MAX_NONZEROS}")
+    if 3 * a * d * dd > MAX_NONZEROS or d * dd > MAX_BLOCK_SPACE:
+        raise CertificateFormatError(f"a structured witness of {3 * a * d * dd} nonzeros and widths {d},{dd} is above "
+                                     f"the checker's limits ({MAX_NONZEROS} nonzeros, d d' <= {MAX_BLOCK_SPACE})")
     return d, dd, a
 
 

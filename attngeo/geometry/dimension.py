@@ -168,9 +168,10 @@ def certify_dimension(
 
 def _with_discovered(arch: Architecture, best_upper: tuple, seed) -> tuple:
     """The upper bound again at its point, with linear kernel fields discovery verifies (small architectures)."""
-    from .discovery import MAX_PARAMETERS, discover_fields
+    from .discovery import MAX_DEPTH, MAX_PARAMETERS, MAX_TOKENS, discover_fields
 
-    if arch.parameter_count > MAX_PARAMETERS or best_upper[1] is None:
+    if arch.parameter_count > MAX_PARAMETERS or arch.depth > MAX_DEPTH or arch.tokens > MAX_TOKENS \
+            or best_upper[1] is None:
         return best_upper
     found = discover_fields(arch, seed=seed or 0)
     if not found:

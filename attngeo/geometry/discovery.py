@@ -32,8 +32,9 @@ from .bounds import random_ints
 from .kernelfields import kernel_rows
 from .symmetry import field_matrix
 
-#: Parameters beyond which the P^2 unknowns and the expansion are out of reach.
-MAX_PARAMETERS = 40
+#: Sizes beyond which the P^2 unknowns and the expansion (degree ~ 3^depth) are out of reach;
+#: the checker's limits (attngeo/check/discovered.py) are the same.
+MAX_PARAMETERS, MAX_DEPTH, MAX_TOKENS = 40, 2, 3
 
 
 @dataclass(frozen=True)
@@ -114,9 +115,9 @@ def discover_fields(arch: Architecture, seed: int = 0, samples: int | None = Non
     []
     """
     P = arch.parameter_count
-    if arch.normalization != "lightning" or P > MAX_PARAMETERS:
-        raise InvalidInputError(f"discovery needs a lightning architecture of at most {MAX_PARAMETERS} parameters; "
-                                f"{arch} has {P}")
+    if arch.normalization != "lightning" or P > MAX_PARAMETERS or arch.depth > MAX_DEPTH or arch.tokens > MAX_TOKENS:
+        raise InvalidInputError(f"discovery needs a lightning architecture of at most {MAX_PARAMETERS} parameters, "
+                                f"{MAX_DEPTH} layers and {MAX_TOKENS} tokens; {arch} is beyond that")
     rng = random.Random(seed)
     p = random_prime(rng)
     if samples is None:  # each sample gives rank J equations for the P^2 unknowns

@@ -136,9 +136,10 @@ def _save_and_print_json(result, args, summary: dict | None = None, latex: str |
 
 def _discovered(arch) -> list:
     """Linear kernel fields nobody has named, when the bounds differ and the architecture is small enough."""
-    from ..geometry.discovery import MAX_PARAMETERS, discover_fields
+    from ..geometry.discovery import MAX_DEPTH, MAX_PARAMETERS, MAX_TOKENS, discover_fields
 
-    if arch.normalization != "lightning" or arch.parameter_count > MAX_PARAMETERS:
+    if arch.normalization != "lightning" or arch.parameter_count > MAX_PARAMETERS or arch.depth > MAX_DEPTH \
+            or arch.tokens > MAX_TOKENS:
         return []
     return discover_fields(arch)
 
