@@ -741,6 +741,8 @@ def special_point(arch: Architecture, kind: str, rng: random.Random, bound: int 
     if kind in ("rank1-swap", "rank1-parallel"):
         p, q, r = vec(d), vec(d), vec(dd)
         s = p if kind == "rank1-parallel" else vec(d)
+        while kind == "rank1-swap" and d >= 2 and fmpq_mat([p, s]).rank() < 2:
+            s = vec(d)  # a swap point needs s independent of p (else it is a parallel point)
         pad = [[0] * d for _ in range(a - 1)]
         return [[[q] + pad, [p] + pad, [[ri * si for si in s] for ri in r]]]
     raise InvalidInputError(f"unknown special point {kind!r}; choose random, zero, rank1-swap or rank1-parallel")

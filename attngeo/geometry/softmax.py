@@ -218,6 +218,9 @@ def ball_jacobian(arch: Architecture, point: list[fmpq], inputs: list, functiona
     >>> [(J * arb_mat([[x] for x in v])).contains(arb_mat(8, 1)) for v in (intra, scaling)]
     [True, False]
     """
+    if arch.normalization not in NORMALIZERS:
+        raise InvalidInputError(f"ball_jacobian is for normalized networks; {arch} is {arch.normalization} "
+                                "(use attngeo.model.jacobian.jacobian_mod_p, or normalization='softmax')")
     norm = NORMALIZERS[arch.normalization]
     with _precision(prec):
         layers = _layers(arch, point)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from .architecture import Architecture
-from .network import ExactOps, ModularOps, network, split_point
+from .network import to_fmpq, ExactOps, ModularOps, network, split_point
 
 
 class _Node:
@@ -273,7 +273,7 @@ def jacobian_over_q(arch: Architecture, point, inputs) -> np.ndarray:
     from flint import fmpq
 
     flat = np.empty(len(point), dtype=object)
-    flat[:] = [fmpq(int(v)) if not isinstance(v, fmpq) else v for v in point]
+    flat[:] = [to_fmpq(v, "a point entry") for v in point]  # exactly: 1/2 stays 1/2
     X = np.empty(np.shape(inputs), dtype=object)
-    X[...] = np.vectorize(lambda v: fmpq(int(v)), otypes=[object])(np.asarray(inputs))
+    X[...] = np.vectorize(lambda v: to_fmpq(v, "an input entry"), otypes=[object])(np.asarray(inputs, dtype=object))
     return jacobian(ExactOps(), arch, flat, X)
