@@ -91,3 +91,11 @@ def test_plot_writes_the_three_figures(local, tmp_path):
     assert main(["plot", str(local), "--out", str(tmp_path), "--format", "pdf", "--x", "width", "--y", "tokens"]) == 0
     for name in ("dimension", "defect", "time"):
         assert (tmp_path / f"{name}.pdf").stat().st_size > 1000
+
+
+def test_a_fifo_given_as_the_grid_is_refused_without_blocking(tmp_path, capsys):
+    from attngeo.ui.cli import main
+
+    os.mkfifo(tmp_path / "grid.toml")
+    assert main(["sweep", "--config", str(tmp_path / "grid.toml"), "--out", str(tmp_path / "s")]) == 2
+    assert "is not a regular file" in capsys.readouterr().err

@@ -77,3 +77,20 @@ def test_damaged_numpy_files_are_refused_in_one_line(tmp_path, name, content):
     with pytest.raises(InvalidInputError, match="save the weights with numpy") as info:
         load_weights(Architecture((3, 3), (2,), tokens=2), tmp_path / name)
     assert "pickle" not in str(info.value)
+
+
+@pytest.mark.parametrize("name", ["w.npy", "w.json", "w.safetensors"])
+def test_a_fifo_given_as_weights_is_refused_without_blocking(tmp_path, name, capsys):
+    import os
+
+    os.mkfifo(tmp_path / name)  # opening it for reading would wait for a writer forever
+    assert main(["fiber", "--widths", "3,3", "--ranks", "2", "--weights", str(tmp_path / name)]) == 2
+    err = capsys.readouterr().err
+    assert "is not a regular file" in err and err.count("\n") == 1
+
+
+def test_a_safetensors_shape_that_overflows_is_refused(tmp_path):
+    header = json.dumps({"Q": {"dtype": "F32", "shape": [2**40, 2**40], "data_offsets": [0, 4]}}).encode()
+    (tmp_path / "w.safetensors").write_bytes(struct.pack("<Q", len(header)) + header + b"\0\0\0\0")
+    with pytest.raises(InvalidInputError, match="values for shape"):
+        load_weights(Architecture((3, 3), (2,), tokens=2), tmp_path / "w.safetensors")

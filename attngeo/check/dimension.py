@@ -339,7 +339,9 @@ def exact_field_rank(arch: Arch, point: list) -> int:
     >>> exact_field_rank(Arch((3, 3), (2,), 2, "softmax"), list(range(1, 22)))
     4
     """
-    F = _field_rows(arch, np.array(point + [0], dtype=object)[:-1], None)
+    values = np.empty(len(point), dtype=object)
+    values[:] = point  # one rational per entry (numpy would otherwise try to unpack them)
+    F = _field_rows(arch, values, None)
     return fmpq_mat([[fmpq(x) if isinstance(x, int) else x for x in row] for row in F.tolist()]).rank() if len(F) else 0
 
 

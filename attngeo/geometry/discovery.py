@@ -126,8 +126,7 @@ def discover_fields(arch: Architecture, seed: int = 0, samples: int | None = Non
         samples = -(-P * P // max(r, 1)) + 8
     basis = _candidates(arch, p, rng, samples)
     W = random_ints(rng, (P,)) % p
-    known = np.vstack([field_matrix(arch, W, p), kernel_rows(arch, W, p)]) if len(kernel_rows(arch, W, p)) \
-        else field_matrix(arch, W, p)
+    known = np.vstack([field_matrix(arch, W, p), kernel_rows(arch, W, p)])
     found, current = [], known
     for C in basis:
         value = (C.astype(object) @ W.astype(object)) % p

@@ -6,7 +6,7 @@ rounded. JSON numbers are read from their text (``0.1`` means 1/10), since
 the text is what the file says. Layouts:
 
 * JSON: a flat list, ``[[Q, K, V], ...]`` per layer, or ``{"Q", "K", "V"}`` (one layer);
-* ``.npy``: one array, flat (``P`` entries) or ``(3 l, ...)`` is not guessed — flat only;
+* ``.npy``: one flat array of the ``P`` parameters in flattening order;
 * ``.npz`` / ``.safetensors``: arrays named ``Q1, K1, V1, Q2, ...`` (or ``Q, K, V``
   for one layer), each of its block's shape.
 
@@ -17,7 +17,9 @@ header, raw little-endian data), so no extra package is needed.
 from __future__ import annotations
 
 import json
+import math
 import os
+import stat
 import struct
 import zipfile
 
@@ -32,6 +34,24 @@ _SAFETENSORS_DTYPES = {"F16": "<f2", "F32": "<f4", "F64": "<f8", "I8": "<i1", "I
                        "I64": "<i8", "U8": "<u1"}
 #: Largest weights file read (bytes): far above any single architecture attngeo certifies.
 MAX_BYTES = 2**31
+
+
+def regular_file(path, what: str) -> int:
+    """The size of ``path`` if it is a regular file (a FIFO or a device would block or never end), else a refusal.
+
+    >>> import tempfile
+    >>> regular_file(tempfile.mkdtemp(), "weights file")   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.InvalidInputError: ... is not a regular file; give the path of a weights file
+    """
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        raise InvalidInputError(f"cannot read {what} {path}: {exc.strerror}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise InvalidInputError(f"{path} is not a regular file; give the path of a {what}")
+    return info.st_size
 
 
 def _named(arch: Architecture, arrays: dict, path) -> list:
@@ -72,14 +92,14 @@ def _safetensors(path) -> dict:
         try:
             dtype = _SAFETENSORS_DTYPES[info["dtype"]]
             start, end = info["data_offsets"]
-            shape = tuple(info["shape"])
+            shape = tuple(int(n) for n in info["shape"])
         except (KeyError, TypeError, ValueError):
             raise InvalidInputError(f"{path}: tensor {name!r} has no dtype/shape/offsets attngeo can read "
                                     f"(dtypes {sorted(_SAFETENSORS_DTYPES)})") from None
         if not 0 <= start <= end <= len(data):
             raise InvalidInputError(f"{path}: tensor {name!r} lies outside the file")
         arr = np.frombuffer(data[start:end], dtype=dtype)
-        if arr.size != int(np.prod(shape)):
+        if any(n < 0 for n in shape) or arr.size != math.prod(shape):  # Python ints: no silent wrap
             raise InvalidInputError(f"{path}: tensor {name!r} has {arr.size} values for shape {shape}")
         out[name] = arr.reshape(shape)
     return out
@@ -126,10 +146,7 @@ def load_weights(arch: Architecture, path) -> list[fmpq]:
     attngeo.exceptions.InvalidInputError: .../w.npy: V1_0_0 = nan is not a finite number
     """
     name = os.fspath(path)
-    try:
-        size = os.stat(name).st_size
-    except OSError as exc:
-        raise InvalidInputError(f"cannot read weights file {name}: {exc.strerror}") from None
+    size = regular_file(name, "weights file")
     if size > MAX_BYTES:
         raise InvalidInputError(f"{name} has {size} bytes, more than any architecture here needs")
     suffix = os.path.splitext(name)[1].lower()

@@ -91,6 +91,9 @@ def from_toml(path) -> tuple[list[Architecture], dict]:
     >>> len(archs), str(archs[-1]), options
     (5, 'widths 2,4,2, ranks 2,2, t=2, lightning', {'what': 'dimension'})
     """
+    from ..model.weights import regular_file
+
+    regular_file(path, "TOML grid")
     try:
         with open(path, "rb") as fh:
             spec = tomllib.load(fh)
