@@ -1,10 +1,14 @@
 """Architectures of self-attention networks: a small, frozen, validated value.
 
 An :class:`Architecture` fixes widths ``d_0..d_l``, attention ranks ``a_1..a_l``,
-the number of tokens ``t`` and the normalization. It knows the shapes of the
-weights and the order in which they are flattened into one parameter vector:
-layer by layer, ``Q_i`` then ``K_i`` then ``V_i``, each row-major. Certificates
-record points in exactly this order (docs/certificates.md).
+the number of tokens ``t`` and the normalization, and optionally (issue [5/6],
+docs/multihead.md) ``h_i`` heads per layer, a value rank ``b_i`` (``V = O U``),
+residual connections and a causal mask. It knows the shapes of the weights and
+the order in which they are flattened into one parameter vector: layer by
+layer, head by head, ``Q`` then ``K`` then ``V`` (or ``U`` then ``O``), each
+row-major. Certificates record points in exactly this order
+(docs/certificates.md); [HMK]'s architectures (one head, no bottleneck, no
+residual, no mask) flatten and serialize exactly as before.
 """
 
 from __future__ import annotations
@@ -29,20 +33,34 @@ def _positive_ints(name: str, values, fix: str) -> tuple[int, ...]:
     return items
 
 
+def _per_layer(name: str, value, layers: int, fix: str) -> tuple[int, ...]:
+    """One positive integer per layer; a single integer applies to every layer."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = (value,) * layers
+    items = _positive_ints(name, value, fix)
+    if len(items) != layers:
+        raise InvalidArchitectureError(f"{name} has {len(items)} entries for {layers} layers; {fix} "
+                                       "(or one value for every layer)")
+    return items
+
+
 @dataclass(frozen=True)
 class WeightBlock:
     """One weight matrix of the network: its name, layer, shape and offset.
 
     Parameters
     ----------
-    name : {"Q", "K", "V"}
+    name : {"Q", "K", "V", "U", "O"}
     layer : int
         1-based layer index.
     rows, cols : int
-        The shape: ``a_i x d_{i-1}`` for ``Q`` and ``K``, ``d_i x d_{i-1}`` for ``V``.
+        The shape: ``a_i x d_{i-1}`` for ``Q`` and ``K``, ``d_i x d_{i-1}`` for ``V``;
+        with a value rank ``b_i``, ``U`` is ``b_i x d_{i-1}`` and ``O`` is ``d_i x b_i``.
     offset : int
         Position of entry ``(0, 0)`` in the flat parameter vector; the matrix
         occupies ``offset .. offset + size - 1``, row-major.
+    head, heads : int
+        The 1-based head and the number of heads of the layer (1 and 1 for [HMK]).
 
     Examples
     --------
@@ -52,11 +70,13 @@ class WeightBlock:
     ('V', 2, 3, 6, 6)
     """
 
-    name: str  # "Q", "K" or "V"
+    name: str  # "Q", "K", "V", or "U" and "O" for a factored value map
     layer: int  # 1-based
     rows: int
     cols: int
     offset: int  # position of entry (0, 0) in the flat parameter vector
+    head: int = 1  # 1-based head within the layer
+    heads: int = 1  # heads in the layer: names carry the head only when there are several
 
     @property
     def size(self) -> int:
@@ -66,7 +86,9 @@ class WeightBlock:
     def variable(self, r: int, c: int) -> str:
         """Predictable variable name, e.g. ``Q1_0_2`` (layer 1, row 0, column 2).
 
-        Certificates, symbolic rings and LaTeX all name weights this way.
+        Certificates, symbolic rings and LaTeX all name weights this way. In a
+        layer with several heads the head follows the layer: ``Q2.1_0_3`` is
+        layer 2, head 1, row 0, column 3.
 
         Examples
         --------
@@ -74,8 +96,12 @@ class WeightBlock:
         >>> Q, K, V = Architecture((3, 2), (1,)).blocks()
         >>> Q.variable(0, 2), V.variable(1, 0)
         ('Q1_0_2', 'V1_1_0')
+        >>> blocks = list(Architecture((3, 2), (1,), heads=2, value_ranks=1).blocks())
+        >>> [b.variable(0, 0) for b in blocks]
+        ['Q1.1_0_0', 'K1.1_0_0', 'U1.1_0_0', 'O1.1_0_0', 'Q1.2_0_0', 'K1.2_0_0', 'U1.2_0_0', 'O1.2_0_0']
         """
-        return f"{self.name}{self.layer}_{r}_{c}"
+        head = f".{self.head}" if self.heads > 1 else ""
+        return f"{self.name}{self.layer}{head}_{r}_{c}"
 
 
 @dataclass(frozen=True)
@@ -91,6 +117,17 @@ class Architecture:
     tokens : int
         ``t >= 1``, the number of tokens (columns of the input).
     normalization : {"lightning", "softmax"}
+        Or any registered normalizer (:mod:`attngeo.model.normalizer`).
+    heads : int or sequence of int, optional
+        ``h_i`` heads per layer (one value applies to every layer); default 1.
+    value_ranks : int or sequence of int, optional
+        ``b_i``: each head's value map is factored as ``V = O U`` with ``U`` of
+        size ``b_i x d_{i-1}`` and ``O`` of size ``d_i x b_i``; default None
+        (``V`` unfactored).
+    residual : bool, optional
+        Each layer maps ``X`` to ``X + Y`` (needs ``d_i = d_{i-1}``).
+    causal : bool, optional
+        Token ``s`` reaches output token ``j`` only when ``s <= j``.
 
     Raises
     ------
@@ -118,12 +155,29 @@ class Architecture:
     Traceback (most recent call last):
     ...
     attngeo.exceptions.InvalidArchitectureError: normalization = 'relu' is unknown; use one of lightning, softmax...
+
+    Several heads, a value bottleneck, residual connections and a causal mask
+    (docs/multihead.md); each head has ``2 a d + b (d + d')`` weights:
+
+    >>> mh = Architecture((4, 4), (2,), tokens=3, heads=2, value_ranks=1, residual=True, causal=True)
+    >>> mh.parameter_count == 2 * (2 * 2 * 4 + 1 * (4 + 4)), mh.is_plain
+    (True, False)
+    >>> str(mh)
+    'widths 4,4, ranks 2, heads 2, value ranks 1, t=3, residual, causal, lightning'
+    >>> Architecture((3, 4), (1,), residual=True)
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.InvalidArchitectureError: residual = True needs d_i = d_(i-1) in every layer, but layer 1 maps width 3 to 4; drop residual or use equal widths
     """
 
     widths: tuple[int, ...]
     ranks: tuple[int, ...]
     tokens: int = 2
     normalization: str = "lightning"
+    heads: tuple[int, ...] | int = 1
+    value_ranks: tuple[int, ...] | int | None = None
+    residual: bool = False
+    causal: bool = False
 
     def __post_init__(self) -> None:
         widths = _positive_ints("widths", self.widths, "give d_0,...,d_l as positive integers, e.g. widths=(3, 3)")
@@ -151,6 +205,20 @@ class Architecture:
             )
         object.__setattr__(self, "widths", widths)
         object.__setattr__(self, "ranks", ranks)
+        layers = len(ranks)
+        object.__setattr__(self, "heads", _per_layer("heads", self.heads, layers, "give h_i >= 1 heads per layer"))
+        if self.value_ranks is not None:
+            object.__setattr__(self, "value_ranks", _per_layer(
+                "value_ranks", self.value_ranks, layers, "give a value rank b_i >= 1 per layer, or None for V unfactored"))
+        for name in ("residual", "causal"):
+            if not isinstance(getattr(self, name), bool):
+                raise InvalidArchitectureError(f"{name} = {getattr(self, name)!r} must be True or False")
+        if self.residual:
+            for i, (d_in, d_out) in enumerate(zip(widths, widths[1:]), start=1):
+                if d_in != d_out:
+                    raise InvalidArchitectureError(
+                        f"residual = True needs d_i = d_(i-1) in every layer, but layer {i} maps width {d_in} to "
+                        f"{d_out}; drop residual or use equal widths")
 
     # -- shape -------------------------------------------------------------
     @property
@@ -169,7 +237,7 @@ class Architecture:
         return (self.widths[-1], self.tokens)
 
     def blocks(self) -> Iterator[WeightBlock]:
-        """The weight matrices in flattening order (layer, then Q, K, V).
+        """The weight matrices in flattening order (layer, head, then Q, K, V or Q, K, U, O).
 
         Yields
         ------
@@ -189,14 +257,20 @@ class Architecture:
         """
         offset = 0
         for i in range(1, self.depth + 1):
-            d_in, d_out, a = self.widths[i - 1], self.widths[i], self.ranks[i - 1]
-            for name, rows in (("Q", a), ("K", a), ("V", d_out)):
-                yield WeightBlock(name, i, rows, d_in, offset)
-                offset += rows * d_in
+            d_in, d_out, a, h = self.widths[i - 1], self.widths[i], self.ranks[i - 1], self.heads[i - 1]
+            if self.value_ranks is None:
+                shapes = (("Q", a, d_in), ("K", a, d_in), ("V", d_out, d_in))
+            else:
+                b = self.value_ranks[i - 1]
+                shapes = (("Q", a, d_in), ("K", a, d_in), ("U", b, d_in), ("O", d_out, b))
+            for j in range(1, h + 1):
+                for name, rows, cols in shapes:
+                    yield WeightBlock(name, i, rows, cols, offset, j, h)
+                    offset += rows * cols
 
     @property
     def parameter_count(self) -> int:
-        """``sum_i 2 a_i d_{i-1} + d_i d_{i-1}`` [HMK].
+        """``sum_i h_i (2 a_i d_{i-1} + d_i d_{i-1})``, or ``h_i (2 a_i d_{i-1} + b_i (d_{i-1} + d_i))`` with value ranks.
 
         Examples
         --------
@@ -205,7 +279,48 @@ class Architecture:
         >>> arch.parameter_count == sum(b.size for b in arch.blocks()) == (2*1*2 + 3*2) + (2*2*3 + 1*3)
         True
         """
-        return sum(2 * a * d_in + d_out * d_in for a, d_in, d_out in zip(self.ranks, self.widths, self.widths[1:]))
+        return sum(b.size for b in self.blocks())
+
+    @property
+    def is_plain(self) -> bool:
+        """[HMK]'s model: one head per layer, ``V`` unfactored, no residual, no mask.
+
+        Fibers, singular points, implicit equations and the structured path are
+        built for these; :meth:`require_plain` refuses the others by name.
+
+        Examples
+        --------
+        >>> from attngeo import Architecture
+        >>> Architecture((3, 3), (2,)).is_plain, Architecture((3, 3), (2,), heads=2).is_plain
+        (True, False)
+        """
+        return set(self.heads) == {1} and self.value_ranks is None and not self.residual and not self.causal
+
+    def require_plain(self, what: str) -> None:
+        """Refuse an architecture beyond [HMK]'s model for a computation built for it.
+
+        Raises
+        ------
+        InvalidArchitectureError
+            Naming the computation and the feature it lacks.
+
+        Examples
+        --------
+        >>> from attngeo import Architecture
+        >>> Architecture((3, 3), (2,), causal=True).require_plain("fibers")
+        Traceback (most recent call last):
+        ...
+        attngeo.exceptions.InvalidArchitectureError: fibers are implemented for one head per layer, V unfactored, no residual and no mask; widths 3,3, ranks 2, t=2, causal, lightning has a causal mask (the dimension is certified for it: attngeo dim)
+        """
+        if self.is_plain:
+            return
+        has = [f"{max(self.heads)} heads in a layer"] if max(self.heads) > 1 else []
+        has += ["a value rank"] if self.value_ranks is not None else []
+        has += ["residual connections"] if self.residual else []
+        has += ["a causal mask"] if self.causal else []
+        raise InvalidArchitectureError(
+            f"{what} are implemented for one head per layer, V unfactored, no residual and no mask; {self} has "
+            f"{', '.join(has)} (the dimension is certified for it: attngeo dim)")
 
     def variable_names(self) -> list[str]:
         """Names of the parameters in flattening order (see :meth:`WeightBlock.variable`).
@@ -234,12 +349,22 @@ class Architecture:
         >>> Architecture.from_dict(arch.to_dict()) == arch
         True
         """
-        return {
+        out = {
             "widths": list(self.widths),
             "ranks": list(self.ranks),
             "tokens": self.tokens,
             "normalization": self.normalization,
         }
+        # Only what differs from [HMK]'s model: its certificates stay byte-identical.
+        if set(self.heads) != {1}:
+            out["heads"] = list(self.heads)
+        if self.value_ranks is not None:
+            out["value_ranks"] = list(self.value_ranks)
+        if self.residual:
+            out["residual"] = True
+        if self.causal:
+            out["causal"] = True
+        return out
 
     @classmethod
     def from_dict(cls, data: dict) -> "Architecture":
@@ -268,17 +393,31 @@ class Architecture:
         missing = [k for k in ("widths", "ranks") if k not in data]
         if missing:
             raise InvalidArchitectureError(f"architecture is missing {', '.join(missing)}")
+        unknown = sorted(set(data) - {"widths", "ranks", "tokens", "normalization", "heads", "value_ranks",
+                                      "residual", "causal"})
+        if unknown:
+            raise InvalidArchitectureError(f"architecture has unknown field {unknown[0]!r}; the fields are widths, "
+                                           "ranks, tokens, normalization, heads, value_ranks, residual, causal")
+        value_ranks = data.get("value_ranks")
         return cls(
             tuple(data["widths"]),
             tuple(data["ranks"]),
             data.get("tokens", 2),
             data.get("normalization", "lightning"),
+            tuple(data["heads"]) if isinstance(data.get("heads"), list) else data.get("heads", 1),
+            tuple(value_ranks) if isinstance(value_ranks, list) else value_ranks,
+            data.get("residual", False),
+            data.get("causal", False),
         )
 
     def __str__(self) -> str:
         w = ",".join(map(str, self.widths))
         a = ",".join(map(str, self.ranks))
-        return f"widths {w}, ranks {a}, t={self.tokens}, {self.normalization}"
+        extra = f", heads {','.join(map(str, self.heads))}" if set(self.heads) != {1} else ""
+        if self.value_ranks is not None:
+            extra += f", value ranks {','.join(map(str, self.value_ranks))}"
+        flags = "".join(f", {name}" for name in ("residual", "causal") if getattr(self, name))
+        return f"widths {w}, ranks {a}{extra}, t={self.tokens}{flags}, {self.normalization}"
 
     def _repr_latex_(self) -> str:
         from .. import latex

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from .architecture import Architecture
-from .network import to_fmpq, ExactOps, ModularOps, network, split_point
+from .network import to_fmpq, ExactOps, ModularOps, attention, split_heads
 
 
 class _Node:
@@ -86,6 +86,14 @@ class TracingOps:
     def transpose(self, a: _Node) -> _Node:
         """``a^T``, recording the pull-back ``g -> g^T``."""
         return self._node(self.base.transpose(a.value), [(a, self.base.transpose)])
+
+    def add(self, a: _Node, b: _Node) -> _Node:
+        """``a + b`` (heads summed, residual connections), recording ``g -> g`` to both."""
+        return self._node(self.base.add(a.value, b.value), [(a, lambda g: g), (b, lambda g: g)])
+
+    def mask(self, a: _Node, keep) -> _Node:
+        """``a`` masked by a constant 0/1 matrix, recording ``g -> g`` masked the same way."""
+        return self._node(self.base.mask(a.value, keep), [(a, lambda g: self.base.mask(g, keep))])
 
     def pullback(self, output: _Node, seed) -> dict[int, object]:
         """Cotangents of every node reached from ``output`` seeded with ``seed``.
@@ -162,14 +170,13 @@ def jacobian(ops, arch: Architecture, point, inputs, functionals=None) -> np.nda
     tracer = TracingOps(ops)
     leaves = []
     layers = []
-    for Q, K, V in split_point(arch, point):
-        triple = []
-        for W in (Q, K, V):
-            node = tracer.leaf(np.broadcast_to(W, (N,) + W.shape))
-            leaves.append(node)
-            triple.append(node)
-        layers.append(tuple(triple))
-    out = network(tracer, layers, tracer.leaf(inputs))
+    for heads in split_heads(arch, point):
+        layers.append([])
+        for weights in heads:
+            nodes = tuple(tracer.leaf(np.broadcast_to(W, (N,) + W.shape)) for W in weights)
+            leaves.extend(nodes)
+            layers[-1].append(nodes)
+    out = attention(tracer, arch, layers, tracer.leaf(inputs))
     if functionals is not None:
         seed = np.ascontiguousarray(np.swapaxes(functionals, 0, 1))
     else:

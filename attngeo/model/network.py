@@ -68,6 +68,11 @@ class ExactOps:
         """``a + b``; :class:`~attngeo.model.jacobian.TracingOps` sums cotangents with it."""
         return a + b
 
+    @staticmethod
+    def mask(a, keep):
+        """``a`` with the entries where the 0/1 matrix ``keep`` is 0 set to 0 (a causal mask)."""
+        return a * keep
+
 
 class ModularOps:
     """Exact matrix operations in ``F_p`` on ``int64`` arrays with entries in ``[0, p)``.
@@ -124,8 +129,10 @@ class ModularOps:
         """``a + b`` mod ``p`` for residues (see the class example)."""
         return (a + b) % self.p  # two residues: below 2p < 2^32
 
+    mask = staticmethod(ExactOps.mask)  # a residue times 0 or 1 stays a residue
 
-def layer(ops, Q, K, V, X):
+
+def layer(ops, Q, K, V, X, keep=None):
     """One lightning self-attention layer ``V X (X^T K^T Q X)`` over ``ops``' domain.
 
     Products are ordered so the widest intermediate is ``d x d``: ``A = K^T Q``
@@ -138,6 +145,9 @@ def layer(ops, Q, K, V, X):
     Q, K : arrays ``a x d``
     V : array ``d' x d``
     X : array ``d x t`` (tokens are columns), optionally with leading batch axes.
+    keep : 0/1 integer array ``t x t``, optional
+        A mask on the scores (:func:`causal_mask`): score ``(s, j)`` is kept
+        where ``keep[s, j] = 1``; one head of a masked layer.
 
     Returns
     -------
@@ -169,7 +179,82 @@ def layer(ops, Q, K, V, X):
     """
     A = ops.matmul(ops.transpose(K), Q)
     G = ops.matmul(ops.matmul(ops.transpose(X), A), X)
+    if keep is not None:
+        G = ops.mask(G, keep)
     return ops.matmul(ops.matmul(V, X), G)
+
+
+def causal_mask(t: int) -> np.ndarray:
+    """The causal mask on ``t x t`` scores: source token ``s`` reaches output token ``j`` iff ``s <= j``.
+
+    Scores ``G[s, j] = x_s^T A x_j`` weight source ``s`` in output column ``j``,
+    so the kept entries are the upper triangle.
+
+    Examples
+    --------
+    >>> from attngeo.model.network import causal_mask
+    >>> causal_mask(3).tolist()
+    [[1, 1, 1], [0, 1, 1], [0, 0, 1]]
+    """
+    return np.triu(np.ones((t, t), dtype=np.int64))
+
+
+def attention(ops, arch: Architecture, layers, X):
+    """The network of any architecture: heads summed, value maps factored, masks, residual connections.
+
+    Layer ``i`` maps ``X`` to ``sum_j V_ij X S_ij(X)`` (plus ``X`` when
+    residual), with ``V_ij = O_ij U_ij`` when the architecture has value ranks
+    and ``S_ij`` the (masked) scores. One head, ``V`` unfactored, no mask and
+    no residual is exactly :func:`network`, product for product.
+
+    Parameters
+    ----------
+    ops : ExactOps, ModularOps or ``jacobian.TracingOps``
+    arch : Architecture
+        A lightning architecture (normalized layers are evaluated in balls,
+        :mod:`attngeo.geometry.softmax`).
+    layers : list of lists of head tuples
+        As made by :func:`split_heads`: ``(Q, K, V)`` or ``(Q, K, U, O)`` per head.
+    X : array ``d_0 x t``, optionally with leading batch axes.
+
+    Returns
+    -------
+    array ``d_l x t``
+
+    Examples
+    --------
+    Two heads are the sum of two one-head layers; with a causal mask the first
+    output token sees only the first input token; a residual layer adds its input:
+
+    >>> import numpy as np
+    >>> from attngeo import Architecture
+    >>> from attngeo.model.network import ExactOps, attention, layer, split_heads
+    >>> arch = Architecture((2, 2), (1,), tokens=2, heads=2)
+    >>> flat = [1, 2, 0, 1, 1, 0, 2, 1, 1, 1, 3, -1, 0, 1, 1, 1]
+    >>> (h1, h2), = split_heads(arch, np.array(flat))
+    >>> X = np.array([[1, 2], [-1, 3]])
+    >>> Y = attention(ExactOps(), arch, split_heads(arch, np.array(flat)), X)
+    >>> np.array_equal(Y, layer(ExactOps(), *h1, X) + layer(ExactOps(), *h2, X))
+    True
+    >>> causal = Architecture((2, 2), (1,), tokens=2, heads=2, causal=True)
+    >>> Yc = attention(ExactOps(), causal, split_heads(causal, np.array(flat)), X)
+    >>> Xfirst = X[:, :1]
+    >>> np.array_equal(Yc[:, :1], layer(ExactOps(), *h1, Xfirst) + layer(ExactOps(), *h2, Xfirst))
+    True
+    >>> residual = Architecture((2, 2), (1,), tokens=2, heads=2, residual=True)
+    >>> np.array_equal(attention(ExactOps(), residual, split_heads(residual, np.array(flat)), X), X + Y)
+    True
+    """
+    keep = causal_mask(arch.tokens) if arch.causal else None
+    for heads in layers:
+        Y = None
+        for weights in heads:
+            Q, K = weights[:2]
+            V = weights[2] if len(weights) == 3 else ops.matmul(weights[3], weights[2])  # V = O U
+            term = layer(ops, Q, K, V, X, keep)
+            Y = term if Y is None else ops.add(Y, term)
+        X = ops.add(X, Y) if arch.residual else Y
+    return X
 
 
 def network(ops, layers, X):
@@ -342,10 +427,45 @@ def split_point(arch: Architecture, flat: Sequence) -> list[tuple]:
     ...
     attngeo.exceptions.InvalidInputError: the point has 2 entries but widths 2,1, ranks 1, t=2, lightning has 6 parameters
     """
+    arch.require_plain("(Q, K, V) per layer")
+    return [heads[0] for heads in split_heads(arch, flat)]
+
+
+def split_heads(arch: Architecture, flat: Sequence) -> list[list[tuple]]:
+    """Cut a flat parameter vector into per-layer lists of per-head weight tuples.
+
+    Parameters
+    ----------
+    arch : Architecture
+    flat : sequence or numpy array
+        ``arch.parameter_count`` entries in flattening order. A numeric numpy
+        array is reshaped (views, same dtype); anything else becomes object arrays.
+
+    Returns
+    -------
+    list (one per layer) of lists (one per head) of ``(Q, K, V)``, or of
+    ``(Q, K, U, O)`` when the architecture has value ranks.
+
+    Raises
+    ------
+    InvalidInputError
+        When the length is not the number of parameters.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attngeo import Architecture
+    >>> from attngeo.model.network import split_heads
+    >>> arch = Architecture((2, 1), (1,), heads=2, value_ranks=1)
+    >>> [[[M.tolist() for M in head] for head in heads] for heads in split_heads(arch, np.arange(14))]
+    [[[[[0, 1]], [[2, 3]], [[4, 5]], [[6]]], [[[7, 8]], [[9, 10]], [[11, 12]], [[13]]]]]
+    """
     if len(flat) != arch.parameter_count:
         raise InvalidInputError(
             f"the point has {len(flat)} entries but {arch} has {arch.parameter_count} parameters"
         )
+    per_head = 3 if arch.value_ranks is None else 4
+    layers: list[list[tuple]] = [[] for _ in range(arch.depth)]
     mats = []
     for b in arch.blocks():
         chunk = flat[b.offset : b.offset + b.size]
@@ -353,7 +473,10 @@ def split_point(arch: Architecture, flat: Sequence) -> list[tuple]:
             mats.append(chunk.reshape(b.rows, b.cols))
         else:
             mats.append(object_array(b.rows, b.cols, chunk))
-    return [tuple(mats[3 * i : 3 * i + 3]) for i in range(arch.depth)]
+        if len(mats) == per_head:
+            layers[b.layer - 1].append(tuple(mats))
+            mats = []
+    return layers
 
 
 def read_point(arch: Architecture, weights) -> list[fmpq]:
@@ -397,6 +520,9 @@ def read_point(arch: Architecture, weights) -> list[fmpq]:
     if not isinstance(weights, (list, tuple)):
         raise InvalidInputError("weights must be a flat list of numbers or a list of (Q, K, V) per layer")
     if weights and isinstance(weights[0], (list, tuple, np.ndarray)):
+        if not arch.is_plain:
+            raise InvalidInputError(f"give the weights of {arch} as one flat list in flattening order "
+                                    "(Architecture.variable_names()); nested (Q, K, V) per layer is for one head")
         if len(weights) != arch.depth:
             raise InvalidInputError(f"weights has {len(weights)} layers but {arch} has {arch.depth}")
         flat = []
@@ -502,8 +628,8 @@ def evaluate(arch: Architecture, weights, X) -> fmpq_mat:
     if arch.normalization != "lightning":
         raise InvalidInputError("exact rational evaluation exists for lightning networks only; for "
                                 f"{arch.normalization} use attngeo.geometry.softmax.evaluate_ball (ball arithmetic)")
-    layers = split_point(arch, read_point(arch, weights))
-    Y = network(ExactOps(), layers, read_input(arch, X))
+    layers = split_heads(arch, read_point(arch, weights))
+    Y = attention(ExactOps(), arch, layers, read_input(arch, X))
     return fmpq_mat(Y.tolist())
 
 
@@ -542,8 +668,8 @@ def evaluate_mod_p(arch: Architecture, point: np.ndarray, inputs: np.ndarray, p:
     True
     """
     ops = ModularOps(p)
-    layers = split_point(arch, ops.reduce(point))
-    return network(ops, layers, ops.reduce(inputs))
+    layers = split_heads(arch, ops.reduce(point))
+    return attention(ops, arch, layers, ops.reduce(inputs))
 
 
 def estimate_terms(arch: Architecture) -> int:
@@ -575,8 +701,9 @@ def estimate_terms(arch: Architecture) -> int:
     816293376
     """
     terms = 1
-    for d, a in zip(arch.widths, arch.ranks):
-        terms = d**3 * a * arch.tokens * terms**3
+    for i, (d, a) in enumerate(zip(arch.widths, arch.ranks)):
+        b = 1 if arch.value_ranks is None else arch.value_ranks[i]  # V = O U sums over b
+        terms = arch.heads[i] * b * d**3 * a * arch.tokens * terms**3 + (terms if arch.residual else 0)
     d_l, t = arch.output_shape
     return d_l * t * terms
 
@@ -659,7 +786,7 @@ def expand(arch: Architecture, max_terms: int = DEFAULT_MAX_TERMS) -> np.ndarray
     ctx = symbolic_context(arch)
     gens = ctx.gens()
     P = arch.parameter_count
-    layers = split_point(arch, list(gens[:P]))
+    layers = split_heads(arch, list(gens[:P]))
     d, t = arch.input_shape
     X = object_array(d, t, gens[P:])
-    return network(ExactOps(), layers, X)
+    return attention(ExactOps(), arch, layers, X)
