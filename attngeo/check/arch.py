@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..exceptions import CertificateFormatError
-from .limits import MAX_LAYER_WIDTH, MAX_SIZE
+from .limits import MAX_LAYER_WIDTH, MAX_PARAMETERS, MAX_SIZE
 from .values import field, integer, reject
 
 
@@ -32,6 +32,42 @@ class Arch:
     ranks: tuple
     tokens: int
     normalization: str = "lightning"
+    heads: tuple = ()  # h_i per layer; () means one head everywhere
+    value_ranks: tuple | None = None  # b_i per layer when V = O U
+    residual: bool = False
+    causal: bool = False
+
+    @property
+    def plain(self) -> bool:
+        """[HMK]'s model: one head, V unfactored, no residual, no mask (every kind but dimension needs it)."""
+        return set(self.heads) <= {1} and self.value_ranks is None and not self.residual and not self.causal
+
+    def head_count(self, i: int) -> int:
+        """``h_i`` for the 1-based layer ``i``."""
+        return self.heads[i - 1] if self.heads else 1
+
+    def blocks(self):
+        """``(layer, head, name, rows, cols, offset)`` in flattening order: layer, head, ``Q K V`` or ``Q K U O``.
+
+        Examples
+        --------
+        >>> from attngeo.check.arch import Arch
+        >>> [b[:3] for b in Arch((2, 1), (1,), 2, heads=(2,), value_ranks=(1,)).blocks()][:5]
+        [(1, 1, 'Q'), (1, 1, 'K'), (1, 1, 'U'), (1, 1, 'O'), (1, 2, 'Q')]
+        """
+        out, offset = [], 0
+        for i, a in enumerate(self.ranks, start=1):
+            d_in, d_out = self.widths[i - 1], self.widths[i]
+            if self.value_ranks is None:
+                mats = (("Q", a, d_in), ("K", a, d_in), ("V", d_out, d_in))
+            else:
+                b = self.value_ranks[i - 1]
+                mats = (("Q", a, d_in), ("K", a, d_in), ("U", b, d_in), ("O", d_out, b))
+            for j in range(1, self.head_count(i) + 1):
+                for name, rows, cols in mats:
+                    out.append((i, j, name, rows, cols, offset))
+                    offset += rows * cols
+        return out
 
     def shapes(self):
         """``(layer, name, rows, cols, offset)`` in flattening order.
@@ -42,17 +78,13 @@ class Arch:
         >>> Arch((3, 2, 2), (1, 2), 2).shapes()     # V_1 is 2 x 3, layer 2 reads width 2
         [(1, 'Q', 1, 3, 0), (1, 'K', 1, 3, 3), (1, 'V', 2, 3, 6), (2, 'Q', 2, 2, 12), (2, 'K', 2, 2, 16), (2, 'V', 2, 2, 20)]
         """
-        out, offset = [], 0
-        for i, a in enumerate(self.ranks, start=1):
-            d_in, d_out = self.widths[i - 1], self.widths[i]
-            for name, rows in (("Q", a), ("K", a), ("V", d_out)):
-                out.append((i, name, rows, d_in, offset))
-                offset += rows * d_in
-        return out
+        if not self.plain:
+            reject("this certificate kind is for one head per layer, V unfactored, no residual and no mask")
+        return [(i, name, rows, cols, offset) for i, _, name, rows, cols, offset in self.blocks()]
 
     @property
     def parameters(self) -> int:
-        return sum(r * c for _, _, r, c, _ in self.shapes())
+        return sum(r * c for _, _, _, r, c, _ in self.blocks())
 
     def describe(self) -> str:
         """``widths 3,3, ranks 2, t=2`` (from verified integers only): the architecture in every claim.
@@ -64,8 +96,11 @@ class Arch:
         'widths 2,2,2, ranks 1,1, t=3, softmax'
         """
         norm = "" if self.normalization == "lightning" else f", {self.normalization}"
-        return (f"widths {','.join(map(str, self.widths))}, ranks {','.join(map(str, self.ranks))}, "
-                f"t={self.tokens}{norm}")
+        extra = f", heads {','.join(map(str, self.heads))}" if set(self.heads) - {1} else ""
+        extra += f", value ranks {','.join(map(str, self.value_ranks))}" if self.value_ranks is not None else ""
+        flags = "".join(f", {name}" for name in ("residual", "causal") if getattr(self, name))
+        return (f"widths {','.join(map(str, self.widths))}, ranks {','.join(map(str, self.ranks))}{extra}, "
+                f"t={self.tokens}{flags}{norm}")
 
 
 _NORMALIZATION_NAME = set("abcdefghijklmnopqrstuvwxyz0123456789_-")
@@ -110,7 +145,35 @@ def architecture(cert: dict) -> Arch:
         reject("architecture.normalization must be a short lower-case name")
     if normalization != "lightning" and cert.get("kind") != "dimension":
         reject(f"{cert.get('kind')} certificates are for lightning networks")
-    return Arch(tuple(widths), tuple(ranks), tokens, normalization)
+    heads = _per_layer(a, "heads", len(ranks)) or ()
+    value_ranks = _per_layer(a, "value_ranks", len(ranks))
+    flags = {}
+    for name in ("residual", "causal"):
+        if name in a and a[name] is not True:  # absent means False: one spelling per architecture
+            reject(f"architecture.{name} must be true when present (omit it for false)")
+        flags[name] = name in a
+    arch = Arch(tuple(widths), tuple(ranks), tokens, normalization, heads, value_ranks, **flags)
+    if arch.residual and len(set(widths)) != 1:
+        reject("architecture.residual needs equal widths (X + Y)")
+    if not arch.plain and cert.get("kind") != "dimension":
+        reject(f"{cert.get('kind')} certificates are for one head per layer, V unfactored, no residual and no mask")
+    if arch.parameters > MAX_PARAMETERS:
+        reject(f"the architecture has {arch.parameters} parameters, above the checker's limit of {MAX_PARAMETERS}")
+    return arch
+
+
+def _per_layer(a: dict, key: str, layers: int) -> tuple | None:
+    """An optional per-layer list of positive integers; absent is None, and [HMK]'s defaults must be omitted."""
+    if key not in a:
+        return None
+    values = a[key]
+    if not isinstance(values, list) or len(values) != layers:
+        reject(f"architecture.{key} must list one positive integer per layer")
+    for v in values:
+        integer(v, f"architecture.{key}", 1, MAX_SIZE)
+    if key == "heads" and set(values) == {1}:
+        reject("architecture.heads must be omitted for one head per layer (one spelling per architecture)")
+    return tuple(values)
 
 
 def single_layer(cert: dict) -> tuple[Arch, int, int, int]:

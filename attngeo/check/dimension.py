@@ -48,7 +48,22 @@ SCHEMA = {
 
 
 def _weights(point: np.ndarray, arch: Arch) -> dict:
-    return {(i, name): point[off : off + r * c].reshape(r, c) for i, name, r, c, off in arch.shapes()}
+    """``(layer, head, name) -> matrix`` (names ``Q K V`` or ``Q K U O``)."""
+    return {(i, j, name): point[off : off + r * c].reshape(r, c) for i, j, name, r, c, off in arch.blocks()}
+
+
+def _heads(W: dict, arch: Arch, i: int) -> list[dict]:
+    """Layer ``i``'s heads as ``name -> matrix`` dicts."""
+    names = "QKV" if arch.value_ranks is None else "QKUO"
+    return [{n: W[(i, j, n)] for n in names} for j in range(1, arch.head_count(i) + 1)]
+
+
+def _keep(arch: Arch) -> np.ndarray | None:
+    """The causal mask: score ``(s, j)`` counts iff source token ``s <= j`` (the checker's own definition)."""
+    if not arch.causal:
+        return None
+    t = arch.tokens
+    return np.array([[1 if s <= j else 0 for j in range(t)] for s in range(t)], dtype=np.int64)
 
 
 def _check_minor(matrix: np.ndarray, p: int, recorded, what: str) -> None:
@@ -78,11 +93,12 @@ def _tr(a: np.ndarray) -> np.ndarray:
     return np.swapaxes(a, -1, -2)
 
 
-def _layer_tangent(W, Y, dY, dQ, dK, dV, p):
-    """Forward derivative of ``V Y (Y^T K^T Q Y)``; ``None`` tangents are zero."""
-    Q, K, V = W
+def _head_tangent(Q, K, V, Y, dY, dQ, dK, dV, p, keep):
+    """Forward derivative of one head ``V Y (M o (Y^T K^T Q Y))``; ``None`` tangents are zero, ``keep`` the mask M."""
     A = _mm(_tr(K), Q, p)
     G = _mm(_mm(_tr(Y), A, p), Y, p)
+    if keep is not None:
+        G = G * keep
     VY = _mm(V, Y, p)
     terms = []
     dA = None
@@ -100,12 +116,46 @@ def _layer_tangent(W, Y, dY, dQ, dK, dV, p):
         dG = part if dG is None else (dG + part) % p
         terms.append(_mm(_mm(V, dY, p), G, p))
     if dG is not None:
+        if keep is not None:
+            dG = dG * keep
         terms.append(_mm(VY, dG, p))
     if dV is not None:
         terms.append(_mm(_mm(dV, Y, p), G, p))
     out = terms[0]
     for t in terms[1:]:
         out = (out + t) % p
+    return out
+
+
+def _value(w: dict, p: int) -> np.ndarray:
+    return w["V"] if "V" in w else _mm(w["O"], w["U"], p)
+
+
+def _layer(arch: Arch, heads: list, Y: np.ndarray, p: int) -> np.ndarray:
+    """One layer's output: the heads summed (masked), plus ``Y`` when residual."""
+    keep = _keep(arch)
+    out = Y % p if arch.residual else 0
+    for w in heads:
+        G = _mm(_mm(_tr(Y), _mm(_tr(w["K"]), w["Q"], p), p), Y, p)
+        if keep is not None:
+            G = G * keep
+        out = (out + _mm(_mm(_value(w, p), Y, p), G, p)) % p
+    return out
+
+
+def _layer_tangent(arch: Arch, heads: list, Y, dY, tangents: list, p: int):
+    """Forward derivative of a layer; ``tangents[j]`` maps head ``j``'s names to tangents (absent: zero)."""
+    keep = _keep(arch)
+    out = dY if (arch.residual and dY is not None) else None
+    for w, t in zip(heads, tangents):
+        if dY is None and not t:
+            continue
+        dV = t.get("V")
+        if "U" in t or "O" in t:  # d(O U) = dO U + O dU
+            parts = ([_mm(t["O"], w["U"], p)] if "O" in t else []) + ([_mm(w["O"], t["U"], p)] if "U" in t else [])
+            dV = parts[0] if len(parts) == 1 else (parts[0] + parts[1]) % p
+        term = _head_tangent(w["Q"], w["K"], _value(w, p), Y, dY, t.get("Q"), t.get("K"), dV, p, keep)
+        out = term if out is None else (out + term) % p
     return out
 
 
@@ -128,16 +178,14 @@ def _jacobian_columns(arch: Arch, point, X, w, cols, p) -> np.ndarray:
     """Rows ``(n, r)`` of the Jacobian of ``<w[n, r], phi(X_n)>`` at the columns ``cols``."""
     W = _weights(point, arch)
     l = len(arch.ranks)
-    layers = [tuple(W[(i, n)] for n in "QKV") for i in range(1, l + 1)]
+    layers = [_heads(W, arch, i) for i in range(1, l + 1)]
     Ys = [X]
-    for Q, K, V in layers:  # primal values, batched over inputs
-        Y = Ys[-1]
-        A = _mm(_tr(K), Q, p)
-        Ys.append(_mm(_mm(V, Y, p), _mm(_mm(_tr(Y), A, p), Y, p), p))
+    for heads in layers:  # primal values, batched over inputs
+        Ys.append(_layer(arch, heads, Ys[-1], p))
     where = {}
-    for i, name, r, c, off in arch.shapes():
+    for i, j, name, r, c, off in arch.blocks():
         for k in range(r * c):
-            where[off + k] = (i, name, k // c, k % c, r, c)
+            where[off + k] = (i, j, name, k // c, k % c)
     N, R = w.shape[0], w.shape[1]
     out = np.zeros((N * R, len(cols)), dtype=np.int64)
     for start in range(0, len(cols), _COLUMN_BATCH):
@@ -147,16 +195,15 @@ def _jacobian_columns(arch: Arch, point, X, w, cols, p) -> np.ndarray:
             by_layer.setdefault(where[col][0], []).append(pos)
         for i, positions in by_layer.items():
             C = len(positions)
-            tangents = {}
-            for name in "QKV":
-                r, c = W[(i, name)].shape
-                tangents[name] = np.zeros((C, 1, r, c), dtype=np.int64)
+            tangents: list[dict] = [{} for _ in layers[i - 1]]
             for k, pos in enumerate(positions):
-                _, name, rr, cc, _, _ = where[batch[pos]]
-                tangents[name][k, 0, rr, cc] = 1
-            dY = _layer_tangent(layers[i - 1], Ys[i - 1], None, tangents["Q"], tangents["K"], tangents["V"], p)
-            for j in range(i + 1, l + 1):
-                dY = _layer_tangent(layers[j - 1], Ys[j - 1], dY, None, None, None, p)
+                _, j, name, rr, cc = where[batch[pos]]
+                if name not in tangents[j - 1]:
+                    tangents[j - 1][name] = np.zeros((C, 1) + W[(i, j, name)].shape, dtype=np.int64)
+                tangents[j - 1][name][k, 0, rr, cc] = 1
+            dY = _layer_tangent(arch, layers[i - 1], Ys[i - 1], None, tangents, p)
+            for m in range(i + 1, l + 1):
+                dY = _layer_tangent(arch, layers[m - 1], Ys[m - 1], dY, [{} for _ in layers[m - 1]], p)
             rows = _contract(w, dY, p)
             out[:, [start + pos for pos in positions]] = rows.reshape(N * R, C)
     return out
@@ -237,6 +284,39 @@ _IDENTITIES = {
 _SCORE, _VALUE = ("Y'", "K'", "Q", "Y"), ("V", "Y")
 
 
+# One head of a multi-head, masked or residual layer adds value . M o S(score): the
+# families must fix the score and the value, except the scaling (lightning only; the
+# term is bilinear, so score +1 and value -1 cancel) and inter (every value moves by E,
+# every score fixed; on the incoming side both are fixed). Factored heads: value O U Y.
+_FACTORED_VALUE = ("O", "U", "Y")
+_HEAD_TANGENTS = {
+    False: {
+        "intra": ({"Q": {("E", "Q"): 1}, "K": {("E'", "K"): -1}},),
+        "scaling": ({"Q": {("Q",): 1}, "V": {("V",): -1}},),
+        "inter": ({"V": {("E", "V"): 1}},
+                  {"Y": {("E", "Y"): 1}, "Q": {("Q", "E"): -1}, "K": {("K", "E"): -1}, "V": {("V", "E"): -1}}),
+    },
+    True: {
+        "intra": ({"Q": {("E", "Q"): 1}, "K": {("E'", "K"): -1}},),
+        "scaling": ({"Q": {("Q",): 1}, "O": {("O",): -1}},),
+        "value": ({"U": {("E", "U"): 1}, "O": {("O", "E"): -1}},),
+        "inter": ({"O": {("E", "O"): 1}},
+                  {"Y": {("E", "Y"): 1}, "Q": {("Q", "E"): -1}, "K": {("K", "E"): -1}, "U": {("U", "E"): -1}}),
+    },
+}
+
+
+def _head_identities_hold(kind: str, factored: bool) -> bool:
+    value = _FACTORED_VALUE if factored else _VALUE
+    tangents = _HEAD_TANGENTS[factored].get(kind)
+    if tangents is None:
+        return False
+    expected = {"scaling": ({_SCORE: 1}, {value: -1}), "inter": ({}, {("E",) + value: 1})}.get(kind, ({}, {}))
+    if (_word_derivative(_SCORE, tangents[0]), _word_derivative(value, tangents[0])) != expected:
+        return False
+    return len(tangents) == 1 or (_word_derivative(_SCORE, tangents[1]), _word_derivative(value, tangents[1])) == ({}, {})
+
+
 def _identities_hold(kind: str, normalized: bool = False) -> bool:
     for tangent, expected in _IDENTITIES[kind]:
         if not normalized:
@@ -252,10 +332,15 @@ def _identities_hold(kind: str, normalized: bool = False) -> bool:
 def _expected_families(arch: Arch) -> list[dict]:
     out = []
     for i, a in enumerate(arch.ranks, start=1):
-        out.append({"kind": "intra", "layer": i, "size": a * a})
-        if arch.normalization == "lightning":  # a normalizer is not homogeneous: no scaling symmetry
-            out.append({"kind": "scaling", "layer": i, "size": 1})
-        if i < len(arch.ranks):
+        h = arch.head_count(i)
+        for j in range(1, h + 1):
+            head = {"head": j} if h > 1 else {}
+            out.append({"kind": "intra", "layer": i, "size": a * a, **head})
+            if arch.normalization == "lightning":  # a normalizer is not homogeneous: no scaling symmetry
+                out.append({"kind": "scaling", "layer": i, "size": 1, **head})
+            if arch.value_ranks is not None:
+                out.append({"kind": "value", "layer": i, "size": arch.value_ranks[i - 1] ** 2, **head})
+        if i < len(arch.ranks) and not arch.residual:  # X + Y pins the hidden basis
             out.append({"kind": "inter", "layer": i, "size": arch.widths[i] ** 2})
     return out
 
@@ -267,46 +352,61 @@ def _field_rows(arch: Arch, point: np.ndarray, p: int | None) -> np.ndarray:
     """
     dtype = np.int64 if p is not None else object
     W = _weights(point, arch)
-    offsets = {(i, name): off for i, name, _, _, off in arch.shapes()}
+    offsets = {(i, j, name): off for i, j, name, _, _, off in arch.blocks()}
     P, l = arch.parameters, len(arch.ranks)
+    factored = arch.value_ranks is not None
+    out_name, in_name = ("O", "U") if factored else ("V", "V")  # what E multiplies on the left / right
 
-    def put(vec, i, name, mat):
-        off = offsets[(i, name)]
+    def put(vec, key, mat):
+        off = offsets[key]
         vec[off : off + mat.size] = mat.ravel() % p if p is not None else mat.ravel()
+
+    def unit(n):
+        return [(u, v) for u in range(n) for v in range(n)]
 
     rows = []
     for i in range(1, l + 1):
-        Q, K, V = W[(i, "Q")], W[(i, "K")], W[(i, "V")]
         a = arch.ranks[i - 1]
-        for u in range(a):
-            for v in range(a):  # E = e_u e_v^T: dQ = E Q, dK = -E^T K
+        for j in range(1, arch.head_count(i) + 1):
+            Q, K = W[(i, j, "Q")], W[(i, j, "K")]
+            for u, v in unit(a):  # E = e_u e_v^T: dQ = E Q, dK = -E^T K
                 vec = np.zeros(P, dtype=dtype)
                 dQ, dK = np.zeros_like(Q), np.zeros_like(K)
                 dQ[u, :] = Q[v, :]
                 dK[v, :] = -K[u, :]
-                put(vec, i, "Q", dQ)
-                put(vec, i, "K", dK)
+                put(vec, (i, j, "Q"), dQ)
+                put(vec, (i, j, "K"), dK)
                 rows.append(vec)
-        if arch.normalization == "lightning":
-            vec = np.zeros(P, dtype=dtype)
-            put(vec, i, "Q", Q)
-            put(vec, i, "V", -V)
-            rows.append(vec)
-        if i < l:
-            Vi = V
-            Qn, Kn, Vn = W[(i + 1, "Q")], W[(i + 1, "K")], W[(i + 1, "V")]
-            d = arch.widths[i]
-            for u in range(d):
-                for v in range(d):  # dV_i = E V_i; d(Q,K,V)_{i+1} = -(.) E
+            if arch.normalization == "lightning":  # dQ = Q, d(V or O) = -(V or O)
+                vec = np.zeros(P, dtype=dtype)
+                put(vec, (i, j, "Q"), Q)
+                put(vec, (i, j, out_name), -W[(i, j, out_name)])
+                rows.append(vec)
+            if factored:  # dU = E U, dO = -O E
+                U, O = W[(i, j, "U")], W[(i, j, "O")]
+                for u, v in unit(arch.value_ranks[i - 1]):
                     vec = np.zeros(P, dtype=dtype)
-                    dV = np.zeros_like(Vi)
-                    dV[u, :] = Vi[v, :]
-                    put(vec, i, "V", dV)
-                    for name, M in (("Q", Qn), ("K", Kn), ("V", Vn)):
+                    dU, dO = np.zeros_like(U), np.zeros_like(O)
+                    dU[u, :] = U[v, :]
+                    dO[:, v] = -O[:, u]
+                    put(vec, (i, j, "U"), dU)
+                    put(vec, (i, j, "O"), dO)
+                    rows.append(vec)
+        if i < l and not arch.residual:
+            for u, v in unit(arch.widths[i]):  # d(V or O)_i = E (.); d(Q, K, V or U)_{i+1} = -(.) E
+                vec = np.zeros(P, dtype=dtype)
+                for j in range(1, arch.head_count(i) + 1):
+                    M = W[(i, j, out_name)]
+                    dM = np.zeros_like(M)
+                    dM[u, :] = M[v, :]
+                    put(vec, (i, j, out_name), dM)
+                for j in range(1, arch.head_count(i + 1) + 1):
+                    for name in ("Q", "K", in_name):
+                        M = W[(i + 1, j, name)]
                         dM = np.zeros_like(M)
                         dM[:, v] = -M[:, u]
-                        put(vec, i + 1, name, dM)
-                    rows.append(vec)
+                        put(vec, (i + 1, j, name), dM)
+                rows.append(vec)
     return np.array(rows, dtype=dtype).reshape(len(rows), P)
 
 
@@ -347,6 +447,8 @@ def exact_field_rank(arch: Arch, point: list) -> int:
 
 def _check_structured_lower(cert: dict, lw: dict, arch: Arch) -> int:
     """The coefficient Jacobian's rank at the plain point, recomputed block by block (check/structured.py)."""
+    if not arch.plain:
+        reject("structured witnesses are for one head per layer, V unfactored, no residual and no mask")
     if set(lw) != {"structured", "prime", "rank", "blocks", "largest_block"} or lw["structured"] != "plain point":
         reject("a structured lower witness holds structured = 'plain point', prime, rank, blocks and largest_block")
     p = prime(lw["prime"], "lower_witness.prime")
@@ -358,6 +460,8 @@ def _check_structured_lower(cert: dict, lw: dict, arch: Arch) -> int:
 
 
 def _check_structured_upper(cert: dict, uw: dict, arch: Arch) -> int:
+    if not arch.plain:
+        reject("structured witnesses are for one head per layer, V unfactored, no residual and no mask")
     if set(uw) != {"structured", "prime", "families", "field_rank", "columns", "determinant"} \
             or uw["structured"] != "plain point":
         reject("a structured upper witness holds structured = 'plain point', prime, families, field_rank, columns "
@@ -396,18 +500,21 @@ def _check_upper(cert: dict, arch: Arch) -> int:
         reject("upper_witness.families must be the symmetry groups and then the kernel families that apply to this "
                "architecture, in canonical order (docs/invariance.md)")
     for kind in {f["kind"] for f in groups}:
-        if not _identities_hold(kind, arch.normalization != "lightning"):  # pragma: no cover - own definitions
+        holds = _identities_hold(kind, arch.normalization != "lightning") if arch.plain \
+            else _head_identities_hold(kind, arch.value_ranks is not None)
+        if not holds:  # pragma: no cover - own definitions
             reject(f"the invariance identity of the {kind} family does not hold")
     rank = integer(field(uw, "field_rank", "upper_witness."), "upper_witness.field_rank", 0)
     F = _field_rows(arch, point, p)
-    offsets = {(i, name): off for i, name, _, _, off in arch.shapes()}
+    offsets = {(i, j, name): off for i, j, name, _, _, off in arch.blocks()}
 
     def put(i, name, mat):
         vec = np.zeros(P, dtype=np.int64)
-        vec[offsets[(i, name)] : offsets[(i, name)] + mat.size] = np.mod(mat, p).ravel()
+        vec[offsets[(i, 1, name)] : offsets[(i, 1, name)] + mat.size] = np.mod(mat, p).ravel()
         return vec
 
-    extra = kernelfields.rows(arch, _weights(point, arch), put, p)
+    plain_weights = {(i, name): M for (i, _, name), M in _weights(point, arch).items()} if kernel else {}
+    extra = kernelfields.rows(arch, plain_weights, put, p) if kernel else []
     extra += [np.mod(C @ point.astype(object), p).astype(np.int64) for C in found]
     if extra:
         F = np.vstack([F, np.array(extra)])

@@ -59,6 +59,8 @@ def expected(arch: Arch) -> list[dict]:
     >>> expected(Arch((3, 3), (2,), 1)), expected(Arch((3, 3), (2,), 2))
     ([{'kind': 'symmetric-score', 'layer': 1, 'size': 2}], [])
     """
+    if not arch.plain:  # derived for [HMK]'s layer only (docs/invariance.md §4)
+        return []
     out = []
     for i, a in enumerate(arch.ranks, start=1):
         d_in = arch.widths[i - 1]

@@ -16,6 +16,8 @@ MAX_DIGITS = 2000
 #: Widths, ranks and tokens: at most this (keeps every inner product of the
 #: dimension checker below 2**63, see dimension.py).
 MAX_SIZE = 2047
+#: Parameters of an architecture (heads multiply them): refused before any array is sized.
+MAX_PARAMETERS = 100_000_000
 #: Widths of single-layer certificates (fiber, singular point, strata, boundary, implicit):
 #: their checkers expand d' x d quadratic forms in d variables, so the work grows like d^4.
 MAX_LAYER_WIDTH = 64

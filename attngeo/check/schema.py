@@ -67,7 +67,9 @@ class Embedded:
     def __init__(self, kind: str, same: tuple[str, ...] = ("architecture",)):
         self.kind, self.same = kind, same
 HEADER = {"format": CHECKED, "version": CHECKED, "kind": CHECKED}
-ARCHITECTURE = {"widths": CHECKED, "ranks": CHECKED, "tokens": CHECKED, "normalization": CHECKED}
+ARCHITECTURE = {"widths": CHECKED, "ranks": CHECKED, "tokens": CHECKED, "normalization": CHECKED,
+                # beyond [HMK] (multi-head); present only when they differ from its model
+                "heads": CHECKED, "value_ranks": CHECKED, "residual": CHECKED, "causal": CHECKED}
 
 
 def informational(value, schema, where: str) -> bool:

@@ -16,7 +16,7 @@ import numpy as np
 from ..model.architecture import Architecture
 from ..exact.rank import det_mod_p, maximal_minor_mod_p
 from .kernelfields import kernel_families, kernel_rows
-from .symmetry import families, field_matrix, gauge_minor, invariance_identities, normalized_invariance_identities
+from .symmetry import families, field_matrix, gauge_minor, identities_for
 
 #: Entries of random points and inputs are drawn from ``[-ENTRY_BOUND, ENTRY_BOUND]``.
 ENTRY_BOUND = 1 << 15
@@ -122,7 +122,7 @@ def upper_bound(arch: Architecture, point: np.ndarray, p: int, discovered=()) ->
         rank, rows, cols = maximal_minor_mod_p(F, p)
         det = det_mod_p(F[np.ix_(rows, cols)], p)
         how = "pivots of a reduced echelon form"
-    identities = invariance_identities() if arch.normalization == "lightning" else normalized_invariance_identities()
+    identities = identities_for(arch)
     if not all(i.holds for i in identities):  # pragma: no cover - would be a bug in symmetry.py
         raise AssertionError("an invariance identity failed; the upper bound would be unsound")
     witness = {

@@ -113,7 +113,7 @@ def certify_dimension(
         from .softmax import certify_normalized_dimension
 
         return certify_normalized_dimension(arch, seed=seed, max_attempts=max_attempts, inputs=inputs)
-    if inputs is None and structured.applies(arch) and arch.parameter_count >= STRUCTURED_FROM:
+    if inputs is None and arch.is_plain and structured.applies(arch) and arch.parameter_count >= STRUCTURED_FROM:
         # a dense Jacobian of P columns costs P^2 memory; the plain point's sparse blocks cost about 3 a d d'
         cert = structured.certify_structured(arch, seed=seed)
         if cert.certified:
@@ -191,7 +191,8 @@ def estimate(arch: Architecture) -> tuple[str, int]:
     >>> path, size = estimate(Architecture((64,) * 5, (4,) * 4, tokens=3)); path, size > 10**9
     ('dense', True)
     """
-    if arch.normalization == "lightning" and structured.applies(arch) and arch.parameter_count >= STRUCTURED_FROM:
+    if arch.normalization == "lightning" and arch.is_plain and structured.applies(arch) \
+            and arch.parameter_count >= STRUCTURED_FROM:
         d, dd = arch.widths
         return "structured", STRUCTURED_BYTES_PER_NONZERO * 3 * arch.ranks[0] * d * dd
     return "dense", DENSE_BYTES_PER_P2 * arch.parameter_count ** 2

@@ -120,6 +120,8 @@ def kernel_families(arch: Architecture) -> list[KernelFamily]:
     >>> kernel_families(Architecture((3, 3, 3), (2, 2)))   # [HMK]'s setting: none
     []
     """
+    if not arch.is_plain:  # derived for [HMK]'s layer; heads get the groups and discovery only
+        return []
     out = []
     for i in range(1, arch.depth + 1):
         a, d_in = arch.ranks[i - 1], arch.widths[i - 1]
@@ -205,6 +207,8 @@ def kernel_rows(arch: Architecture, point: np.ndarray, p: int) -> np.ndarray:
     >>> kernel_rows(arch, point, p).shape
     (0, 32)
     """
+    if not kernel_families(arch):
+        return np.zeros((0, arch.parameter_count), dtype=np.int64)
     layers = split_point(arch, modular.reduce(point, p))
     blocks = {(b.layer, b.name): b for b in arch.blocks()}
     rows = []

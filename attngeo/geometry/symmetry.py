@@ -34,7 +34,7 @@ from ..exact import modular
 from ..model.architecture import Architecture
 from ..exact.freealgebra import NCPoly, WordOps
 from ..exceptions import InvalidInputError
-from ..model.network import layer, read_point, split_point, to_fmpq
+from ..model.network import layer, read_point, split_heads, split_point, to_fmpq
 from ..exact.rank import det_mod_p
 
 
@@ -92,6 +92,21 @@ class FamilySpec:
     survives_softmax: bool = True
 
 
+# Heads with a factored value map V = O U: the same families written on (Q, K, U, O),
+# plus GL(b_i) on the bottleneck. A tangent that multiplies V on the left moves O, one
+# on the right moves U (docs/multihead.md §2).
+FACTORED_FAMILIES: dict[str, FamilySpec] = {
+    "intra": FamilySpec("intra", "GL(a_i)", lambda E, Q, K, U, O: {"Q": E @ Q, "K": -(E.T @ K)}),
+    "scaling": FamilySpec("scaling", "scaling", lambda E, Q, K, U, O: {"Q": Q, "O": -O}, survives_softmax=False),
+    "value": FamilySpec("value", "GL(b_i)", lambda E, Q, K, U, O: {"U": E @ U, "O": -(O @ E)}),
+    "inter": FamilySpec(
+        "inter",
+        "GL(d_i)",
+        lambda E, Q, K, U, O: {"O": E @ O},
+        incoming=lambda E, Q, K, U, O: {"Q": -(Q @ E), "K": -(K @ E), "U": -(U @ E)},
+    ),
+}
+
 FAMILIES: dict[str, FamilySpec] = {
     "intra": FamilySpec("intra", "GL(a_i)", lambda E, Q, K, V: {"Q": E @ Q, "K": -(E.T @ K)}),
     "scaling": FamilySpec("scaling", "scaling", lambda E, Q, K, V: {"Q": Q, "V": -V}, survives_softmax=False),
@@ -119,12 +134,13 @@ class Family:
     >>> from attngeo import Architecture
     >>> from attngeo.geometry.symmetry import families
     >>> families(Architecture((3, 3), (2,)))
-    [Family(kind='intra', layer=1, size=4), Family(kind='scaling', layer=1, size=1)]
+    [Family(kind='intra', layer=1, size=4, head=None), Family(kind='scaling', layer=1, size=1, head=None)]
     """
 
     kind: str
     layer: int
     size: int
+    head: int | None = None  # the head of a per-head family in a layer with several heads
 
     def to_dict(self) -> dict:
         """The record an upper-bound witness lists (``kind``, ``layer``, ``size``).
@@ -138,7 +154,10 @@ class Family:
         >>> [f.to_dict() for f in families(Architecture((2, 3, 2), (1, 1))) if f.kind == "inter"]
         [{'kind': 'inter', 'layer': 1, 'size': 9}]
         """
-        return {"kind": self.kind, "layer": self.layer, "size": self.size}
+        out = {"kind": self.kind, "layer": self.layer, "size": self.size}
+        if self.head is not None:
+            out["head"] = self.head
+        return out
 
 
 def families(arch: Architecture) -> list[Family]:
@@ -168,14 +187,27 @@ def families(arch: Architecture) -> list[Family]:
     ([('intra', 1), ('scaling', 1), ('inter', 1), ('intra', 2), ('scaling', 2)], 19)
     >>> sum(f.size for f in families(Architecture((3, 3, 3), (2, 2), normalization="softmax")))
     17
+
+    Per head: ``GL_{a_i}``, the scaling and, with a value rank, ``GL_{b_i}``;
+    residual connections drop the inter-layer ``GL_{d_i}`` (docs/multihead.md):
+
+    >>> mh = Architecture((3, 3, 3), (2, 2), heads=2, value_ranks=1, residual=True)
+    >>> [(f.kind, f.layer, f.head) for f in families(mh)][:3], sum(f.size for f in families(mh))
+    ([('intra', 1, 1), ('scaling', 1, 1), ('value', 1, 1)], 24)
     """
     out = []
     for i, a in enumerate(arch.ranks, start=1):
-        out.append(Family("intra", i, a * a))
-        out.append(Family("scaling", i, 1))
-        if i < arch.depth:
+        h = arch.heads[i - 1]
+        for j in range(1, h + 1):
+            head = j if h > 1 else None
+            out.append(Family("intra", i, a * a, head))
+            out.append(Family("scaling", i, 1, head))
+            if arch.value_ranks is not None:
+                out.append(Family("value", i, arch.value_ranks[i - 1] ** 2, head))
+        if i < arch.depth and not arch.residual:  # the identity path X + Y fixes the hidden basis
             out.append(Family("inter", i, arch.widths[i] ** 2))
-    return [f for f in out if arch.normalization == "lightning" or FAMILIES[f.kind].survives_softmax]
+    table = FAMILIES if arch.value_ranks is None else FACTORED_FAMILIES
+    return [f for f in out if arch.normalization == "lightning" or table[f.kind].survives_softmax]
 
 
 # -- proofs of invariance (size-free) ------------------------------------------
@@ -305,6 +337,76 @@ def normalized_invariance_identities() -> tuple[Identity, ...]:
     return tuple(out)
 
 
+@lru_cache(maxsize=None)
+def head_invariance_identities(factored: bool, normalized: bool) -> tuple[Identity, ...]:
+    """Invariance for one head of a multi-head, masked or residual layer, for all sizes.
+
+    A head contributes ``value · M∘S(score)`` with ``value = V Y`` (``O U Y`` when
+    factored), ``score = Y^T K^T Q Y``, ``M`` a constant 0/1 mask and ``S`` the
+    identity (lightning) or a normalizer. The contribution is linear in the value
+    and, for lightning, in the masked score, so it is fixed by a family that fixes
+    the score and the value (intra, value), and, for lightning, by one that
+    scales the score by +1 and the value by -1 (scaling). The inter family must
+    fix every score and move every value by ``E``; then the sum of heads moves by
+    ``E`` (outgoing) or stays (incoming). Residual layers drop it (docs/multihead.md).
+
+    Parameters
+    ----------
+    factored : bool
+        The value map is ``O U`` (the families of :data:`FACTORED_FAMILIES`).
+    normalized : bool
+        Omit the scaling (a normalizer is not homogeneous).
+
+    Returns
+    -------
+    tuple of Identity
+
+    Examples
+    --------
+    >>> from attngeo.geometry.symmetry import head_invariance_identities
+    >>> ids = head_invariance_identities(True, False)
+    >>> all(i.holds for i in ids), sorted({i.family for i in ids})
+    (True, ['inter', 'intra', 'scaling', 'value'])
+    >>> sorted({i.family for i in head_invariance_identities(False, True)})
+    ['inter', 'intra']
+    """
+    E, Q, K, V, U, O, Y = _symbols("E", "Q", "K", "V", "U", "O", "Y")
+    table, weights = (FACTORED_FAMILIES, (Q, K, U, O)) if factored else (FAMILIES, (Q, K, V))
+    score, value = Y.T @ K.T @ Q @ Y, (O @ U @ Y if factored else V @ Y)
+    expect = {"scaling": (score, -value), "inter": (None, E @ value)}
+    zero = score - score
+    out = []
+    for spec in table.values():
+        if normalized and not spec.survives_softmax:
+            continue
+        d_score, d_value = expect.get(spec.kind, (None, None))
+        tangent = spec.tangent(E, *weights)
+        out.append(Identity(spec.kind, f"D(score)[{spec.kind}] = {d_score or 0}",
+                            str(score.derivative(tangent) - (d_score or zero))))
+        out.append(Identity(spec.kind, f"D(value)[{spec.kind}] = {d_value or 0}",
+                            str(value.derivative(tangent) - (d_value if d_value is not None else zero))))
+        if spec.incoming is not None:
+            incoming = {**spec.incoming(E, *weights), "Y": E @ Y}
+            out.append(Identity(spec.kind, f"D(score)[{spec.kind}, in] = 0", str(score.derivative(incoming))))
+            out.append(Identity(spec.kind, f"D(value)[{spec.kind}, in] = 0", str(value.derivative(incoming))))
+    return tuple(out)
+
+
+def identities_for(arch: Architecture) -> tuple[Identity, ...]:
+    """The identities that prove the families of ``arch`` fix its network (upper-bound witnesses list them).
+
+    Examples
+    --------
+    >>> from attngeo import Architecture
+    >>> from attngeo.geometry.symmetry import identities_for
+    >>> all(i.holds for i in identities_for(Architecture((3, 3), (2,), heads=2, causal=True)))
+    True
+    """
+    if not arch.is_plain:
+        return head_invariance_identities(arch.value_ranks is not None, arch.normalization != "lightning")
+    return invariance_identities() if arch.normalization == "lightning" else normalized_invariance_identities()
+
+
 # -- vector fields at a point -------------------------------------------------
 
 
@@ -320,25 +422,29 @@ def _basis(n: int):
 
 
 def _field_vectors(arch: Architecture, layers: list, reduce, zero) -> list:
-    """The vector fields of :func:`families` at ``layers``, one flat vector each."""
-    blocks = {(b.layer, b.name): b for b in arch.blocks()}
+    """The vector fields of :func:`families` at ``layers`` (from ``split_heads``), one flat vector each."""
+    blocks = {(b.layer, b.head, b.name): b for b in arch.blocks()}
+    table = FAMILIES if arch.value_ranks is None else FACTORED_FAMILIES
 
-    def place(vec, layer_index: int, tangent: dict) -> None:
+    def place(vec, layer_index: int, head: int, tangent: dict) -> None:
         for name, mat in tangent.items():
-            b = blocks[(layer_index, name)]
+            b = blocks[(layer_index, head, name)]
             vec[b.offset : b.offset + b.size] = reduce(mat).ravel()
 
     rows = []
     for fam in families(arch):  # every architecture has an intra family, so rows is never empty
-        spec = FAMILIES[fam.kind]
-        Q, K, V = layers[fam.layer - 1]
+        spec = table[fam.kind]
         # the Lie algebra is gl_n with n^2 = size (scaling: the 1 x 1 identity)
         bases = [np.ones((1, 1), dtype=np.int64)] if fam.kind == "scaling" else _basis(math.isqrt(fam.size))
+        # a per-head family moves its head; inter moves every head of both layers
+        own = [fam.head or 1] if fam.kind != "inter" else range(1, arch.heads[fam.layer - 1] + 1)
         for E in bases:
             vec = zero()
-            place(vec, fam.layer, spec.tangent(E, Q, K, V))
+            for j in own:
+                place(vec, fam.layer, j, spec.tangent(E, *layers[fam.layer - 1][j - 1]))
             if spec.incoming is not None:
-                place(vec, fam.layer + 1, spec.incoming(E, *layers[fam.layer]))
+                for j, weights in enumerate(layers[fam.layer], start=1):
+                    place(vec, fam.layer + 1, j, spec.incoming(E, *weights))
             rows.append(vec)
     return rows
 
@@ -384,7 +490,7 @@ def field_matrix(arch: Architecture, point: np.ndarray, p: int) -> np.ndarray:
     >>> bool(np.any(matmul(J, F.T, p))), rank_mod_p(J, p)
     (False, 23)
     """
-    layers = split_point(arch, modular.reduce(point, p))
+    layers = split_heads(arch, modular.reduce(point, p))
     rows = _field_vectors(arch, layers, lambda m: np.mod(m, p), lambda: np.zeros(arch.parameter_count, dtype=np.int64))
     return np.array(rows)
 
@@ -459,7 +565,7 @@ def vector_fields(arch: Architecture, weights) -> fmpq_mat:
     >>> J * F.transpose() == fmpq_mat(J.nrows(), F.nrows())
     True
     """
-    layers = split_point(arch, read_point(arch, weights))
+    layers = split_heads(arch, read_point(arch, weights))
     rows = _field_vectors(arch, layers, lambda m: m, lambda: np.array([fmpq(0)] * arch.parameter_count, dtype=object))
     return fmpq_mat([list(r) for r in rows])
 
@@ -521,6 +627,7 @@ def act(arch: Architecture, weights, kind: str, layer: int, g) -> list[fmpq]:
     ...
     attngeo.exceptions.InvalidInputError: widths 2,2,2, ranks 1,1, t=2, softmax has no scaling symmetry at layer 1 (for softmax networks)
     """
+    arch.require_plain("exact group actions")
     if kind not in FAMILIES:
         raise InvalidInputError(f"unknown symmetry kind {kind!r}; choose one of {', '.join(FAMILIES)}")
     present = {(f.kind, f.layer) for f in families(arch)}
@@ -608,6 +715,8 @@ def gauge_minor(arch: Architecture, point: np.ndarray, F: np.ndarray, p: int) ->
     >>> gauge_minor(arch, point, field_matrix(arch, point, p), p) is None
     True
     """
+    if not arch.is_plain:
+        return None  # heads and bottlenecks: the general elimination finds the minor
     layers = split_point(arch, modular.reduce(point, p))
     blocks = {(b.layer, b.name): b for b in arch.blocks()}
     cols: list[int] = []

@@ -121,6 +121,9 @@ def naive_count(arch: Architecture) -> int:
     ``sum_i (2 a_i d_{i-1} + d_i d_{i-1} - a_i^2 - 1) - sum_{0<i<l} d_i^2`` (no ``- 1`` per
     layer for normalized networks, which have no scaling symmetry). [HMK]
     note this can fail for unequal widths; the deep proof script reports where.
+    Beyond [HMK]'s model each head carries ``GL_{a_i}``, the scaling and, with a
+    value rank, ``GL_{b_i}``; residual connections drop the ``GL_{d_i}``
+    (docs/multihead.md).
 
     Parameters
     ----------
@@ -149,7 +152,45 @@ def naive_count(arch: Architecture) -> int:
     """
     P = arch.parameter_count
     scaling = 1 if arch.normalization == "lightning" else 0  # a normalizer breaks the scaling symmetry
-    return P - sum(a * a + scaling for a in arch.ranks) - sum(d * d for d in arch.widths[1:-1])
+    group = 0
+    for i, a in enumerate(arch.ranks):
+        per_head = a * a + scaling + (arch.value_ranks[i] ** 2 if arch.value_ranks is not None else 0)
+        group += arch.heads[i] * per_head
+    inter = 0 if arch.residual else sum(d * d for d in arch.widths[1:-1])  # X + Y pins the hidden basis
+    return P - group - inter
+
+
+def multihead_count(arch: Architecture) -> FormulaComparison:
+    """:func:`naive_count` for an architecture beyond [HMK]'s model, as a comparison that does not apply.
+
+    For softmax without residual connections it is the functional-dimension
+    count published for multi-head attention (parameters minus per-head changes
+    of basis in the query-key and value-output products and the changes of basis
+    between layers). It is an *expected* dimension: it assumes the group acts
+    with finite stabilizers and explains the whole generic fiber, which the
+    certificate, not this count, decides.
+
+    Parameters
+    ----------
+    arch : Architecture
+
+    Returns
+    -------
+    FormulaComparison
+        ``applies`` is False: [HMK] give no formula beyond one head per layer.
+
+    Examples
+    --------
+    >>> from attngeo import Architecture
+    >>> from attngeo.model.formulas import multihead_count
+    >>> f = multihead_count(Architecture((3, 3), (1,), heads=2, normalization="softmax"))
+    >>> f.value, f.applies   # 30 parameters - 2 GL_1
+    (28, False)
+    """
+    name = "parameters - dim G (per head GL(a) x GL(b) [x C*], GL(d_i) between layers unless residual)"
+    return FormulaComparison(name, naive_count(arch), False,
+                             "[HMK] give formulas for one head per layer, V unfactored, no residual, no mask; "
+                             "this count of parameters minus the group is a comparison, not a theorem")
 
 
 def hmk_formula(arch: Architecture) -> FormulaComparison:
@@ -181,6 +222,8 @@ def hmk_formula(arch: Architecture) -> FormulaComparison:
     >>> hmk_formula(Architecture((3, 3), (2,), normalization="softmax")).value   # lightning + 1
     17
     """
+    if not arch.is_plain:
+        return multihead_count(arch)
     if arch.normalization != "lightning":
         return _normalized_formula(arch)
     t, l = arch.tokens, arch.depth
