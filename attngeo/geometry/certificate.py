@@ -389,7 +389,8 @@ class DimensionCertificate(Result):
     @property
     def families(self) -> list[str]:
         """The families of kernel vector fields behind the upper bound, e.g. ``['intra(1)', 'annihilator(2)']``."""
-        return [f"{f['kind']}({f['layer']})" for f in self.upper_witness.get("families", [])]
+        return [f"{f['kind']}({f['layer']}{'.' + str(f['head']) if 'head' in f else ''})"
+                for f in self.upper_witness.get("families", [])]
 
     @property
     def gap(self) -> int:
@@ -437,6 +438,7 @@ class DimensionCertificate(Result):
         f = self.formula
         return {
             **self._claim(),
+            "architecture": self.architecture.to_dict(full=True),
             "formula": f["value"] if f.get("applies") else None,
             "formula_name": f.get("name"),
             "formula_applies": f.get("applies"),

@@ -72,6 +72,7 @@ def gauge(arch: Architecture) -> dict[str, int | None]:
     ...
     attngeo.exceptions.InvalidInputError: the gauge needs d_1 = 3 <= d_0 = 2 (an expanding hidden width has stabilizers: the fiber is not an orbit of the listed groups)
     """
+    arch.require_plain("deep fibers")
     if arch.normalization != "lightning":
         raise InvalidInputError("deep fibers are computed for lightning networks only")
     fixed: dict[str, int | None] = {}
@@ -631,6 +632,7 @@ def deep_fiber(arch: Architecture, seed: int | None = None, engine: str = "auto"
     ...
     attngeo.exceptions.InvalidInputError: deep fibers need t >= 2 tokens (t = 1 has extra symmetries of A)
     """
+    arch.require_plain("deep fibers")
     if arch.tokens < 2:
         raise InvalidInputError("deep fibers need t >= 2 tokens (t = 1 has extra symmetries of A)")
     rng = random.Random(seed)

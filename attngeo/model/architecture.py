@@ -310,7 +310,7 @@ class Architecture:
         >>> Architecture((3, 3), (2,), causal=True).require_plain("fibers")
         Traceback (most recent call last):
         ...
-        attngeo.exceptions.InvalidArchitectureError: fibers are implemented for one head per layer, V unfactored, no residual and no mask; widths 3,3, ranks 2, t=2, causal, lightning has a causal mask (the dimension is certified for it: attngeo dim)
+        attngeo.exceptions.InvalidArchitectureError: fibers: implemented for one head per layer, V unfactored, no residual and no mask; widths 3,3, ranks 2, t=2, causal, lightning has a causal mask (the dimension is certified for it: attngeo dim)
         """
         if self.is_plain:
             return
@@ -319,7 +319,7 @@ class Architecture:
         has += ["residual connections"] if self.residual else []
         has += ["a causal mask"] if self.causal else []
         raise InvalidArchitectureError(
-            f"{what} are implemented for one head per layer, V unfactored, no residual and no mask; {self} has "
+            f"{what}: implemented for one head per layer, V unfactored, no residual and no mask; {self} has "
             f"{', '.join(has)} (the dimension is certified for it: attngeo dim)")
 
     def variable_names(self) -> list[str]:
@@ -337,8 +337,12 @@ class Architecture:
         return [b.variable(r, c) for b in self.blocks() for r in range(b.rows) for c in range(b.cols)]
 
     # -- presentation ------------------------------------------------------
-    def to_dict(self) -> dict:
+    def to_dict(self, full: bool = False) -> dict:
         """The JSON form certificates embed; :meth:`from_dict` reads it back.
+
+        ``full=True`` (what ``--json`` prints) always lists ``heads``,
+        ``value_ranks``, ``residual`` and ``causal``; certificates omit them
+        when they are [HMK]'s defaults, so [HMK]'s certificates do not change.
 
         Examples
         --------
@@ -355,6 +359,10 @@ class Architecture:
             "tokens": self.tokens,
             "normalization": self.normalization,
         }
+        if full:
+            return {**out, "heads": list(self.heads),
+                    "value_ranks": None if self.value_ranks is None else list(self.value_ranks),
+                    "residual": self.residual, "causal": self.causal}
         # Only what differs from [HMK]'s model: its certificates stay byte-identical.
         if set(self.heads) != {1}:
             out["heads"] = list(self.heads)

@@ -62,6 +62,7 @@ def single_layer(arch: Architecture, what: str) -> None:
     ...
     attngeo.exceptions.InvalidInputError: a fiber is for single-layer networks; widths 2,2,2, ranks 1,1, t=2, lightning has 2 layers
     """
+    arch.require_plain(what)
     if arch.depth != 1:
         raise InvalidInputError(f"{what} is for single-layer networks; {arch} has {arch.depth} layers")
     if arch.normalization != "lightning":

@@ -93,10 +93,26 @@ def _add_architecture(p: argparse.ArgumentParser) -> None:
     p.add_argument("--widths", required=True, type=_int_list("--widths"), help="d_0,...,d_l, e.g. 3,3,3")
     p.add_argument("--ranks", required=True, type=_int_list("--ranks"), help="a_1,...,a_l, e.g. 2,2")
     p.add_argument("--tokens", type=int, default=2, help="number of tokens t (default 2)")
+    p.add_argument("--heads", type=_int_list("--heads"), default=None,
+                   help="heads per layer h_1,...,h_l, or one number for every layer (default 1)")
+    p.add_argument("--value-ranks", type=_int_list("--value-ranks"), default=None,
+                   help="value ranks b_i (V = O U with U b_i x d_(i-1)), or one number for every layer")
+    p.add_argument("--residual", action="store_true", help="residual connections X + Y (equal widths)")
+    p.add_argument("--causal", action="store_true", help="causal mask: token s reaches token j only when s <= j")
+
+
+def _per_layer(values, layers: int):
+    """One value given on the command line applies to every layer."""
+    if values is None:
+        return None
+    return tuple(values) * layers if len(values) == 1 else tuple(values)
 
 
 def _architecture(args, normalization: str = "lightning") -> Architecture:
-    return Architecture(args.widths, args.ranks, args.tokens, normalization)
+    layers = len(args.ranks)
+    return Architecture(args.widths, args.ranks, args.tokens, normalization,
+                        _per_layer(args.heads, layers) or 1, _per_layer(args.value_ranks, layers),
+                        args.residual, args.causal)
 
 
 def _for_option(flag: str, check, path):
@@ -186,7 +202,10 @@ def _cmd_dim(args) -> int:
         if f["applies"] and cert.certified:
             verdict = "  agrees" if f["value"] == cert.dimension else "  DISAGREES"
         applies = "applies" if f["applies"] else "does not apply"
-        rows.append(("[HMK] formula", f"{f['value']}  ({f['name']}; {applies}: {f['reason']}){verdict}"))
+        label = "[HMK] formula" if arch.is_plain else "naive count"
+        if not arch.is_plain and cert.certified:
+            verdict = "  agrees" if f["value"] == cert.dimension else f"  differs by {f['value'] - cert.dimension}"
+        rows.append((label, f"{f['value']}  ({f['name']}; {applies}: {f['reason']}){verdict}"))
     rows.append(("time", f"{cert.seconds:.2f} s"))
     if args.certificate:
         rows.append(("certificate", str(args.certificate)))
@@ -202,6 +221,7 @@ def _cmd_fiber(args) -> int:
     import random
 
     arch = _architecture(args)
+    arch.require_plain("attngeo fiber")
     _check_certificate_path(args)
     if arch.depth > 1:
         from ..geometry.deepfiber import deep_fiber
@@ -244,6 +264,7 @@ def _cmd_singular(args) -> int:
     from ..geometry.strata import hmk_singular_ideal, stratify
 
     arch = _architecture(args)
+    arch.require_plain("attngeo singular")
     _check_certificate_path(args)
     strata = stratify(arch, seed=args.seed)
     av = hmk_singular_ideal(arch, "AV", args.engine)
@@ -273,6 +294,7 @@ def _cmd_implicit(args) -> int:
     from ..geometry.implicit import implicit_equations
 
     arch = _architecture(args)
+    arch.require_plain("attngeo implicit")
     _check_certificate_path(args)
     eq = implicit_equations(arch, engine=args.engine, timeout=args.timeout, seed=args.seed)
     if args.export:
