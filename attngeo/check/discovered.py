@@ -44,7 +44,7 @@ def verified(arch, family: dict) -> list[np.ndarray]:
     fields = seq(family["fields"], "discovered fields")
     if integer(family["size"], "discovered size", 1) != len(fields):
         reject("the discovered family's size must count its fields")
-    names = [f"{n}{i}_{r}_{c}" for i, n, rows, cols, _ in arch.shapes() for r in range(rows) for c in range(cols)]
+    names = [f"{n}{i}.{j}_{r}_{c}" for i, j, n, rows, cols, _ in arch.blocks() for r in range(rows) for c in range(cols)]
     d, t = arch.widths[0], arch.tokens
     ctx = ring(tuple(names) + tuple(f"x{r}_{c}" for r in range(d) for c in range(t)))
     W, gens = list(ctx.gens()[:P]), ctx.gens()

@@ -23,20 +23,38 @@ def _t(a: list) -> list:
 
 
 def phi(arch, values: list, X: list) -> list:
-    """The network on nested lists: ``Y <- V Y (Y^T K^T Q Y)`` per layer (``values`` in flattening order).
+    """The network on nested lists (``values`` in flattening order): per layer ``[Y +] sum_j V_j Y M o (Y^T K_j^T Q_j Y)``.
+
+    ``V_j = O_j U_j`` when the architecture has value ranks, ``M`` the causal
+    mask (score ``(s, j)`` kept iff ``s <= j``) or all ones, ``Y +`` when residual.
 
     >>> from flint import fmpq
     >>> from attngeo.check.arch import Arch
     >>> phi(Arch((2, 1), (1,), 2), [fmpq(1), 0, 0, fmpq(1), fmpq(1), 0], [[fmpq(1), 0], [0, fmpq(1)]])
     [[0, 0]]
+
+    Two heads add; a causal mask hides the later token from the first:
+
+    >>> one = [fmpq(1)] * 3
+    >>> phi(Arch((1, 1), (1,), 2, heads=(2,)), one * 2, [[fmpq(1), fmpq(2)]])
+    [[10, 20]]
+    >>> phi(Arch((1, 1), (1,), 2, heads=(2,), causal=True), one * 2, [[fmpq(1), fmpq(2)]])
+    [[2, 20]]
     """
     Y = X
-    for i, name, rows, cols, off in arch.shapes():
-        M = [values[off + r * cols:off + (r + 1) * cols] for r in range(rows)]
-        if name == "Q":
-            Q = M
-        elif name == "K":
-            K = M
-        else:
-            Y = _mm(_mm(M, Y), _mm(_mm(_t(Y), _mm(_t(K), Q)), Y))
+    layers: dict = {}
+    for i, j, name, rows, cols, off in arch.blocks():
+        layers.setdefault(i, {}).setdefault(j, {})[name] = [values[off + r * cols:off + (r + 1) * cols]
+                                                            for r in range(rows)]
+    t = arch.tokens
+    for i in sorted(layers):
+        out = None
+        for w in layers[i].values():
+            V = w["V"] if "V" in w else _mm(w["O"], w["U"])
+            G = _mm(_mm(_t(Y), _mm(_t(w["K"]), w["Q"])), Y)
+            if arch.causal:
+                G = [[G[s][c] if s <= c else 0 * G[s][c] for c in range(t)] for s in range(t)]
+            term = _mm(_mm(V, Y), G)
+            out = term if out is None else [[a + b for a, b in zip(r1, r2)] for r1, r2 in zip(out, term)]
+        Y = [[a + b for a, b in zip(r1, r2)] for r1, r2 in zip(Y, out)] if arch.residual else out
     return Y
