@@ -25,7 +25,7 @@ import numpy as np
 from flint import fmpq, fmpq_mat, nmod_mat
 
 from .arch import Arch, architecture
-from . import discovered, kernelfields, structured
+from . import deepstructured, discovered, kernelfields, structured
 from .ball import check_ball_lower
 from .schema import ARCHITECTURE, CHECKED, HEADER, NUMBER
 from .values import field, index_list, int_array, integer, prime, reject
@@ -42,7 +42,7 @@ SCHEMA = {
                       "columns": CHECKED, "determinant": CHECKED, "normalization": CHECKED, "precision": CHECKED,
                       "structured": CHECKED, "blocks": CHECKED, "largest_block": CHECKED},
     "upper_witness": {**_WITNESS, "families": CHECKED, "field_rank": CHECKED, "rows": CHECKED, "columns": CHECKED,
-                      "determinant": CHECKED, "structured": CHECKED},
+                      "determinant": CHECKED, "structured": CHECKED, "ambient": CHECKED, "coefficients": CHECKED},
     "seconds": NUMBER, "attempts": NUMBER,
 }
 
@@ -449,6 +449,8 @@ def _check_structured_lower(cert: dict, lw: dict, arch: Arch) -> int:
     """The coefficient Jacobian's rank at the plain point, recomputed block by block (check/structured.py)."""
     if not arch.plain:
         reject("structured witnesses are for one head per layer, V unfactored, no residual and no mask")
+    if lw["structured"] == "identity values":  # deep networks at V = I (check/deepstructured.py)
+        return deepstructured.check_lower(cert, lw, arch)
     if set(lw) != {"structured", "prime", "rank", "blocks", "largest_block"} or lw["structured"] != "plain point":
         reject("a structured lower witness holds structured = 'plain point', prime, rank, blocks and largest_block")
     p = prime(lw["prime"], "lower_witness.prime")
@@ -462,6 +464,8 @@ def _check_structured_lower(cert: dict, lw: dict, arch: Arch) -> int:
 def _check_structured_upper(cert: dict, uw: dict, arch: Arch) -> int:
     if not arch.plain:
         reject("structured witnesses are for one head per layer, V unfactored, no residual and no mask")
+    if uw["structured"] == "identity values":
+        return deepstructured.check_upper(cert, uw, arch, _expected_families(arch) + kernelfields.expected(arch))
     if set(uw) != {"structured", "prime", "families", "field_rank", "columns", "determinant"} \
             or uw["structured"] != "plain point":
         reject("a structured upper witness holds structured = 'plain point', prime, families, field_rank, columns "
@@ -483,10 +487,31 @@ def _check_structured_upper(cert: dict, uw: dict, arch: Arch) -> int:
     return upper
 
 
+def _span_bound(arch: Arch) -> int | None:
+    """One lightning layer beyond [HMK]'s model lies in the span of ``X [+] L(sym T)`` (docs/multihead.md §4)."""
+    if arch.plain or len(arch.ranks) != 1 or arch.normalization != "lightning":
+        return None
+    d, dd = arch.widths
+    return dd * d * (d + 1) * (d + 2) // 6 if arch.tokens == 1 else dd * d * d * (d + 1) // 2
+
+
+def _check_span_upper(cert: dict, uw: dict, arch: Arch) -> int:
+    span = _span_bound(arch)
+    if span is None or set(uw) != {"ambient", "coefficients"} or uw["ambient"] != "symmetric tensor":
+        reject("a span upper bound is for one lightning layer beyond [HMK]'s model: ambient = 'symmetric tensor' "
+               "and coefficients")
+    if integer(uw["coefficients"], "upper_witness.coefficients", 0) != span \
+            or integer(field(cert, "upper"), "upper") != span:
+        reject(f"the span of this layer's functions has dimension at most {span}; upper and coefficients must say so")
+    return span
+
+
 def _check_upper(cert: dict, arch: Arch) -> int:
     uw0 = field(cert, "upper_witness")
     if isinstance(uw0, dict) and "structured" in uw0:
         return _check_structured_upper(cert, uw0, arch)
+    if isinstance(uw0, dict) and "ambient" in uw0:
+        return _check_span_upper(cert, uw0, arch)
     uw, p, point = _witness(cert, "upper_witness", arch)
     P = arch.parameters
     fams = field(uw, "families", "upper_witness.")
@@ -513,8 +538,17 @@ def _check_upper(cert: dict, arch: Arch) -> int:
         vec[offsets[(i, 1, name)] : offsets[(i, 1, name)] + mat.size] = np.mod(mat, p).ravel()
         return vec
 
-    plain_weights = {(i, name): M for (i, _, name), M in _weights(point, arch).items()} if kernel else {}
-    extra = kernelfields.rows(arch, plain_weights, put, p) if kernel else []
+    def put_heads(i, *moves):
+        vec = np.zeros(P, dtype=np.int64)
+        for j, name, mat in moves:
+            vec[offsets[(i, j, name)] : offsets[(i, j, name)] + mat.size] = np.mod(mat, p).ravel()
+        return vec
+
+    W = _weights(point, arch)
+    if arch.plain:
+        extra = kernelfields.rows(arch, {(i, name): M for (i, _, name), M in W.items()}, put, p) if kernel else []
+    else:
+        extra = kernelfields.mixing_rows(arch, W, put_heads, p)
     extra += [np.mod(C @ point.astype(object), p).astype(np.int64) for C in found]
     if extra:
         F = np.vstack([F, np.array(extra)])

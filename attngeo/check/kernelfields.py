@@ -13,6 +13,10 @@ Written again from the lemmas, not imported from the prover:
   ``δQ = J K``, ``δK = J Q`` (``J = E_uv - E_vu``) move ``A_i`` by skew matrices.
 * ``score-free`` at layer ``i`` (normalized, one token): the score is ``1``; every
   entry of ``Q_i`` and ``K_i`` is a kernel direction.
+* ``mixing`` at layer ``i`` (lightning, ``h_i >= 2`` heads, ``a_i >= d_{i-1}``, ``V``
+  unfactored): heads re-split. For heads ``j != k``, with ``G = K_jᵀ K_j`` and
+  ``c = det G``: ``δQ_j = -K_j adj(G) K_kᵀ Q_k`` and ``δV_k = c V_j``; then
+  ``δ(K_jᵀ Q_j) = -c K_kᵀ Q_k`` (``G adj G = c I``) and the bilinear head terms cancel.
 * ``co-annihilator`` at layer ``i < l`` (normalized, one token): the network is
   ``V_l ... V_1 X``; with ``d_k = min(d_{i+1}, ..., d_l)`` (``k`` the first such index)
   below ``d_i``, moving ``V_i`` by ``u e_cᵀ`` with ``C u = 0``, ``C = V_k ... V_{i+1}``,
@@ -26,6 +30,53 @@ from flint import nmod_mat
 
 from .arch import Arch
 from .values import reject
+
+
+def _mixes(arch: Arch, i: int) -> bool:
+    return (arch.normalization == "lightning" and arch.head_count(i) >= 2 and arch.value_ranks is None
+            and arch.ranks[i - 1] >= arch.widths[i - 1])
+
+
+def _cofactors(G: np.ndarray, p: int) -> np.ndarray:
+    """``adj(G)`` mod ``p``, entry by entry from the ``(n-1)``-minors (no inverse, so singular ``G`` is fine)."""
+    n = G.shape[0]
+    out = np.ones((1, 1), dtype=np.int64) if n == 1 else np.zeros((n, n), dtype=np.int64)
+    for r in range(n if n > 1 else 0):
+        for c in range(n):
+            M = np.delete(np.delete(G, r, 0), c, 1)
+            out[c, r] = (-1) ** (r + c) * int(nmod_mat(n - 1, n - 1, M.ravel().tolist(), p).det()) % p
+    return out
+
+
+def mixing_rows(arch: Arch, W: dict, put, p: int) -> list:
+    """The mixing moves at ``W`` (``(layer, head, name) -> matrix`` mod p); ``put(layer, *(head, name, delta))``.
+
+    Examples
+    --------
+    Two heads on ``2 -> 2`` of rank 2 give two moves (``j, k = 1, 2`` and ``2, 1``):
+
+    >>> import numpy as np
+    >>> from attngeo.check.arch import Arch
+    >>> from attngeo.check.kernelfields import mixing_rows
+    >>> arch, p = Arch((2, 2), (2,), 2, heads=(2,)), 101
+    >>> rng = np.random.default_rng(0)
+    >>> W = {(i, j, n): rng.integers(0, p, (r, c)) for i, j, n, r, c, _ in arch.blocks()}
+    >>> mixing_rows(arch, W, lambda i, *moves: [(j, name) for j, name, _ in moves], p)
+    [[(1, 'Q'), (2, 'V')], [(2, 'Q'), (1, 'V')]]
+    """
+    out = []
+    for fam in expected(arch):
+        i, h = fam["layer"], arch.head_count(fam["layer"])
+        for j in range(1, h + 1):
+            K = W[(i, j, "K")]
+            G = np.mod(K.T @ K, p)  # inner size a_i <= 2047, residues < p < 2**26: below 2**63
+            c = int(nmod_mat(G.shape[0], G.shape[0], G.ravel().tolist(), p).det())
+            KA = np.mod(K @ _cofactors(G, p), p)
+            for k in range(1, h + 1):
+                if k != j:
+                    A = np.mod(W[(i, k, "K")].T @ W[(i, k, "Q")], p)
+                    out.append(put(i, (j, "Q", np.mod(-(KA @ A), p)), (k, "V", np.mod(c * W[(i, j, "V")], p))))
+    return out
 
 
 def _narrowest(widths: tuple, i: int) -> int:
@@ -59,8 +110,9 @@ def expected(arch: Arch) -> list[dict]:
     >>> expected(Arch((3, 3), (2,), 1)), expected(Arch((3, 3), (2,), 2))
     ([{'kind': 'symmetric-score', 'layer': 1, 'size': 2}], [])
     """
-    if not arch.plain:  # derived for [HMK]'s layer only (docs/invariance.md §4)
-        return []
+    if not arch.plain:  # heads: only the mixing of heads (docs/multihead.md §3)
+        return [{"kind": "mixing", "layer": i, "size": arch.head_count(i) * (arch.head_count(i) - 1)}
+                for i in range(1, len(arch.ranks) + 1) if _mixes(arch, i)]
     out = []
     for i, a in enumerate(arch.ranks, start=1):
         d_in = arch.widths[i - 1]

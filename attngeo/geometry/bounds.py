@@ -140,7 +140,38 @@ def upper_bound(arch: Architecture, point: np.ndarray, p: int, discovered=()) ->
     }
     chosen = set(cols)
     gauge = [c for c in range(arch.parameter_count) if c not in chosen]
+    span = span_bound(arch)
+    if span is not None and span < arch.parameter_count - rank:
+        return span, {"ambient": "symmetric tensor", "coefficients": span,
+                      "method": "M lies in the linear span of the single-layer functions (docs/multihead.md §4)"}, gauge
     return arch.parameter_count - rank, witness, gauge
+
+
+def span_bound(arch: Architecture) -> int | None:
+    """For one lightning layer beyond [HMK]'s model, the dimension of a linear space that contains ``M``; else None.
+
+    Every head adds ``sum_s (x_s^T A x_j) V x_s``, linear in the tensor
+    ``T[o, r, p, q] = V_or A_pq`` and symmetric in ``(p, r)`` (both index the
+    same token ``x_s``), so the network is ``X [+] L(sym T)`` for a linear ``L``,
+    whatever the heads, value ranks and mask: ``dim M <= d' d d (d + 1) / 2``;
+    with one token all three indices meet the same ``x``: ``d' C(d + 2, 3)``.
+    Heads stop adding dimension there (docs/multihead.md §4). [HMK]'s own
+    architectures keep their field bound (None), so their certificates do not change.
+
+    Examples
+    --------
+    Three heads on ``2 -> 2`` would have ``36 - 15 - 6 = 15`` by their fields, but
+    their functions live in a space of dimension ``2 * 2 * 3 = 12``:
+
+    >>> from attngeo import Architecture
+    >>> from attngeo.geometry.bounds import span_bound
+    >>> span_bound(Architecture((2, 2), (2,), heads=3, tokens=3)), span_bound(Architecture((2, 2), (2,)))
+    (12, None)
+    """
+    if arch.is_plain or arch.depth != 1 or arch.normalization != "lightning":
+        return None
+    d, dd = arch.widths
+    return dd * d * (d + 1) * (d + 2) // 6 if arch.tokens == 1 else dd * d * d * (d + 1) // 2
 
 
 def functional_count(arch: Architecture, rows: int | None = None) -> int:

@@ -32,7 +32,7 @@ from ..model.architecture import Architecture
 from .certificate import DimensionCertificate
 from ..exceptions import InvalidInputError, NotCertifiedError
 from ..model.formulas import hmk_formula
-from . import structured
+from . import deepstructured, structured
 from .bounds import functional_count, random_ints, upper_bound
 from ..model.jacobian import jacobian_mod_p
 from ..exact.rank import det_mod_p, independent_rows, maximal_minor_mod_p, random_prime
@@ -118,6 +118,10 @@ def certify_dimension(
         cert = structured.certify_structured(arch, seed=seed)
         if cert.certified:
             return cert
+    if inputs is None and deepstructured.applies(arch) and arch.parameter_count >= STRUCTURED_FROM:
+        cert = deepstructured.certify_deep(arch, seed=seed)  # V = I, sparse inputs: small triangular blocks
+        if cert.certified:
+            return cert
     start = time.perf_counter()
     rng = random.Random(seed)
     best_lower, best_upper = (-1, None), (arch.parameter_count + 1, None)
@@ -171,7 +175,7 @@ def _with_discovered(arch: Architecture, best_upper: tuple, seed) -> tuple:
     from .discovery import MAX_DEPTH, MAX_PARAMETERS, MAX_TOKENS, discover_fields
 
     if arch.parameter_count > MAX_PARAMETERS or arch.depth > MAX_DEPTH or arch.tokens > MAX_TOKENS \
-            or best_upper[1] is None:
+            or best_upper[1] is None or "point" not in best_upper[1]:  # a span bound has no point
         return best_upper
     found = discover_fields(arch, seed=seed or 0)
     if not found:
@@ -188,13 +192,15 @@ def estimate(arch: Architecture) -> tuple[str, int]:
     --------
     >>> estimate(Architecture((768, 768), (64,), tokens=2))[0]
     'structured'
-    >>> path, size = estimate(Architecture((64,) * 5, (4,) * 4, tokens=3)); path, size > 10**9
+    >>> path, size = estimate(Architecture((64, 60, 64, 60, 64), (4,) * 4, tokens=3)); path, size > 10**9
     ('dense', True)
     """
     if arch.normalization == "lightning" and arch.is_plain and structured.applies(arch) \
             and arch.parameter_count >= STRUCTURED_FROM:
         d, dd = arch.widths
         return "structured", STRUCTURED_BYTES_PER_NONZERO * 3 * arch.ranks[0] * d * dd
+    if deepstructured.applies(arch) and arch.parameter_count >= STRUCTURED_FROM:
+        return "structured", deepstructured.estimate_bytes(arch)
     return "dense", DENSE_BYTES_PER_P2 * arch.parameter_count ** 2
 
 

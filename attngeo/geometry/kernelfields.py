@@ -27,6 +27,13 @@ families close the gap; each is a family of polynomial vector fields ``v`` with
   ``C_i u = 0``, ``C_i = V_k ⋯ V_{i+1}``, changes nothing — the mirror image of
   ``annihilator``, with the canonical null basis of ``C_i`` where ``rank C_i = d_k``.
 
+* ``mixing`` (layer ``i``, lightning, ``h_i >= 2`` heads, ``a_i >= d_{i-1}``, ``V``
+  unfactored): a layer is ``Σ_j V_j Y M∘(Yᵀ A_j Y)``, bilinear in each ``(V_j, A_j)``,
+  and ``A_j = K_jᵀ Q_j`` can take any value, so heads re-split: with
+  ``G_j = K_jᵀ K_j`` and ``c_j = det G_j``, the move ``δQ_j = -K_j adj(G_j) A_k``,
+  ``δV_k = c_j V_j`` (``j ≠ k``) changes ``A_j`` by ``-c_j A_k`` and ``V_k`` by
+  ``c_j V_j``, and the two changes cancel (docs/multihead.md §3).
+
 The upper bound uses the rank, mod ``p``, of these rows together with the
 group's fields (:func:`attngeo.geometry.symmetry.field_matrix`): all are values
 of polynomial vector fields in the kernel at an integer point, so the rank
@@ -42,7 +49,8 @@ from flint import nmod_mat
 
 from ..exact import modular
 from ..model.architecture import Architecture
-from ..model.network import split_point
+from ..exact.rank import det_mod_p
+from ..model.network import split_heads, split_point
 
 
 @dataclass(frozen=True)
@@ -93,6 +101,12 @@ def _narrowest_after(widths: tuple, i: int) -> int:
     return min(k for k in range(i + 1, len(widths)) if widths[k] == m)
 
 
+def _mixing(arch: Architecture, i: int) -> bool:
+    """Heads of layer ``i`` re-split: several heads, each ``A_j`` unconstrained, ``V`` unfactored, lightning."""
+    return (arch.normalization == "lightning" and arch.heads[i - 1] >= 2 and arch.value_ranks is None
+            and arch.ranks[i - 1] >= arch.widths[i - 1])
+
+
 def _rank_one_inputs(arch: Architecture, i: int) -> bool:
     """Every input to layer ``i`` (1-based) has rank <= 1: one token, or an earlier lightning layer of rank 1."""
     return arch.tokens == 1 or (arch.normalization == "lightning" and any(a == 1 for a in arch.ranks[: i - 1]))
@@ -120,8 +134,9 @@ def kernel_families(arch: Architecture) -> list[KernelFamily]:
     >>> kernel_families(Architecture((3, 3, 3), (2, 2)))   # [HMK]'s setting: none
     []
     """
-    if not arch.is_plain:  # derived for [HMK]'s layer; heads get the groups and discovery only
-        return []
+    if not arch.is_plain:  # heads: the groups, the mixing of heads, and discovery
+        return [KernelFamily("mixing", i, h * (h - 1)) for i, h in enumerate(arch.heads, start=1)
+                if _mixing(arch, i)]
     out = []
     for i in range(1, arch.depth + 1):
         a, d_in = arch.ranks[i - 1], arch.widths[i - 1]
@@ -157,6 +172,42 @@ def _null_basis(M: np.ndarray, p: int) -> list[np.ndarray]:
 
 def _rank_mod_p(M: np.ndarray, p: int) -> int:
     return nmod_mat(M.shape[0], M.shape[1], np.mod(M, p).ravel().tolist(), p).rank() if M.size else 0
+
+
+def _adjugate(G: np.ndarray, p: int) -> np.ndarray:
+    """``adj(G)`` mod ``p`` by cofactors (also where ``G`` is singular mod ``p``, so no inverse is used)."""
+    n = G.shape[0]
+    if n == 1:
+        return np.ones((1, 1), dtype=np.int64)
+    adj = np.zeros((n, n), dtype=np.int64)
+    for r in range(n):
+        for c in range(n):
+            minor = np.delete(np.delete(G, r, axis=0), c, axis=1)
+            adj[c, r] = (-1) ** (r + c) * det_mod_p(minor, p) % p
+    return adj
+
+
+def _mixing_rows(arch: Architecture, point: np.ndarray, p: int) -> np.ndarray:
+    """The mixing moves at ``point`` mod ``p``: for each layer that mixes, each ordered pair of heads ``j != k``."""
+    layers = split_heads(arch, modular.reduce(point, p))
+    blocks = {(b.layer, b.head, b.name): b for b in arch.blocks()}
+    rows = []
+    for fam in kernel_families(arch):
+        heads = layers[fam.layer - 1]
+        for j, (Qj, Kj, Vj) in enumerate(heads, start=1):
+            G = modular.matmul(Kj.T, Kj, p)
+            c, adj = det_mod_p(G, p), _adjugate(G, p)
+            for k, (Qk, Kk, _) in enumerate(heads, start=1):
+                if k == j:
+                    continue
+                A = modular.matmul(Kk.T, Qk, p)
+                vec = np.zeros(arch.parameter_count, dtype=np.int64)
+                for name, head, mat in (("Q", j, -modular.matmul(modular.matmul(Kj, adj, p), A, p) % p),
+                                        ("V", k, c * Vj % p)):
+                    b = blocks[(fam.layer, head, name)]
+                    vec[b.offset : b.offset + b.size] = mat.ravel()
+                rows.append(vec)
+    return np.array(rows, dtype=np.int64).reshape(len(rows), arch.parameter_count)
 
 
 def kernel_rows(arch: Architecture, point: np.ndarray, p: int) -> np.ndarray:
@@ -209,6 +260,8 @@ def kernel_rows(arch: Architecture, point: np.ndarray, p: int) -> np.ndarray:
     """
     if not kernel_families(arch):
         return np.zeros((0, arch.parameter_count), dtype=np.int64)
+    if not arch.is_plain:
+        return _mixing_rows(arch, point, p)
     layers = split_point(arch, modular.reduce(point, p))
     blocks = {(b.layer, b.name): b for b in arch.blocks()}
     rows = []

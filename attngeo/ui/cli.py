@@ -186,7 +186,9 @@ def _cmd_dim(args) -> int:
          else f"{cert.lower}  (Jacobian minor mod {lw['prime']}, {len(lw['inputs'])} inputs)" if "prime" in lw
          else f"{cert.lower}  (Jacobian minor in ball arithmetic, {lw.get('precision')} bits, "
               f"{len(lw.get('inputs', []))} inputs: determinant {lw.get('determinant')})"),
-        ("upper bound", f"{cert.upper}  ({cert.parameters} parameters - field rank {uw['field_rank']})"),
+        ("upper bound", f"{cert.upper}  (" + (f"{cert.parameters} parameters - field rank {uw['field_rank']})"
+                                              if "field_rank" in uw else "dimension of the span of one layer's "
+                                              "functions, linear in the symmetric tensor V (x) A)")),
         ("families", ", ".join(cert.families)),
     ]
     if cert.certified:
