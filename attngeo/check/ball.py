@@ -46,20 +46,32 @@ def _transpose(D: arb_mat) -> arb_mat:
                  arb_mat([[e[i][j] for i in range(r)] for j in range(c)]))
 
 
-def _output(weights: list, X: arb_mat, f, fp) -> arb_mat:
-    """The network at dual weights (``weights``: per layer the dual Q, K, V)."""
+def _output(weights: list, X: arb_mat, f, fp, arch=None) -> arb_mat:
+    """The network at dual weights (``weights``: per layer, per head the dual ``Q, K, V`` or ``Q, K, U, O``).
+
+    Heads are summed, ``V = O U``, a causal mask leaves score ``(s, j)`` out of
+    column ``j``'s normalization unless ``s <= j``, a residual layer adds its input.
+    """
+    causal, residual = (arch.causal, arch.residual) if arch is not None else (False, False)
     Y = _dual(X)
-    for Q, K, V in weights:
-        M = _transpose(Y) * _transpose(K) * Q * Y
-        m, dm = _parts(M)
-        t = len(m)
-        F = [[f(m[i][j]) for j in range(t)] for i in range(t)]
-        dF = [[fp(m[i][j]) * dm[i][j] for j in range(t)] for i in range(t)]
-        s = [sum((F[i][j] for i in range(t)), arb(0)) for j in range(t)]
-        ds = [sum((dF[i][j] for i in range(t)), arb(0)) for j in range(t)]
-        S0 = arb_mat([[F[i][j] / s[j] for j in range(t)] for i in range(t)])
-        S1 = arb_mat([[(dF[i][j] * s[j] - F[i][j] * ds[j]) / (s[j] * s[j]) for j in range(t)] for i in range(t)])
-        Y = V * Y * _dual(S0, S1)
+    for heads in weights:
+        out = Y if residual else None
+        for head in heads:
+            Q, K = head[0], head[1]
+            V = head[2] if len(head) == 3 else head[3] * head[2]
+            M = _transpose(Y) * _transpose(K) * Q * Y
+            m, dm = _parts(M)
+            t = len(m)
+            kept = [[not causal or i <= j for j in range(t)] for i in range(t)]
+            F = [[f(m[i][j]) if kept[i][j] else arb(0) for j in range(t)] for i in range(t)]
+            dF = [[fp(m[i][j]) * dm[i][j] if kept[i][j] else arb(0) for j in range(t)] for i in range(t)]
+            s = [sum((F[i][j] for i in range(t)), arb(0)) for j in range(t)]
+            ds = [sum((dF[i][j] for i in range(t)), arb(0)) for j in range(t)]
+            S0 = arb_mat([[F[i][j] / s[j] for j in range(t)] for i in range(t)])
+            S1 = arb_mat([[(dF[i][j] * s[j] - F[i][j] * ds[j]) / (s[j] * s[j]) for j in range(t)] for i in range(t)])
+            term = V * Y * _dual(S0, S1)
+            out = term if out is None else out + term
+        Y = out
     return Y
 
 
@@ -156,27 +168,31 @@ def check_ball_lower(cert: dict, arch) -> int:
     old = ctx.prec
     ctx.prec = prec
     try:
-        shapes = arch.shapes()
+        blocks = arch.blocks()
         base = {}
-        for i, name, r, cc, off in shapes:
-            base[(i, name)] = arb_mat(r, cc, [arb(x) for x in point[off: off + r * cc]])
+        for i, h, name, r, cc, off in blocks:
+            base[(i, h, name)] = arb_mat(r, cc, [arb(x) for x in point[off: off + r * cc]])
         needed = sorted({k // c for k in rows})
         Xs = {n: arb_mat([[arb(rational(x, "lower_witness.inputs")) for x in r] for r in inputs[n]]) for n in needed}
+        names = ("Q", "K", "V") if arch.value_ranks is None else ("Q", "K", "U", "O")
         columns = {}
         for j in cols:
-            i0, name0, r0, c0, off0 = next(s for s in shapes if s[4] <= j < s[4] + s[2] * s[3])
+            i0, h0, name0, r0, c0, off0 = next(b for b in blocks if b[5] <= j < b[5] + b[3] * b[4])
             weights = []
             for i in range(1, len(arch.ranks) + 1):
                 layer = []
-                for name in ("Q", "K", "V"):
-                    M = base[(i, name)]
-                    E = None
-                    if (i, name) == (i0, name0):
-                        E = arb_mat(M.nrows(), M.ncols())
-                        E[(j - off0) // c0, (j - off0) % c0] = 1
-                    layer.append(_dual(M, E))
+                for h in range(1, arch.head_count(i) + 1):
+                    head = []
+                    for name in names:
+                        M = base[(i, h, name)]
+                        E = None
+                        if (i, h, name) == (i0, h0, name0):
+                            E = arb_mat(M.nrows(), M.ncols())
+                            E[(j - off0) // c0, (j - off0) % c0] = 1
+                        head.append(_dual(M, E))
+                    layer.append(head)
                 weights.append(layer)
-            columns[j] = {n: _parts(_output(weights, Xs[n], f, fp))[1] for n in needed}
+            columns[j] = {n: _parts(_output(weights, Xs[n], f, fp, arch))[1] for n in needed}
         minor = arb_mat([[sum((columns[j][k // c][a][b] * w[k // c][k % c][a][b]
                                for a in range(dl) for b in range(t) if w[k // c][k % c][a][b]), arb(0))
                           for j in cols] for k in rows])

@@ -57,13 +57,19 @@ def _precision(bits: int):
         ctx.prec = old
 
 
-def _layers(arch: Architecture, point: list[fmpq]) -> list[tuple[arb_mat, arb_mat, arb_mat]]:
-    out, mats = [], {}
+def _layers(arch: Architecture, point: list[fmpq]) -> list[list[dict]]:
+    """Per layer, per head: ``Q, K, V`` as balls (and ``U, O`` with ``V = O U`` when factored)."""
+    mats: dict = {}
     for b in arch.blocks():
         vals = point[b.offset: b.offset + b.rows * b.cols]
-        mats[(b.layer, b.name)] = arb_mat(b.rows, b.cols, [arb(v) for v in vals])
+        mats.setdefault((b.layer, b.head), {})[b.name] = arb_mat(b.rows, b.cols, [arb(v) for v in vals])
+    out = []
     for i in range(1, arch.depth + 1):
-        out.append((mats[(i, "Q")], mats[(i, "K")], mats[(i, "V")]))
+        heads = [mats[(i, j)] for j in range(1, arch.heads[i - 1] + 1)]
+        for w in heads:
+            if "O" in w:
+                w["V"] = w["O"] * w["U"]
+        out.append(heads)
     return out
 
 
@@ -71,27 +77,46 @@ def _entrywise(M: arb_mat, fn) -> arb_mat:
     return arb_mat(M.nrows(), M.ncols(), [fn(M[i, j]) for i in range(M.nrows()) for j in range(M.ncols())])
 
 
-def _forward(layers, X: arb_mat, norm) -> list[dict]:
-    """Values of every layer at one input, kept for the tangent pass."""
+def _forward(layers, X: arb_mat, norm, arch: Architecture | None = None) -> list[dict]:
+    """Values of every layer and head at one input, kept for the tangent pass.
+
+    A causal mask leaves score ``(s, j)`` out of column ``j``'s normalization
+    unless ``s <= j`` (its weight is 0, so are ``f`` and ``f'`` there); a residual
+    layer adds its input.
+    """
+    causal, residual = (arch.causal, arch.residual) if arch is not None else (False, False)
     records, Y = [], X
-    for Q, K, V in layers:
-        A = K.transpose() * Q
+    for heads in layers:
         Yt = Y.transpose()
-        M = Yt * A * Y
-        F, Fp = _entrywise(M, norm.f), _entrywise(M, norm.fprime)
-        t = M.ncols()
-        sigma = [sum((F[i, j] for i in range(t)), arb(0)) for j in range(t)]
-        S = arb_mat(t, t, [F[i, j] / sigma[j] for i in range(t) for j in range(t)])
-        VY = V * Y
-        records.append({"Y": Y, "Yt": Yt, "A": A, "AY": A * Y, "YtA": Yt * A, "Fp": Fp, "sigma": sigma,
-                        "S": S, "VY": VY, "Q": Q, "K": K, "V": V})
-        Y = VY * S
+        t = Y.ncols()
+        out, recs = (Y if residual else None), []
+        for w in heads:
+            Q, K, V = w["Q"], w["K"], w["V"]
+            A = K.transpose() * Q
+            M = Yt * A * Y
+            F, Fp = _entrywise(M, norm.f), _entrywise(M, norm.fprime)
+            if causal:
+                for i in range(t):
+                    for j in range(i):
+                        F[i, j] = Fp[i, j] = 0
+            sigma = [sum((F[i, j] for i in range(t)), arb(0)) for j in range(t)]
+            S = arb_mat(t, t, [F[i, j] / sigma[j] for i in range(t) for j in range(t)])
+            VY = V * Y
+            recs.append({"Y": Y, "Yt": Yt, "A": A, "AY": A * Y, "YtA": Yt * A, "Fp": Fp, "sigma": sigma,
+                         "S": S, "VY": VY, **w})
+            out = VY * S if out is None else out + VY * S
+        records.append({"heads": recs, "residual": residual})
+        Y = out
     records.append({"Y": Y})
     return records
 
 
-def _tangent(rec: dict, dY=None, dQ=None, dK=None, dV=None) -> arb_mat:
-    """Directional derivative of one normalized layer's output (the chain rule, written out)."""
+def _head_tangent(rec: dict, dY=None, dQ=None, dK=None, dV=None, dU=None, dO=None) -> arb_mat:
+    """Directional derivative of one normalized head's output (the chain rule, written out)."""
+    if dU is not None:
+        dV = rec["O"] * dU
+    if dO is not None:
+        dV = dO * rec["U"]
     t = rec["S"].nrows()
     dM = None
     if dY is not None:
@@ -101,7 +126,7 @@ def _tangent(rec: dict, dY=None, dQ=None, dK=None, dV=None) -> arb_mat:
         term = rec["Yt"] * dA * rec["Y"]
         dM = term if dM is None else dM + term
     out = None
-    if dM is not None:
+    if dM is not None:  # masked entries have f' = 0, so they stay out of dF and of the sums
         S, Fp, sigma = rec["S"], rec["Fp"], rec["sigma"]
         dF = [[Fp[i, j] * dM[i, j] for j in range(t)] for i in range(t)]
         dsig = [sum((dF[i][j] for i in range(t)), arb(0)) for j in range(t)]
@@ -112,6 +137,17 @@ def _tangent(rec: dict, dY=None, dQ=None, dK=None, dV=None) -> arb_mat:
         out = term if out is None else out + term
     if dV is not None:
         term = dV * rec["Y"] * rec["S"]
+        out = term if out is None else out + term
+    return out
+
+
+def _tangent(rec: dict, dY=None, head: int | None = None, **moves) -> arb_mat:
+    """Directional derivative of one normalized layer: the heads' derivatives summed (``moves`` on ``head``)."""
+    out = dY if rec["residual"] and dY is not None else None
+    for j, h in enumerate(rec["heads"], start=1):
+        if dY is None and j != head:
+            continue
+        term = _head_tangent(h, dY, **(moves if j == head else {}))
         out = term if out is None else out + term
     return out
 
@@ -162,7 +198,7 @@ def evaluate_ball(arch: Architecture, weights, X, prec: int = 128) -> arb_mat:
     Xq = read_input(arch, X)
     with _precision(prec):
         Xa = arb_mat(arch.widths[0], arch.tokens, [arb(fmpq(x)) for row in Xq for x in row])
-        return _forward(_layers(arch, point), Xa, NORMALIZERS[arch.normalization])[-1]["Y"]
+        return _forward(_layers(arch, point), Xa, NORMALIZERS[arch.normalization], arch)[-1]["Y"]
 
 
 def _unit(rows: int, cols: int, r: int, c: int) -> arb_mat:
@@ -227,13 +263,13 @@ def ball_jacobian(arch: Architecture, point: list[fmpq], inputs: list, functiona
         blocks = list(arch.blocks())
         rows = []
         for X, w in zip(inputs, functionals):
-            recs = _forward(layers, arb_mat(len(X), len(X[0]), [arb(x) for r in X for x in r]), norm)
+            recs = _forward(layers, arb_mat(len(X), len(X[0]), [arb(x) for r in X for x in r]), norm, arch)
             cols = []
             for b in blocks:
                 for r in range(b.rows):
                     for c in range(b.cols):
                         E = _unit(b.rows, b.cols, r, c)
-                        dY = _tangent(recs[b.layer - 1], **{"d" + b.name: E})
+                        dY = _tangent(recs[b.layer - 1], head=b.head, **{"d" + b.name: E})
                         for rec in recs[b.layer: arch.depth]:
                             dY = _tangent(rec, dY=dY)
                         cols.append(dY)
