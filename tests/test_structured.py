@@ -69,7 +69,7 @@ def test_tampered_structured_certificates_are_rejected(plain, tamper):
 def test_dim_refuses_above_max_memory_before_any_work(capsys):
     from attngeo.ui.cli import main
 
-    assert main(["dim", "--widths", "64,64,64,64,64", "--ranks", "4,4,4,4", "--max-memory", "100"]) == 2
+    assert main(["dim", "--widths", "64,60,64,60,64", "--ranks", "4,4,4,4", "--max-memory", "100"]) == 2
     err = capsys.readouterr().err
     assert "GiB on the dense path, above --max-memory 100 MiB" in err and err.count("\n") == 1
     assert main(["dim", "--widths", "768,768", "--ranks", "64", "--max-memory", "100"]) == 2

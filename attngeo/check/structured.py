@@ -57,6 +57,25 @@ def _nonzeros(d: int, dd: int, a: int) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate(out_r), np.concatenate(out_c)
 
 
+def components(left: np.ndarray, right: np.ndarray, nodes: int) -> np.ndarray:
+    """The smallest node of each node's connected component, for the edges ``left[e] -- right[e]`` (int32 nodes).
+
+    >>> components(np.array([0, 3]), np.array([2, 4]), 5).tolist()
+    [0, 1, 0, 3, 3]
+    """
+    left, right = left.astype(np.int32, copy=False), right.astype(np.int32, copy=False)
+    parent = np.arange(nodes, dtype=np.int32)
+    while True:  # propagate minima along the edges, then compress paths
+        low = np.minimum(parent[left], parent[right])
+        nxt = parent.copy()
+        np.minimum.at(nxt, left, low)
+        np.minimum.at(nxt, right, low)
+        nxt = nxt[nxt]
+        if np.array_equal(nxt, parent):
+            return parent
+        parent = nxt
+
+
 def plain_rank(arch, p: int) -> tuple[int, int, int]:
     """``(rank mod p, blocks, largest block)`` of the coefficient Jacobian at the plain point.
 
@@ -74,17 +93,8 @@ def plain_rank(arch, p: int) -> tuple[int, int, int]:
     del rows  # int32 from here: nodes and nonzeros stay below MAX_NONZEROS < 2**31
     n_cols = arch.parameters
     r, cols = r.astype(np.int32), cols.astype(np.int32)
-    parent = np.arange(n_cols + len(row_nodes), dtype=np.int32)
     left, right = cols, (n_cols + r).astype(np.int32)
-    while True:  # smallest node of each component: propagate minima, then compress paths
-        low = np.minimum(parent[left], parent[right])
-        nxt = parent.copy()
-        np.minimum.at(nxt, left, low)
-        np.minimum.at(nxt, right, low)
-        nxt = nxt[nxt]
-        if np.array_equal(nxt, parent):
-            break
-        parent = nxt
+    parent = components(left, right, n_cols + len(row_nodes))
     del right
     comp = parent[left]
     del parent

@@ -68,6 +68,29 @@ def coefficient_edges(d: int, dd: int, a: int) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate(rows), np.concatenate(cols).astype(np.int64)
 
 
+def components(u: np.ndarray, v: np.ndarray, nodes: int) -> np.ndarray:
+    """The smallest node of each node's connected component in the graph with edges ``u[e] -- v[e]``.
+
+    Min-label propagation with pointer jumping, all in numpy (int32 nodes).
+
+    Examples
+    --------
+    >>> components(np.array([0, 3]), np.array([2, 4]), 5).tolist()   # {0, 2}, {1}, {3, 4}
+    [0, 1, 0, 3, 3]
+    """
+    u, v = u.astype(np.int32, copy=False), v.astype(np.int32, copy=False)
+    label = np.arange(nodes, dtype=np.int32)
+    while True:
+        m = np.minimum(label[u], label[v])
+        new = label.copy()
+        np.minimum.at(new, u, m)
+        np.minimum.at(new, v, m)
+        new = new[new]
+        if np.array_equal(new, label):
+            return label
+        label = new
+
+
 def block_rank(rows: np.ndarray, cols: np.ndarray, ncols: int, p: int) -> tuple[int, int, int]:
     """``(rank mod p, number of blocks, largest block)`` of the 0/1 matrix with these nonzeros.
 
@@ -82,16 +105,7 @@ def block_rank(rows: np.ndarray, cols: np.ndarray, ncols: int, p: int) -> tuple[
     del rows  # int32 below: nodes number at most ncols + nonzeros < 2**31 at every size this path serves
     u, v = cols.astype(np.int32), (ncols + rinv).astype(np.int32)
     rinv = rinv.astype(np.int32)
-    label = np.arange(ncols + int(rinv.max()) + 1, dtype=np.int32)
-    while True:  # connected components by min-label propagation with pointer jumping
-        m = np.minimum(label[u], label[v])
-        new = label.copy()
-        np.minimum.at(new, u, m)
-        np.minimum.at(new, v, m)
-        new = new[new]
-        if np.array_equal(new, label):
-            break
-        label = new
+    label = components(u, v, ncols + int(rinv.max()) + 1)
     del v
     comp = label[u]
     del label

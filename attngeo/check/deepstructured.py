@@ -1,0 +1,320 @@
+"""The checker's replay of deep structured dimension witnesses (``structured = "identity values"``).
+
+The witness is a point with every ``V_i = I`` (equal widths ``d``), inputs,
+and a minor of the Jacobian listed block by block. It rests on one lemma,
+proved in two lines: at ``V_1 = ... = V_l = I`` every layer output on an input
+``X`` whose nonzero rows lie in ``R`` is ``X M`` (``M`` a ``t x t`` matrix), and
+``K_i Y = K_i[:, R] Y[R]``, ``Q_i Y = Q_i[:, R] Y[R]``; so for **all** ``Q, K`` the
+network is the width-``|R|`` network with ``Q_i[:, R]``, ``K_i[:, R]``, ``V_i = I``,
+padded by zero rows, and it is ``V_l Z`` with ``Z`` free of ``V_l``. Hence the
+derivative of output entry ``(k, j)``:
+
+* on ``Q_i[s, c]``, ``K_i[s, c]``: zero unless ``c`` and ``k`` are both in ``R``;
+  otherwise the derivative of the small network;
+* on ``V_l[k', m]``: ``[k' = k] Z[m, j]``, zero unless ``m`` is in ``R``;
+* on ``V_i`` (``i < l``): not described, so no minor column may lie there.
+
+The checker reads each input's ``R`` from its nonzero rows mod p, verifies that
+no row of a block is nonzero on a column of a *later* block (so the minor is
+block lower triangular), computes every diagonal block with its own forward
+mode on the small networks, and multiplies the blocks' determinants. The
+upper bound is the group fields at the same kind of point, evaluated by index
+formulas on the recorded columns, whose determinant is the product over the
+connected components of that sparse matrix.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+from flint import nmod_mat
+
+from ..exceptions import CertificateFormatError
+from .structured import components
+from .values import field, index_list, int_array, integer, prime, reject
+
+#: Work the checker accepts from one witness: input entries N d t, one block's size (dense determinant), the
+#: tangent entries of one forward pass, and the field matrix's nonzeros.
+MAX_INPUT_ENTRIES, MAX_BLOCK, MAX_TANGENT_ENTRIES, MAX_FIELD_NONZEROS = 50_000_000, 4096, 20_000_000, 50_000_000
+
+LOWER_KEYS = {"structured", "prime", "point", "inputs", "rank", "rows", "columns", "blocks", "determinant"}
+UPPER_KEYS = {"structured", "prime", "point", "families", "field_rank", "columns", "determinant"}
+
+
+def _shape(arch) -> int:
+    if not getattr(arch, "plain", True) or arch.normalization != "lightning" or len(arch.ranks) < 2:
+        reject("an 'identity values' witness is for a lightning network of [HMK]'s kind with at least two layers")
+    d = arch.widths[0]
+    if any(w != d for w in arch.widths) or max(arch.ranks) > d:
+        reject("an 'identity values' witness needs equal widths d and ranks a_i <= d")
+    return d
+
+
+def _layout(arch):
+    """Per flat column: kind (0 Q, 1 K, 2 V), layer (1-based), row, column; and the offsets."""
+    P = arch.parameters
+    kind, layer, row, col = (np.zeros(P, dtype=np.int64) for _ in range(4))
+    offsets = {}
+    for i, name, r, c, off in arch.shapes():
+        offsets[(i, name)] = off
+        kind[off : off + r * c] = "QKV".index(name)
+        layer[off : off + r * c] = i
+        row[off : off + r * c] = np.repeat(np.arange(r), c)
+        col[off : off + r * c] = np.tile(np.arange(c), r)
+    return kind, layer, row, col, offsets
+
+
+def _point(w: dict, arch, key: str) -> tuple[int, np.ndarray, dict]:
+    """The prime, the point mod p (every ``V_i`` must be the identity, as integers) and its weights."""
+    p = prime(w["prime"], f"{key}.prime")
+    point = int_array(w["point"], (arch.parameters,), f"{key}.point")
+    weights = {}
+    for i, name, r, c, off in arch.shapes():
+        M = point[off : off + r * c].reshape(r, c)
+        if name == "V" and not np.array_equal(M, np.eye(r, c, dtype=np.int64)):
+            reject(f"{key}.point must have V_{i} = I (the lemma of an 'identity values' witness)")
+        weights[(i, name)] = np.mod(M, p)
+    return p, np.mod(point, p), weights
+
+
+def _mm(a, b, p):
+    return np.einsum("...ij,...jk->...ik", a, b) % p
+
+
+def _forward(X, Qs, Ks, p):
+    """Values and tangents of the small networks (``V = I``): ``Y (G, r, t)``, ``dY (T, G, r, t)``.
+
+    Tangent directions, layer by layer: ``Q_i[s, c]`` then ``K_i[s, c]`` (``s < a_i``, ``c < r``), row-major.
+    ``d(Yᵀ A Y) = dYᵀ A Y + Yᵀ dA Y + Yᵀ A dY``; ``Yᵀ (Kᵀ E_sc) Y = (K Y)_s ⊗ Y_c`` and ``Yᵀ (E_cs Q) Y = Y_c ⊗ (Q Y)_s``.
+    """
+    G, r, t = X.shape
+    T = sum(2 * Q.shape[1] * r for Q in Qs)
+    Y, dY, start = X, np.zeros((T, G, r, t), dtype=np.int64), 0
+    for Q, K in zip(Qs, Ks):
+        a = Q.shape[1]
+        A = _mm(np.swapaxes(K, -1, -2), Q, p)
+        YA = _mm(np.swapaxes(Y, -1, -2), A, p)
+        S = _mm(YA, Y, p)
+        dS = (_mm(_mm(np.swapaxes(dY, -1, -2), A, p), Y, p) + _mm(YA, dY, p)) % p
+        KY, QY = _mm(K, Y, p), _mm(Q, Y, p)
+        dQ = np.einsum("gsa,gcb->scgab", KY, Y) % p  # products of two residues: below 2**52
+        dK = np.einsum("gca,gsb->scgab", Y, QY) % p
+        n = a * r
+        dS[start : start + n] = (dS[start : start + n] + dQ.reshape(n, G, t, t)) % p
+        dS[start + n : start + 2 * n] = (dS[start + n : start + 2 * n] + dK.reshape(n, G, t, t)) % p
+        start += 2 * n
+        dY = (_mm(dY, S, p) + _mm(Y, dS, p)) % p
+        Y = _mm(Y, S, p)
+    return Y, dY
+
+
+def check_lower(cert: dict, lw: dict, arch) -> int:
+    """The rank the block lower triangular minor proves (see the module docstring).
+
+    Examples
+    --------
+    >>> from attngeo import Architecture
+    >>> from attngeo.check.arch import Arch
+    >>> from attngeo.geometry.deepstructured import certify_deep
+    >>> cert = certify_deep(Architecture((5, 5, 5), (2, 2)), seed=0).to_json()
+    >>> arch, lw = Arch((5, 5, 5), (2, 2), 2), cert["lower_witness"]
+    >>> check_lower(cert, lw, arch)
+    55
+    >>> check_lower(cert, dict(lw, determinant=(lw["determinant"] + 1) % lw["prime"]), arch)   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateRejected: the blocks' determinants multiply to ...
+    """
+    if set(lw) != LOWER_KEYS or lw["structured"] != "identity values":
+        reject(f"an 'identity values' lower witness holds exactly {', '.join(sorted(LOWER_KEYS))}")
+    d, t, P, l = _shape(arch), arch.tokens, arch.parameters, len(arch.ranks)
+    p, _, W = _point(lw, arch, "lower_witness")
+    N = len(lw["inputs"]) if isinstance(lw["inputs"], list) else 0
+    if N < 1 or N * d * t > MAX_INPUT_ENTRIES:
+        raise CertificateFormatError(f"lower_witness.inputs must hold 1 to {MAX_INPUT_ENTRIES // (d * t)} inputs")
+    X = np.mod(int_array(lw["inputs"], (N, d, t), "lower_witness.inputs"), p)
+    rank = integer(lw["rank"], "lower_witness.rank", 0, P)
+    if rank != integer(field(cert, "lower"), "lower"):
+        reject(f"lower = {cert['lower']} but the witness has rank {rank}")
+    columns = np.array(index_list(lw["columns"], rank, P, "lower_witness.columns"), dtype=np.int64)
+    rows = int_array(lw["rows"], (rank, 3), "lower_witness.rows") if rank else np.zeros((0, 3), dtype=np.int64)
+    n, k, j = rows.T
+    if np.any((n < 0) | (n >= N) | (k < 0) | (k >= d) | (j < 0) | (j >= t)):
+        reject("lower_witness.rows must be [input, output row, token] triples within the inputs' shape")
+    if len(np.unique((n * d + k) * t + j)) != rank:
+        reject("lower_witness.rows repeats a row")
+    sizes = lw["blocks"]
+    if not isinstance(sizes, list) or not all(isinstance(s, int) and not isinstance(s, bool) and 1 <= s <= MAX_BLOCK
+                                              for s in sizes) or sum(sizes) != rank:
+        reject(f"lower_witness.blocks must be block sizes from 1 to {MAX_BLOCK} adding up to the rank")
+    kind, layer, wrow, wcol, offsets = _layout(arch)
+    if np.any((kind[columns] == 2) & (layer[columns] < l)):
+        reject("a minor column lies in V_i with i < l, where the lemma says nothing")
+    block_of_row = np.repeat(np.arange(len(sizes)), sizes)
+    block_of = np.full(P, -1, dtype=np.int64)
+    block_of[columns] = block_of_row
+    support = X.any(axis=2)  # (N, d): the rows R of each input (mod p, where the Jacobian lives)
+    # zero pattern: a row may touch V_l[k, R] and, when k is in R, Q_i[:, R] and K_i[:, R]; none of a later block
+    qk = np.full(d, -1, dtype=np.int64)
+    np.maximum.at(qk, wcol[kind < 2], block_of[kind < 2])
+    qk_latest = np.where(support, qk[None, :], -1).max(axis=1)  # per input
+    V = offsets[(l, "V")]
+    step = max(1, 4_000_000 // d)
+    for s in range(0, rank, step):
+        nn, kk = n[s : s + step], k[s : s + step]
+        v_latest = np.where(support[nn], block_of[V + kk[:, None] * d + np.arange(d)], -1).max(axis=1)
+        latest = np.maximum(v_latest, np.where(support[nn, kk], qk_latest[nn], -1))
+        if np.any(latest > block_of_row[s : s + step]):
+            reject("a row of the minor is nonzero on a column of a later block: the minor is not block triangular")
+    # values: forward mode on the small networks, grouped by support size
+    Z = np.zeros((N, d, t), dtype=np.int64)
+    where = np.full((N, d), -1, dtype=np.int64)  # position of each row in its input's R
+    tangent = {}  # input -> (group tangents, index in the group, r)
+    for r in sorted(set(support.sum(axis=1).tolist())):
+        members = np.flatnonzero(support.sum(axis=1) == r)
+        if r == 0:
+            continue
+        R = np.array([np.flatnonzero(support[m]) for m in members])
+        where[members[:, None], R] = np.arange(r)
+        T = sum(2 * a * r for a in arch.ranks)
+        chunk = max(1, MAX_TANGENT_ENTRIES // (T * r * max(r, t)))
+        for s in range(0, len(members), chunk):
+            mem, Rs = members[s : s + chunk], R[s : s + chunk]
+            Qs = [np.moveaxis(W[(i, "Q")][:, Rs], 1, 0) for i in range(1, l + 1)]
+            Ks = [np.moveaxis(W[(i, "K")][:, Rs], 1, 0) for i in range(1, l + 1)]
+            Y, dY = _forward(X[mem[:, None], Rs], Qs, Ks, p)
+            Z[mem[:, None], Rs] = Y
+            for g, m in enumerate(mem):
+                tangent[int(m)] = (dY, g, r)
+    starts = np.cumsum([0] + sizes)
+    det = 1
+    layer_start = {}
+    for r in {v[2] for v in tangent.values()}:
+        acc = 0
+        for i, a in enumerate(arch.ranks, start=1):
+            layer_start[(r, i)] = acc
+            acc += 2 * a * r
+    for b, size in enumerate(sizes):
+        rb, cb = slice(starts[b], starts[b + 1]), columns[starts[b] : starts[b + 1]]
+        M = np.zeros((size, size), dtype=np.int64)
+        for x, (nx, kx, jx) in enumerate(rows[rb].tolist()):
+            isV = kind[cb] == 2  # V_l: [k' = k] Z[m, j]
+            M[x, isV] = np.where(wrow[cb][isV] == kx, Z[nx, wcol[cb][isV], jx], 0)
+            if where[nx, kx] < 0 or nx not in tangent:
+                continue
+            dY, g, r = tangent[nx]
+            for y in np.flatnonzero(~isV):
+                c = cb[y]
+                pos = where[nx, wcol[c]]
+                if pos >= 0:
+                    tau = layer_start[(r, int(layer[c]))] + int(kind[c]) * arch.ranks[layer[c] - 1] * r \
+                        + int(wrow[c]) * r + int(pos)
+                    M[x, y] = dY[tau, g, where[nx, kx], jx]
+        det = det * (int(M[0, 0]) if size == 1 else int(nmod_mat(size, size, M.ravel().tolist(), p).det())) % p
+    recorded = integer(lw["determinant"], "lower_witness.determinant", 0, p - 1)
+    if det == 0 or det != recorded:
+        reject(f"the blocks' determinants multiply to {det} mod {p}, the certificate records {recorded}")
+    return rank
+
+
+def field_entries(arch, W: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(row, column, value)`` of the group fields at a point with every ``V_i = I``, from index formulas.
+
+    Rows per layer: intra ``E_uv`` (``δQ[u, :] = Q[v, :]``, ``δK[v, :] = -K[u, :]``), the scaling (``δQ = Q``,
+    ``δV = -I``), then inter ``E_uv`` (``δV_i[u, v] = 1``, ``δV_{i+1}[u, v] = -1``, ``δQ_{i+1}[:, v] = -Q_{i+1}[:, u]``,
+    ``δK_{i+1}[:, v] = -K_{i+1}[:, u]``).
+
+    >>> from attngeo.check.arch import Arch
+    >>> arch = Arch((2, 2, 2), (1, 1), 2)
+    >>> W = {(i, n): np.ones((1, 2), dtype=np.int64) for i in (1, 2) for n in "QK"}
+    >>> r, c, v = field_entries(arch, W)
+    >>> int(r.max()) + 1 == 1 + 1 + 4 + 1 + 1
+    True
+    """
+    d, l = arch.widths[0], len(arch.ranks)
+    off = {(i, name): o for i, name, _, _, o in arch.shapes()}
+    R, C, V = [], [], []
+    base = 0
+    for i, a in enumerate(arch.ranks, start=1):
+        Q, K = W[(i, "Q")], W[(i, "K")]
+        for u in range(a):
+            for v in range(a):
+                R += [np.full(2 * d, base + u * a + v)]
+                C += [off[(i, "Q")] + u * d + np.arange(d), off[(i, "K")] + v * d + np.arange(d)]
+                V += [Q[v], -K[u]]
+        base += a * a
+        R += [np.full(a * d + d, base)]
+        C += [off[(i, "Q")] + np.arange(a * d), off[(i, "V")] + np.arange(d) * (d + 1)]
+        V += [Q.ravel(), np.full(d, -1)]
+        base += 1
+        if i < l:
+            Qn, Kn, an = W[(i + 1, "Q")], W[(i + 1, "K")], arch.ranks[i]
+            u, v = np.divmod(np.arange(d * d), d)
+            R += [base + u * d + v] * 2
+            C += [off[(i, "V")] + u * d + v, off[(i + 1, "V")] + u * d + v]
+            V += [np.ones(d * d, dtype=np.int64), -np.ones(d * d, dtype=np.int64)]
+            for s in range(an):
+                R += [base + u * d + v] * 2
+                C += [off[(i + 1, "Q")] + s * d + v, off[(i + 1, "K")] + s * d + v]
+                V += [-Qn[s, u], -Kn[s, u]]
+            base += d * d
+    return np.concatenate(R), np.concatenate(C), np.concatenate([np.asarray(x, dtype=np.int64) for x in V])
+
+
+def check_upper(cert: dict, uw: dict, arch, expected: list) -> int:
+    """The upper bound ``P - s``: the ``s`` group fields' minor on the recorded columns, component by component.
+
+    ``expected`` is the checker's list of families for ``arch`` (groups, then kernel families).
+
+    Examples
+    --------
+    >>> from attngeo import Architecture
+    >>> from attngeo.check.arch import Arch
+    >>> from attngeo.check.dimension import _expected_families
+    >>> from attngeo.geometry.deepstructured import certify_deep
+    >>> cert = certify_deep(Architecture((5, 5, 5), (2, 2)), seed=0).to_json()
+    >>> arch = Arch((5, 5, 5), (2, 2), 2)
+    >>> check_upper(cert, cert["upper_witness"], arch, _expected_families(arch))
+    55
+    """
+    if set(uw) != UPPER_KEYS or uw["structured"] != "identity values":
+        reject(f"an 'identity values' upper witness holds exactly {', '.join(sorted(UPPER_KEYS))}")
+    d, P, l = _shape(arch), arch.parameters, len(arch.ranks)
+    p, _, W = _point(uw, arch, "upper_witness")
+    if json.dumps(uw["families"]) != json.dumps(expected) or {f["kind"] for f in expected} - {"intra", "scaling", "inter"}:
+        reject("upper_witness.families must be exactly the symmetry groups of this architecture, in canonical order")
+    s = sum(a * a + 1 for a in arch.ranks) + (l - 1) * d * d
+    if integer(uw["field_rank"], "upper_witness.field_rank", 0) != s:
+        reject(f"upper_witness.field_rank must be the {s} group fields")
+    columns = index_list(uw["columns"], s, P, "upper_witness.columns")
+    if 2 * (l * d * d + 2 * sum(arch.ranks) * d * d) > MAX_FIELD_NONZEROS:
+        raise CertificateFormatError(f"the field matrix of {arch.describe()} is above the checker's limit")
+    r, c, v = field_entries(arch, W)
+    local = np.full(P, -1, dtype=np.int64)
+    local[columns] = np.arange(s)
+    keep = (local[c] >= 0) & (np.mod(v, p) != 0)
+    r, c, v = r[keep], local[c[keep]], np.mod(v[keep], p)
+    label = components(r, s + c, 2 * s)
+    if set(label[:s].tolist()) != set(label[s:].tolist()):
+        reject("the field minor has a zero row or column: it is singular")
+    comp = label[r]
+    order = np.argsort(comp, kind="stable")
+    comp, r, c, v = comp[order], r[order], c[order], v[order]
+    cuts = np.flatnonzero(np.diff(comp)) + 1
+    det = 1
+    for a, e in zip(np.r_[0, cuts], np.r_[cuts, len(comp)]):
+        ur, ri = np.unique(r[a:e], return_inverse=True)
+        uc, ci = np.unique(c[a:e], return_inverse=True)
+        if len(ur) != len(uc) or len(ur) > 4 * MAX_BLOCK:
+            reject("a component of the field minor is not square (or too large): the minor is not proved nonsingular")
+        M = np.zeros((len(ur), len(uc)), dtype=np.int64)
+        np.add.at(M, (ri, ci), v[a:e])
+        det = det * int(nmod_mat(len(ur), len(uc), np.mod(M, p).ravel().tolist(), p).det()) % p
+    recorded = integer(uw["determinant"], "upper_witness.determinant", 0, p - 1)
+    if det == 0 or det != recorded:
+        reject(f"the field minor's components multiply to determinant {det} mod {p}, the certificate records {recorded}")
+    upper = integer(field(cert, "upper"), "upper")
+    if upper != P - s:
+        reject(f"upper must be parameters - field rank = {P - s}")
+    return upper

@@ -1,0 +1,410 @@
+"""Structure-aware certification of deep lightning networks of equal widths (issue [4/6], deep rows).
+
+A lower bound is valid at *any* point, on *any* inputs. Take every ``V_i = I_d``
+(random ``Q_i``, ``K_i``) and inputs ``X`` whose nonzero rows lie in a small set
+``R``. Then, for **every** ``Q, K``, ``Y_i = Y_{i-1} (Y_{i-1}ᵀ K_iᵀ Q_i Y_{i-1})``
+stays of the form ``X M`` with ``M`` a ``t x t`` matrix, and ``K_i Y = K_i[:, R] Y[R]``:
+
+**Lemma.** At ``V_1 = ... = V_l = I`` the network on an input supported on the
+rows ``R`` is the width-``|R|`` network with weights ``Q_i[:, R]``, ``K_i[:, R]``,
+``V_i = I``, padded by zero rows; its output is ``V_l Z`` with ``Z`` free of ``V_l``.
+So the derivative of output entry ``(k, j)`` vanishes on every ``Q_i``, ``K_i``
+column outside ``R`` and on all of them when ``k`` is not in ``R``, and on
+``V_l[k', m]`` it is ``[k' = k] Z[m, j]`` (zero unless ``m`` is in ``R``).
+
+With ``R = [a*]`` (the core, ``a* = max a_i``) and ``R = [a*] ∪ {m}`` for each
+``m >= a*``, the Jacobian has a nonsingular minor that is block lower
+triangular with small diagonal blocks, in this order:
+
+1. ``V_l[k, :a*]`` for each ``k >= a*`` (rows ``(core input, k, j)``);
+2. the core: ``Q_i[:, :a*]``, ``K_i[:, :a*]`` without ``K_i[:, :a_i]`` and ``Q_i[0, 0]``, and ``V_l[:a*, :a*]``;
+3. for each ``m >= a*``: ``Q_i[:, m]``, ``K_i[:, m]``, ``V_l[:a*, m]``, ``V_l[m, m]``;
+4. ``V_l[k, m]`` for ``k != m >= a*``: ``1 x 1`` blocks ``Z[m, j]``.
+
+Their sizes add up to ``d^2 + Σ (2 a_i d - a_i^2 - 1)``, which is ``P`` minus the
+rank of [HMK]'s group fields. The upper bound is that rank, at the same point
+on the complementary columns (``V_1 .. V_{l-1}``, ``K_i[:, :a_i]``, ``Q_i[0, 0]``):
+at ``V = I`` the field matrix there is sparse and falls apart into components
+whose determinants multiply. ``l = 4, d = 64, a = 4`` takes about a second
+(benchmarks/scale.py); the checker (:mod:`attngeo.check.deepstructured`) replays
+both from the lemma with its own forward-mode derivatives.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+
+import numpy as np
+from flint import nmod_mat
+
+from ..exceptions import InvalidInputError
+from ..exact.rank import det_mod_p, independent_rows, random_prime
+from ..model.architecture import Architecture
+from ..model.formulas import hmk_formula
+from ..model.jacobian import jacobian_mod_p
+from ..model.network import ModularOps, network, split_point
+from .bounds import random_ints
+from .certificate import DimensionCertificate
+from .kernelfields import kernel_families
+from .structured import components
+from .symmetry import families
+
+#: Spare inputs beyond the fewest that could fill each block's rows (a short block would fall back to dense).
+SPARE_CORE, SPARE_M = 2, 1
+
+#: How often a group of inputs may be doubled while its block is still short (each input reveals about
+#: t^2 numbers per attention matrix: l = 4, a = 4 needs twice the inputs its row count suggests).
+MAX_DOUBLINGS = 3
+
+#: Peak bytes per parameter, measured (l = 4, d = 128: about 0.4 GB for 69,632 parameters); guides a refusal only.
+BYTES_PER_PARAMETER = 6000
+
+
+def applies(arch: Architecture) -> bool:
+    """Equal widths ``d``, at least two lightning layers of [HMK]'s kind, ``t >= 2``, ``max a_i < d``, no kernel fields.
+
+    Examples
+    --------
+    >>> applies(Architecture((6, 6, 6), (2, 2))), applies(Architecture((6, 5, 6), (2, 2)))
+    (True, False)
+    >>> applies(Architecture((6, 6, 6), (1, 2)))     # a_1 = 1: the symmetric-score fields join the groups
+    False
+    """
+    if arch.normalization != "lightning" or arch.depth < 2 or arch.tokens < 2 or not arch.is_plain:
+        return False
+    d = arch.widths[0]
+    if any(w != d for w in arch.widths) or max(arch.ranks) >= d:
+        return False
+    return not kernel_families(arch)
+
+
+def estimate_bytes(arch: Architecture) -> int:
+    """Estimated peak memory of :func:`certify_deep` (a guide for ``--max-memory``, not a proof).
+
+    Examples
+    --------
+    >>> estimate_bytes(Architecture((128,) * 5, (4,) * 4)) < 10**9
+    True
+    """
+    return BYTES_PER_PARAMETER * arch.parameter_count
+
+
+class _Columns:
+    """Flat column numbers of ``Q_i``, ``K_i``, ``V_i`` entries (all widths ``d``)."""
+
+    def __init__(self, arch: Architecture):
+        self.d = arch.widths[0]
+        self.offset = {(b.name, b.layer): b.offset for b in arch.blocks()}
+
+    def __call__(self, name: str, layer: int, row, col):
+        return self.offset[(name, layer)] + np.asarray(row) * self.d + np.asarray(col)
+
+
+def _point(arch: Architecture, rng: random.Random) -> np.ndarray:
+    point = np.zeros(arch.parameter_count, dtype=np.int64)
+    for b in arch.blocks():
+        if b.name == "V":
+            point[b.offset : b.offset + b.size] = np.eye(b.rows, b.cols, dtype=np.int64).ravel()
+        else:
+            point[b.offset : b.offset + b.size] = random_ints(rng, b.size)
+    return point
+
+
+def _restricted(arch: Architecture, point: np.ndarray, R: list[int]) -> tuple[Architecture, np.ndarray]:
+    """The lemma's width-``|R|`` network: ``Q_i[:, R]``, ``K_i[:, R]``, ``V_i = I``."""
+    small = Architecture((len(R),) * (arch.depth + 1), arch.ranks, arch.tokens)
+    parts = []
+    for Q, K, _ in split_point(arch, point):
+        parts += [Q[:, R].ravel(), K[:, R].ravel(), np.eye(len(R), dtype=np.int64).ravel()]
+    return small, np.concatenate(parts)
+
+
+def _restricted_columns(arch: Architecture, R: list[int]) -> np.ndarray:
+    """Full column of each column of the restricted network (``V_i`` maps to ``V_i[R, R]``)."""
+    col, out = _Columns(arch), []
+    Rv = np.asarray(R)
+    for i, a in enumerate(arch.ranks, start=1):
+        s, c = np.meshgrid(np.arange(a), Rv, indexing="ij")
+        out += [col("Q", i, s, c).ravel(), col("K", i, s, c).ravel()]
+        k, m = np.meshgrid(Rv, Rv, indexing="ij")
+        out.append(col("V", i, k, m).ravel())
+    return np.concatenate(out)
+
+
+def _pick(M: np.ndarray, p: int) -> tuple[list[int], int] | None:
+    """Rows of ``M`` forming a nonsingular square minor, and its determinant; None if ``M`` has not full column rank."""
+    rank, rows = independent_rows(M, p)
+    if rank < M.shape[1]:
+        return None
+    return rows, det_mod_p(M[rows], p)
+
+
+def lower_bound(arch: Architecture, point: np.ndarray, p: int, rng: random.Random) -> dict | None:
+    """The block-triangular minor of the lemma at ``point`` (``V = I``), as a witness; None if a block is singular.
+
+    Examples
+    --------
+    >>> arch = Architecture((5, 5, 5), (2, 2))
+    >>> rng = random.Random(0)
+    >>> w = lower_bound(arch, _point(arch, rng), random_prime(rng), rng)
+    >>> w["rank"] == 5 ** 2 + 2 * (2 * 2 * 5 - 4 - 1), sum(w["blocks"]) == len(w["rows"]) == w["rank"]
+    (True, True)
+    """
+    d, l, t = arch.widths[0], arch.depth, arch.tokens
+    ranks = arch.ranks
+    a = max(ranks)
+    col = _Columns(arch)
+    U = list(range(a))
+    core_size = sum(2 * ai * a - ai * ai - 1 for ai in ranks) + a * a
+    m_size = 2 * sum(ranks) + a + 1
+    ms = list(range(a, d))
+    supports, values = [], []  # the inputs, kept sparse until the witness is written
+    rows, cols, sizes, det = [], [], [], 1
+
+    def block(block_rows, block_cols, block_det):
+        nonlocal det
+        rows.extend(block_rows)
+        cols.extend(int(c) for c in block_cols)
+        sizes.append(len(block_cols))
+        det = det * block_det % p
+
+    def group(R, count, wanted):
+        """Inputs on the rows R, doubled while the wanted columns are not reached: (first, J, Z, pick)."""
+        small, small_point = _restricted(arch, point, R)
+        X = random_ints(rng, (count, len(R), t))
+        for _ in range(MAX_DOUBLINGS + 1):
+            J = jacobian_mod_p(small, small_point, X, p)
+            picked = _pick(J[:, wanted], p)
+            if picked is not None:
+                break
+            X = np.concatenate([X, random_ints(rng, X.shape)])
+        first = len(supports)
+        supports.extend([R] * len(X))
+        values.extend(X)
+        Z = network(ModularOps(p), split_point(small, small_point), np.mod(X, p))  # V_l = I: the output is Z
+        return first, J, Z, picked
+
+    # the core inputs, on the rows [a]
+    full = _restricted_columns(arch, U)
+    dropped = set()
+    for i, ai in enumerate(ranks, start=1):
+        dropped |= {int(c) for c in col("K", i, *np.meshgrid(np.arange(ai), np.arange(ai), indexing="ij")).ravel()}
+        dropped.add(int(col("Q", i, 0, 0)))
+    V_last = col("V", l, 0, 0)
+    keep = [j for j, c in enumerate(full) if c not in dropped and (c >= V_last or not _is_value(arch, c))]
+    _, _, Zc, core = group(U, -(-core_size // (a * t)) + SPARE_CORE, keep)
+    if core is None:
+        return None
+    # 1. V_l[k, :a] for k >= a: rows (n, k, j) with value Z_n[:, j]
+    picked = _pick(np.swapaxes(Zc, 1, 2).reshape(-1, a), p)
+    if picked is None:
+        return None
+    chosen, vdet = picked
+    for k in ms:
+        block([[r // t, k, r % t] for r in chosen], col("V", l, k, np.arange(a)), vdet)
+    # 2. the core
+    chosen, cdet = core
+    block([[r // (a * t), (r // t) % a, r % t] for r in chosen], full[keep], cdet)
+    # 3. one block per m >= a, on the restricted network of R = [a] + [m] (m is its last coordinate)
+    first_inputs = []
+    per_m = -(-m_size // ((a + 1) * t)) + SPARE_M
+    for m in ms:
+        R = U + [m]
+        full = _restricted_columns(arch, R)
+        mine = [j for j, c in enumerate(full) if _in_m_block(arch, col, c, m, a)]
+        first, _, Z, picked = group(R, per_m, mine)
+        if picked is None:
+            return None
+        chosen, mdet = picked
+        block([[first + r // ((a + 1) * t), R[(r // t) % (a + 1)], r % t] for r in chosen], full[mine], mdet)
+        j = int(np.flatnonzero(Z[0, a])[0]) if np.any(Z[0, a]) else None
+        if j is None:
+            return None
+        first_inputs.append((first, j, int(Z[0, a, j])))
+    # 4. V_l[k, m] for k != m >= a: row (first input of m, k, j), value Z[m, j]
+    for k in ms:
+        for q, m in enumerate(ms):
+            if m != k:
+                n, j, z = first_inputs[q]
+                block([[n, k, j]], [col("V", l, k, m)], z)
+    inputs = np.zeros((len(supports), d, t), dtype=np.int64)
+    for n, (R, X) in enumerate(zip(supports, values)):
+        inputs[n, R] = X
+    return {
+        "structured": "identity values",
+        "prime": p,
+        "point": point.tolist(),
+        "inputs": inputs.tolist(),
+        "rank": len(cols),
+        "rows": rows,
+        "columns": cols,
+        "blocks": sizes,
+        "determinant": det,
+    }
+
+
+def _is_value(arch: Architecture, c: int) -> bool:
+    for b in arch.blocks():
+        if b.offset <= c < b.offset + b.size:
+            return b.name == "V"
+    raise AssertionError(c)  # pragma: no cover
+
+
+def _in_m_block(arch: Architecture, col: _Columns, c: int, m: int, a: int) -> bool:
+    l, d = arch.depth, arch.widths[0]
+    V = int(col("V", l, 0, 0))
+    if V <= c < V + d * d:  # V_l[k, m] for k < a, and V_l[m, m]
+        k, j = divmod(c - V, d)
+        return j == m and (k < a or k == m)
+    return not _is_value(arch, c) and (c - int(col("Q", 1, 0, 0))) % d == m  # Q_i[:, m], K_i[:, m]
+
+
+def field_entries(arch: Architecture, point: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(row, column, value)`` of the group fields at a point with every ``V_i = I`` (rows in canonical order).
+
+    Rows: per layer the intra fields ``E_uv`` (row-major), the scaling, then the
+    inter fields ``E_uv``; tangents ``δQ = E Q``, ``δK = -Eᵀ K``; ``δQ = Q``,
+    ``δV = -V``; ``δV_i = E V_i``, ``δ(Q, K, V)_{i+1} = -(Q, K, V)_{i+1} E``.
+
+    Examples
+    --------
+    The fields of ``GL_2 x C^* x GL_3 x GL_2 x C^*`` on widths 3,3,3 have rank 19, as the dense field matrix says:
+
+    >>> from attngeo.exact.rank import rank_mod_p
+    >>> from attngeo.geometry.symmetry import field_matrix
+    >>> arch, p = Architecture((3, 3, 3), (2, 2)), 1000003
+    >>> point = _point(arch, random.Random(1))
+    >>> r, c, v = field_entries(arch, point)
+    >>> F = np.zeros((19, arch.parameter_count), dtype=np.int64); np.add.at(F, (r, c), v)
+    >>> rank_mod_p(F, p), np.array_equal(np.mod(F, p), field_matrix(arch, point, p))
+    (19, True)
+    """
+    col = _Columns(arch)
+    d, l = arch.widths[0], arch.depth
+    layers = split_point(arch, point)
+    R, C, W = [], [], []
+
+    def put(rows, cols, vals):
+        rows, cols, vals = np.broadcast_arrays(np.asarray(rows), np.asarray(cols), np.asarray(vals))
+        R.append(rows.ravel()), C.append(cols.ravel()), W.append(vals.ravel())
+
+    base = 0
+    for i, a in enumerate(arch.ranks, start=1):
+        Q, K, _ = layers[i - 1]
+        u, v, c = np.meshgrid(np.arange(a), np.arange(a), np.arange(d), indexing="ij")
+        row = base + u * a + v
+        put(row, col("Q", i, u, c), Q[v, c])  # (E_uv Q)[u, c] = Q[v, c]
+        put(row, col("K", i, v, c), -K[u, c])  # -(E_vu K)[v, c] = -K[u, c]
+        base += a * a
+        s, c = np.meshgrid(np.arange(a), np.arange(d), indexing="ij")
+        put(base, col("Q", i, s, c), Q)
+        put(base, col("V", i, np.arange(d), np.arange(d)), -1)
+        base += 1
+        if i < l:
+            Qn, Kn, _ = layers[i]
+            an = arch.ranks[i]
+            u, v = np.meshgrid(np.arange(d), np.arange(d), indexing="ij")
+            row = base + u * d + v
+            put(row, col("V", i, u, v), 1)  # E_uv V_i = E_uv
+            put(row, col("V", i + 1, u, v), -1)  # -V_{i+1} E_uv = -E_uv
+            u, v, s = np.meshgrid(np.arange(d), np.arange(d), np.arange(an), indexing="ij")
+            row = base + u * d + v
+            put(row, col("Q", i + 1, s, v), -Qn[s, u])  # -(Q E_uv)[s, v] = -Q[s, u]
+            put(row, col("K", i + 1, s, v), -Kn[s, u])
+            base += d * d
+    return np.concatenate(R), np.concatenate(C), np.concatenate(W)
+
+
+def component_determinant(rows: np.ndarray, cols: np.ndarray, vals: np.ndarray, n: int, p: int) -> int:
+    """Determinant mod ``p`` of an ``n x n`` sparse matrix as the product over its connected components.
+
+    Each component's rows and columns are taken in ascending order, so the
+    product is the determinant up to sign; 0 when a component is not square or singular.
+
+    Examples
+    --------
+    >>> component_determinant(np.array([0, 1, 1]), np.array([1, 0, 2]), np.array([3, 5, 7]), 3, 101) == 3 * 7 * 5 % 101
+    False
+    >>> component_determinant(np.array([0, 1, 2]), np.array([1, 0, 2]), np.array([3, 5, 7]), 3, 101) == 3 * 5 * 7 % 101
+    True
+    """
+    vals = np.mod(vals, p)
+    nz = vals != 0
+    rows, cols, vals = rows[nz], cols[nz], vals[nz]
+    label = components(rows, n + cols, 2 * n)
+    if len(set(label[:n].tolist()) ^ set(label[n:].tolist())):
+        return 0  # a row or column alone: a zero row or column
+    comp = label[rows]
+    order = np.argsort(comp, kind="stable")
+    comp, rows, cols, vals = comp[order], rows[order], cols[order], vals[order]
+    cuts = np.flatnonzero(np.diff(comp)) + 1
+    det = 1
+    for s, e in zip(np.r_[0, cuts], np.r_[cuts, len(comp)]):
+        ur, ri = np.unique(rows[s:e], return_inverse=True)
+        uc, ci = np.unique(cols[s:e], return_inverse=True)
+        if len(ur) != len(uc):
+            return 0
+        M = np.zeros((len(ur), len(uc)), dtype=np.int64)
+        np.add.at(M, (ri, ci), vals[s:e])
+        det = det * int(nmod_mat(len(ur), len(uc), np.mod(M, p).ravel().tolist(), p).det()) % p
+        if det == 0:
+            return 0
+    return det
+
+
+def upper_bound(arch: Architecture, point: np.ndarray, p: int, exclude: set[int]) -> dict:
+    """The group fields' minor on the columns outside the lower bound's minor, as a witness (field rank, determinant).
+
+    Examples
+    --------
+    >>> arch = Architecture((5, 5, 5), (2, 2))
+    >>> rng = random.Random(0)
+    >>> point, p = _point(arch, rng), random_prime(rng)
+    >>> low = lower_bound(arch, point, p, rng)
+    >>> up = upper_bound(arch, point, p, set(low["columns"]))
+    >>> up["field_rank"] + low["rank"] == arch.parameter_count, up["determinant"] != 0
+    (True, True)
+    """
+    columns = [c for c in range(arch.parameter_count) if c not in exclude]
+    where = np.full(arch.parameter_count, -1, dtype=np.int64)
+    where[columns] = np.arange(len(columns))
+    r, c, v = field_entries(arch, point)
+    inside = where[c] >= 0
+    n = sum(f.size for f in families(arch))
+    det = component_determinant(r[inside], where[c[inside]], v[inside], n, p) if n == len(columns) else 0
+    return {"structured": "identity values", "prime": p, "point": point.tolist(),
+            "families": [f.to_dict() for f in families(arch)], "field_rank": len(columns) if det else 0,
+            "columns": columns, "determinant": det}
+
+
+def certify_deep(arch: Architecture, seed: int | None = None) -> DimensionCertificate:
+    """Certify ``dim M`` of a deep lightning network of equal widths at ``V = I`` (see the module docstring).
+
+    The bounds may differ (a singular block at an unlucky point); the caller then falls back to the dense path.
+
+    Examples
+    --------
+    >>> from attngeo import certify_dimension
+    >>> arch = Architecture((6, 6, 6, 6), (2, 3, 2))
+    >>> cert = certify_deep(arch, seed=0)
+    >>> cert.certified, cert.dimension == certify_dimension(arch, seed=0, inputs=40).dimension
+    (True, True)
+    """
+    if not applies(arch):
+        raise InvalidInputError(f"the deep structured path needs equal widths, depth >= 2, t >= 2, max a_i < d and "
+                                f"no kernel fields; {arch} is not such (use certify_dimension)")
+    start = time.perf_counter()
+    rng = random.Random(seed)
+    p = random_prime(rng)
+    point = _point(arch, rng)
+    low = lower_bound(arch, point, p, rng)
+    if low is None:
+        low = {"structured": "identity values", "prime": p, "rank": 0}
+        up = {"structured": "identity values", "prime": p, "field_rank": 0}
+        return DimensionCertificate(arch, 0, arch.parameter_count, low, up, hmk_formula(arch).to_dict(),
+                                    time.perf_counter() - start, 1, ["a block of the structured minor was singular"])
+    up = upper_bound(arch, point, p, set(low["columns"]))
+    upper = arch.parameter_count - up["field_rank"]
+    return DimensionCertificate(arch, low["rank"], upper, low, up, hmk_formula(arch).to_dict(),
+                                time.perf_counter() - start, 1)
