@@ -30,7 +30,7 @@ import numpy as np
 
 from ..model.architecture import Architecture
 from .certificate import DimensionCertificate
-from ..exceptions import InvalidInputError, NotCertifiedError
+from ..exceptions import ExpansionTooLargeError, InvalidInputError, NotCertifiedError
 from ..model.formulas import hmk_formula
 from . import deepstructured, structured
 from .bounds import functional_count, random_ints, upper_bound
@@ -177,7 +177,10 @@ def _with_discovered(arch: Architecture, best_upper: tuple, seed) -> tuple:
     if arch.parameter_count > MAX_PARAMETERS or arch.depth > MAX_DEPTH or arch.tokens > MAX_TOKENS \
             or best_upper[1] is None or "point" not in best_upper[1]:  # a span bound has no point
         return best_upper
-    found = discover_fields(arch, seed=seed or 0)
+    try:
+        found = discover_fields(arch, seed=seed or 0)
+    except ExpansionTooLargeError:  # proving a field needs the expanded network; too large here: no claim
+        return best_upper
     if not found:
         return best_upper
     witness = best_upper[1]

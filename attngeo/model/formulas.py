@@ -193,6 +193,61 @@ def multihead_count(arch: Architecture) -> FormulaComparison:
                              "this count of parameters minus the group is a comparison, not a theorem")
 
 
+def published_multihead_formula(arch: Architecture) -> FormulaComparison:
+    """The published functional dimension of one multi-head softmax attention layer, with its hypotheses.
+
+    "Generic Fibers and Functional Dimension of Multi-Head Attention" (ICML 2026
+    workshop on weight-space symmetries) proves that generic fibers are the
+    orbits of per-head ``GL(d_k)`` on the query-key product and ``GL(d_v)`` on
+    the value-output product (and head permutations), hence
+    ``dim = h (2 a d + b (d + d')) - h (a^2 + b^2)``. Its hypotheses, as we read
+    them: one softmax layer, the value map factored (``b``), ``a <= d``,
+    ``b <= min(d, d')``, no mask and no residual connection. Outside them the
+    value is still computed, and ``applies`` is False with the reason; either
+    way it is a comparison for the certified dimension, never evidence.
+
+    Parameters
+    ----------
+    arch : Architecture
+
+    Returns
+    -------
+    FormulaComparison
+
+    Examples
+    --------
+    >>> from attngeo import Architecture
+    >>> from attngeo.model.formulas import published_multihead_formula
+    >>> f = published_multihead_formula(Architecture((4, 4), (2,), tokens=3, heads=3, value_ranks=2,
+    ...                                              normalization="softmax"))
+    >>> f.value, f.applies   # 3 (16 + 16) - 3 (4 + 4)
+    (72, True)
+    >>> published_multihead_formula(Architecture((4, 4), (2,), heads=3, value_ranks=2)).reason
+    'the published formula is for softmax attention; this is lightning'
+    """
+    name = "h (2ad + b(d + d')) - h (a^2 + b^2) (published, multi-head softmax)"
+    h, a = arch.heads[0], arch.ranks[0]
+    d, dd = arch.widths[0], arch.widths[-1]
+    b = arch.value_ranks[0] if arch.value_ranks is not None else min(d, dd)
+    value = h * (2 * a * d + b * (d + dd)) - h * (a * a + b * b)
+    problems = []
+    if arch.normalization != "softmax":
+        problems.append(f"the published formula is for softmax attention; this is {arch.normalization}")
+    if arch.depth != 1:
+        problems.append("it is for one layer")
+    if arch.value_ranks is None:
+        problems.append("it assumes a factored value map V = O U (give value ranks)")
+    if a > d or b > min(d, dd):
+        problems.append("it assumes a <= d and b <= min(d, d')")
+    if arch.causal or arch.residual:
+        problems.append("it has no causal mask and no residual connection")
+    if arch.tokens < 2:
+        problems.append("one token sees only the value map")
+    if problems:
+        return FormulaComparison(name, value, False, "; ".join(problems))
+    return FormulaComparison(name, value, True, "one softmax layer, V = O U, a <= d, b <= min(d, d')")
+
+
 def hmk_formula(arch: Architecture) -> FormulaComparison:
     """The [HMK] formula that speaks to ``arch``, with the reason it applies or not.
 

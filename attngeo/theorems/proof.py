@@ -115,6 +115,10 @@ def sizes_of(arch: Architecture, form: str = "auto") -> dict:
     ({'l': 1, 'd': 3, 'a': 2, 't': 2}, {'d': [3, 2, 2], 'a': [1, 2], 't': 2})
     """
     w, a, t = arch.widths, arch.ranks, arch.tokens
+    if not arch.is_plain:  # heads, value ranks, residual, causal: every feature is a size
+        b = None if arch.value_ranks is None else list(arch.value_ranks)
+        return {"d": list(w), "a": list(a), "h": list(arch.heads), "b": b, "residual": arch.residual,
+                "causal": arch.causal, "t": t}
     uniform = len(set(w)) == 1 and len(set(a)) == 1
     if form == "tuples" or (not uniform and (form == "depth" or arch.depth > 1)):
         return {"d": list(w), "a": list(a), "t": t}
@@ -294,7 +298,25 @@ class Case:
 def _name(arch: Architecture) -> str:
     w = "-".join(map(str, arch.widths))
     a = "-".join(map(str, arch.ranks))
-    return f"w{w}_a{a}_t{arch.tokens}"
+    if arch.is_plain:
+        return f"w{w}_a{a}_t{arch.tokens}"
+    return f"w{w}_a{a}_t{arch.tokens}_{variant(arch).replace(' ', '_').replace(',', '-')}_{arch.normalization}"
+
+
+def variant(arch: Architecture) -> str:
+    """Heads, value ranks, residual and mask in a few characters, e.g. ``h2,2 b1,1 res causal`` ('' for [HMK]'s model).
+
+    Examples
+    --------
+    >>> from attngeo import Architecture
+    >>> from attngeo.theorems.proof import variant
+    >>> variant(Architecture((3, 3, 3), (1, 2), heads=2, value_ranks=1, causal=True)), variant(Architecture((3, 3), (1,)))
+    ('h2,2 b1,1 causal', '')
+    """
+    parts = [f"h{','.join(map(str, arch.heads))}"] if set(arch.heads) != {1} else []
+    parts += [f"b{','.join(map(str, arch.value_ranks))}"] if arch.value_ranks is not None else []
+    parts += [name for name in ("residual", "causal") if getattr(arch, name)]
+    return " ".join(parts).replace("residual", "res")
 
 
 def proof_arguments(description: str, default_out: str) -> argparse.Namespace:
@@ -429,6 +451,8 @@ def run_dimension_proof(title: str, cases: list[Case], args: argparse.Namespace,
         elif not cert.certified or (case.formula is not None and case.formula != cert.dimension):
             failures.append(f"{arch}: {status}")
         w, a = ",".join(map(str, arch.widths)), ",".join(map(str, arch.ranks))
+        if not arch.is_plain:
+            status = f"{variant(arch)}: {status}"
         formula = "-" if case.formula is None else str(case.formula)
         print(f"{w:<14}{a:<9}{arch.tokens:>2}{arch.parameter_count:>6}{cert.lower:>7}{cert.upper:>7}{naive:>7}{formula:>8}  {status}")
     seconds = time.perf_counter() - start

@@ -1,0 +1,82 @@
+"""Certify the dimension of multi-head attention: heads, value bottlenecks, residual connections, causal masks.
+
+Statement (attngeo, docs/multihead.md): for lightning and softmax networks with
+``h_i`` heads per layer, optionally factored value maps ``V = O U`` (value rank
+``b_i``), residual connections and a causal mask, the symmetry families (per head
+``GL_a``, the scaling for lightning, ``GL_b`` when factored; ``GL_{d_i}`` between
+layers unless residual), the mixing of heads (lightning, ``a_i >= d_{i-1}``) and,
+for one lightning layer, the span of its functions bound the dimension from
+above; the Jacobian rank bounds it from below. Each case prints the certified
+dimension (or bounds) beside the count "parameters - dimension of the group"
+(``naive``) and, for one softmax layer with a factored value map, beside the
+published functional-dimension formula ``h (2ad + b(d + d')) - h (a^2 + b^2)``
+(``formula``, inside its hypotheses only: no mask, no residual, ``a <= d``,
+``b <= min(d, d')``).
+
+Grid: heads 1..4, single layers with widths 2..5 and ranks ``{1, 2, d}``, two
+layers of width 2 and 3, value ranks none or 1 (and 2 for widths >= 3 in the
+sampled softmax grid), residual on/off, causal on/off, ``t in {2, 3}``, lightning
+on the full product and softmax on a fixed sample (ball arithmetic is slower).
+Cases left with bounds are listed (they are not failures); a certified value
+that differs from the published formula inside its hypotheses refutes it and
+fails the script.
+"""
+
+import itertools
+import random
+
+from attngeo import Architecture
+from attngeo.model.formulas import published_multihead_formula
+from attngeo.theorems.proof import INSTANCES, Case, Claim, main_guard, proof_arguments, run_dimension_proof
+
+LIGHTNING = Claim("multi-head lightning", r"lightning networks with heads, value ranks, residual connections and causal "
+                  r"masks: the dimension is certified (the groups, the mixing of heads and the span of one layer meet "
+                  r"the Jacobian rank)", INSTANCES)
+SOFTMAX = Claim("multi-head softmax", r"softmax networks with heads, value ranks, residual connections and causal "
+                r"masks: the dimension is certified", INSTANCES)
+PUBLISHED = Claim("published formula", r"one softmax layer, $V = OU$, $a \le d$, $b \le \min(d, d')$: "
+                  r"$\dim \mathcal M = h(2ad + b(d + d')) - h(a^2 + b^2)$ (published)", INSTANCES)
+SOFTMAX_SAMPLE = 90
+
+
+def _shapes():
+    for d in range(2, 6):
+        for a in sorted({1, min(2, d), d}):
+            yield (d, d), (a,)
+    for d in (2, 3):
+        for a in sorted({1, d}):
+            yield (d, d, d), (a, a)
+
+
+def _architectures(normalization: str):
+    for (widths, ranks), heads, value_rank, residual, causal, t in itertools.product(
+            _shapes(), (1, 2, 3, 4), (None, 1, 2), (False, True), (False, True), (2, 3)):
+        if value_rank == 2 and (normalization == "lightning" or widths[0] < 3):
+            continue
+        if len(widths) == 3 and heads > 2:
+            continue
+        yield Architecture(widths, ranks, t, normalization, heads,
+                           None if value_rank is None else value_rank, residual, causal)
+
+
+def cases(seed: int):
+    for arch in _architectures("lightning"):
+        yield Case(arch, False, None, claim=LIGHTNING.key)
+    softmax = list(_architectures("softmax"))
+    for arch in random.Random(seed).sample(softmax, SOFTMAX_SAMPLE):
+        published = published_multihead_formula(arch)
+        if published.applies:
+            yield Case(arch, True, published.value, claim=PUBLISHED.key)
+        else:
+            yield Case(arch, False, None, claim=SOFTMAX.key)
+
+
+def main() -> int:
+    args = proof_arguments(__doc__.splitlines()[0], "certificates/multihead_dimension")
+    return run_dimension_proof("Multi-head attention: certified dimension beside parameters - dim G and the "
+                               "published formula", list(cases(args.seed)), args,
+                               claims=[LIGHTNING, SOFTMAX, PUBLISHED])
+
+
+if __name__ == "__main__":
+    main_guard(main)
