@@ -70,10 +70,9 @@ def test_deep_networks_of_equal_widths_take_the_identity_path(monkeypatch):
 
 
 def test_the_path_applies_only_where_the_lemma_and_the_groups_do():
-    assert applies(Architecture((6, 6, 6), (2, 2)))
+    assert applies(Architecture((6, 6, 6), (2, 2))) and applies(Architecture((6, 6, 6), (2, 2), normalization="softmax"))
     for arch in (Architecture((6, 6), (2,)), Architecture((6, 5, 6), (2, 2)), Architecture((6, 6, 6), (6, 2)),
                  Architecture((6, 6, 6), (2, 2), tokens=1), Architecture((6, 6, 6), (1, 2)),
-                 Architecture((6, 6, 6), (2, 2), normalization="softmax"),
                  Architecture((6, 6, 6), (2, 2), heads=2), Architecture((6, 6, 6), (2, 2), residual=True),
                  Architecture((6, 6, 6), (2, 2), causal=True)):
         assert not applies(arch)
@@ -125,6 +124,43 @@ def _value_entry(point, layer, value):
 def test_tampered_identity_witnesses_are_rejected(deep, tamper):
     assert "dim M = " in check_certificate(deep).claim
     bad = copy.deepcopy(deep)
+    tamper(bad)
+    with pytest.raises(CertificateRejected):
+        check_certificate(bad)
+
+
+def test_softmax_networks_at_the_identity_point_meet_the_dense_ball_dimension(monkeypatch):
+    arch = Architecture((4, 4, 4), (2, 2), tokens=3, normalization="softmax")
+    deep = certify_deep(arch, seed=1)
+    dense = certify_dimension(arch, seed=1)  # 64 parameters: below NORMALIZED_FROM, the dense ball path
+    assert deep.certified and deep.dimension == dense.dimension == 16 + 2 * (2 * 2 * 4 - 4)  # Conj. 3.10
+    assert check_certificate(deep.to_json()).claim == check_certificate(dense.to_json()).claim
+    monkeypatch.setattr(deepstructured, "NORMALIZED_FROM", 1)
+    assert certify_dimension(arch, seed=1).lower_witness["structured"] == "identity values"
+
+
+def _flip(ball: str) -> str:
+    return "[" + ball[2:] if ball.startswith("[-") else "[-" + ball[1:]
+
+
+@pytest.fixture(scope="module")
+def soft():
+    return certify_deep(Architecture((5, 5, 5), (2, 2), tokens=3, normalization="softmax"), seed=0).to_json()
+
+
+@pytest.mark.parametrize("tamper", [
+    lambda c: c["lower_witness"].update(determinant=_flip(c["lower_witness"]["determinant"])),
+    lambda c: c["lower_witness"].update(prime=101),
+    lambda c: _reverse_blocks(c["lower_witness"]),
+    lambda c: c["lower_witness"]["point"].__setitem__(
+        next(b.offset for b in Architecture((5, 5, 5), (2, 2)).blocks() if b.name == "V"), "2"),
+    lambda c: c["lower_witness"]["inputs"][0][0].__setitem__(0, "7/3"),
+    lambda c: c["lower_witness"].update(normalization="lightning"),
+    lambda c: c["upper_witness"]["families"].append({"kind": "scaling", "layer": 1, "size": 1}),
+])
+def test_tampered_softmax_identity_witnesses_are_rejected(soft, tamper):
+    assert "dim M = 57" in check_certificate(soft).claim  # 5^2 + 2 * 2 (2 * 5 - 2)
+    bad = copy.deepcopy(soft)
     tamper(bad)
     with pytest.raises(CertificateRejected):
         check_certificate(bad)

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 from flint import arb, arb_mat, ctx
 
 from ..exceptions import CannotVerify
 from .limits import MAX_PRECISION, MIN_PRECISION
 from .values import field, index_list, integer, rational, reject
+from . import deepstructured
 
 _BALL = re.compile(r"\[?-?[0-9.]{1,40}(e[-+]?[0-9]{1,6})?( \+/- [0-9.]{1,40}(e[-+]?[0-9]{1,6})?)?\]?")
 _KNOWN = {"softmax": (lambda x: x.exp(), lambda x: x.exp())}
@@ -128,6 +130,8 @@ def check_ball_lower(cert: dict, arch) -> int:
     lw = field(cert, "lower_witness", "")
     if not isinstance(lw, dict):
         reject("lower_witness must be an object")
+    if lw.get("structured") == "identity values":  # deep networks at V = I on sparse inputs
+        return _identity_lower(cert, lw, arch)
     if field(lw, "normalization", "lower_witness.") != arch.normalization:
         reject("lower_witness.normalization is not the architecture's")
     recorded = field(lw, "determinant", "lower_witness.")
@@ -203,4 +207,104 @@ def check_ball_lower(cert: dict, arch) -> int:
         reject(f"the Jacobian minor's determinant ball {det.str(radius=True)} contains 0 at {prec} bits")
     if not det.overlaps(arb(recorded)):
         reject("the recorded determinant ball does not meet the checker's")
+    return rank
+
+
+_IDENTITY_KEYS = {"structured", "normalization", "precision", "point", "inputs", "rank", "rows", "columns", "blocks",
+                  "determinant"}
+
+
+def _identity_lower(cert: dict, lw: dict, arch) -> int:
+    """A normalized network's block lower triangular minor at ``V = I`` (:mod:`attngeo.check.deepstructured`).
+
+    The lemma holds for any column normalization of the scores, so the zero
+    pattern is the lightning one; each block's entries are dual-number
+    derivatives of the small networks (``Q_i[:, R]``, ``K_i[:, R]``, ``V = I``) or
+    their outputs ``Z[m, j]`` (columns of ``V_l``), and every block's determinant
+    ball must exclude 0; the recorded ball must meet their product.
+
+    Examples
+    --------
+    >>> from attngeo import Architecture
+    >>> from attngeo.check.arch import architecture
+    >>> from attngeo.geometry.deepstructured import certify_deep
+    >>> cert = certify_deep(Architecture((4, 4, 4), (2, 2), tokens=3, normalization="softmax"), seed=0).to_json()
+    >>> _identity_lower(cert, cert["lower_witness"], architecture(cert))      # 4^2 + 2 (2 * 2 * 4 - 4)
+    40
+    """
+    if set(lw) != _IDENTITY_KEYS or lw["normalization"] != arch.normalization:
+        reject(f"an 'identity values' ball witness holds exactly {', '.join(sorted(_IDENTITY_KEYS))}")
+    if arch.normalization not in _KNOWN:
+        raise CannotVerify(f"this checker knows the normalizers {sorted(_KNOWN)}, not {arch.normalization!r}")
+    f, fp = _KNOWN[arch.normalization]
+    d = deepstructured._shape(arch)
+    t, P, l = arch.tokens, arch.parameters, len(arch.ranks)
+    prec = integer(lw["precision"], "lower_witness.precision", MIN_PRECISION, MAX_PRECISION)
+    if not isinstance(lw["point"], list) or len(lw["point"]) != P:
+        reject(f"lower_witness.point must list {P} rationals")
+    point = [rational(x, "lower_witness.point") for x in lw["point"]]
+    W = {}
+    for i, name, r, c, off in arch.shapes():
+        W[(i, name)] = [point[off + x * c : off + (x + 1) * c] for x in range(r)]
+        if name == "V" and any(W[(i, name)][x][y] != (x == y) for x in range(r) for y in range(c)):
+            reject(f"lower_witness.point must have V_{i} = I (the lemma of an 'identity values' witness)")
+    X = lw["inputs"]
+    if not isinstance(X, list) or not X or len(X) * d * t > deepstructured.MAX_INPUT_ENTRIES or any(
+            not isinstance(x, list) or len(x) != d or any(not isinstance(r, list) or len(r) != t for r in x) for x in X):
+        reject(f"lower_witness.inputs must be a nonempty list of {d} x {t} matrices")
+    X = [[[rational(v, "lower_witness.inputs") for v in r] for r in x] for x in X]
+    support = np.array([[any(v != 0 for v in r) for r in x] for x in X], dtype=bool)
+    rank, columns, rows, sizes = deepstructured.minor(cert, lw, arch, support)
+    kind, layer, wrow, wcol, offsets = deepstructured._layout(arch)
+    old = ctx.prec
+    ctx.prec = prec
+    try:
+        small, outputs = {}, {}
+
+        def network(n, moved=None):
+            """Values and derivative of input n's small network, moving the (layer, name, row, col) entry."""
+            R = [x for x in range(d) if support[n, x]]
+            if n not in small:
+                small[n] = (R, [[arb_mat([[W[(i, nm)][s][c] for c in R] for s in range(arch.ranks[i - 1])])
+                                 for nm in "QK"] for i in range(1, l + 1)],
+                            arb_mat([[X[n][x][y] for y in range(t)] for x in R]))
+            R, QK, Xs = small[n]
+            weights = []
+            for i in range(1, l + 1):
+                head = []
+                for q, nm in enumerate("QK"):
+                    E = None
+                    if moved is not None and moved[:2] == (i, nm):
+                        E = arb_mat(QK[i - 1][q].nrows(), QK[i - 1][q].ncols())
+                        E[moved[2], R.index(moved[3])] = 1
+                    head.append(_dual(QK[i - 1][q], E))
+                head.append(_dual(arb_mat([[arb(int(x == y)) for y in range(len(R))] for x in range(len(R))])))
+                weights.append([head])
+            return R, _parts(_output(weights, Xs, f, fp))
+
+        det = arb(1)
+        starts = np.cumsum([0] + sizes)
+        for b, size in enumerate(sizes):
+            block_rows, block_cols = rows[starts[b] : starts[b + 1]].tolist(), columns[starts[b] : starts[b + 1]]
+            M = arb_mat(size, size)
+            for y, c in enumerate(block_cols.tolist()):
+                for x, (n, k, j) in enumerate(block_rows):
+                    if kind[c] == 2:  # V_l[k', m]: [k' = k] Z[m, j]
+                        if wrow[c] == k and support[n, wcol[c]]:
+                            if n not in outputs:
+                                outputs[n] = network(n)
+                            R, (Z, _) = outputs[n]
+                            M[x, y] = Z[R.index(int(wcol[c]))][j]
+                    elif support[n, k] and support[n, wcol[c]]:
+                        R, (_, dY) = network(n, (int(layer[c]), "QKV"[kind[c]], int(wrow[c]), int(wcol[c])))
+                        M[x, y] = dY[R.index(k)][j]
+            block_det = M.det()
+            if block_det.contains(0):
+                reject(f"block {b} of the minor ({size} x {size}) has a determinant ball containing 0 at {prec} bits")
+            det *= block_det
+    finally:
+        ctx.prec = old
+    recorded = lw["determinant"]
+    if not isinstance(recorded, str) or not _BALL.fullmatch(recorded) or not det.overlaps(arb(recorded)):
+        reject("the recorded determinant ball does not meet the product of the checker's block determinants")
     return rank

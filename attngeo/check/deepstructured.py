@@ -43,8 +43,8 @@ UPPER_KEYS = {"structured", "prime", "point", "families", "field_rank", "columns
 
 
 def _shape(arch) -> int:
-    if not getattr(arch, "plain", True) or arch.normalization != "lightning" or len(arch.ranks) < 2:
-        reject("an 'identity values' witness is for a lightning network of [HMK]'s kind with at least two layers")
+    if not getattr(arch, "plain", True) or len(arch.ranks) < 2:
+        reject("an 'identity values' witness is for a network of [HMK]'s kind with at least two layers")
     d = arch.widths[0]
     if any(w != d for w in arch.widths) or max(arch.ranks) > d:
         reject("an 'identity values' witness needs equal widths d and ranks a_i <= d")
@@ -109,31 +109,20 @@ def _forward(X, Qs, Ks, p):
     return Y, dY
 
 
-def check_lower(cert: dict, lw: dict, arch) -> int:
-    """The rank the block lower triangular minor proves (see the module docstring).
+def minor(cert: dict, lw: dict, arch, support: np.ndarray) -> tuple[int, np.ndarray, np.ndarray, list]:
+    """The minor's rank, columns, rows and block sizes, read and proved block lower triangular by the lemma.
 
-    Examples
-    --------
-    >>> from attngeo import Architecture
+    ``support[n, x]`` says whether row ``x`` of input ``n`` is nonzero. Shared by
+    the modular replay here and the ball replay (:mod:`attngeo.check.ball`).
+
     >>> from attngeo.check.arch import Arch
-    >>> from attngeo.geometry.deepstructured import certify_deep
-    >>> cert = certify_deep(Architecture((5, 5, 5), (2, 2)), seed=0).to_json()
-    >>> arch, lw = Arch((5, 5, 5), (2, 2), 2), cert["lower_witness"]
-    >>> check_lower(cert, lw, arch)
-    55
-    >>> check_lower(cert, dict(lw, determinant=(lw["determinant"] + 1) % lw["prime"]), arch)   # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    attngeo.exceptions.CertificateRejected: the blocks' determinants multiply to ...
+    >>> arch = Arch((3, 3, 3), (1, 1), 2)
+    >>> lw = {"rank": 1, "rows": [[0, 2, 0]], "columns": [28], "blocks": [1]}   # V_2[2, 1]; input 0 on rows 0, 1
+    >>> minor({"lower": 1}, lw, arch, np.array([[True, True, False]]))[0]
+    1
     """
-    if set(lw) != LOWER_KEYS or lw["structured"] != "identity values":
-        reject(f"an 'identity values' lower witness holds exactly {', '.join(sorted(LOWER_KEYS))}")
-    d, t, P, l = _shape(arch), arch.tokens, arch.parameters, len(arch.ranks)
-    p, _, W = _point(lw, arch, "lower_witness")
-    N = len(lw["inputs"]) if isinstance(lw["inputs"], list) else 0
-    if N < 1 or N * d * t > MAX_INPUT_ENTRIES:
-        raise CertificateFormatError(f"lower_witness.inputs must hold 1 to {MAX_INPUT_ENTRIES // (d * t)} inputs")
-    X = np.mod(int_array(lw["inputs"], (N, d, t), "lower_witness.inputs"), p)
+    d, t, P, l = arch.widths[0], arch.tokens, arch.parameters, len(arch.ranks)
+    N = support.shape[0]
     rank = integer(lw["rank"], "lower_witness.rank", 0, P)
     if rank != integer(field(cert, "lower"), "lower"):
         reject(f"lower = {cert['lower']} but the witness has rank {rank}")
@@ -154,7 +143,6 @@ def check_lower(cert: dict, lw: dict, arch) -> int:
     block_of_row = np.repeat(np.arange(len(sizes)), sizes)
     block_of = np.full(P, -1, dtype=np.int64)
     block_of[columns] = block_of_row
-    support = X.any(axis=2)  # (N, d): the rows R of each input (mod p, where the Jacobian lives)
     # zero pattern: a row may touch V_l[k, R] and, when k is in R, Q_i[:, R] and K_i[:, R]; none of a later block
     qk = np.full(d, -1, dtype=np.int64)
     np.maximum.at(qk, wcol[kind < 2], block_of[kind < 2])
@@ -167,6 +155,38 @@ def check_lower(cert: dict, lw: dict, arch) -> int:
         latest = np.maximum(v_latest, np.where(support[nn, kk], qk_latest[nn], -1))
         if np.any(latest > block_of_row[s : s + step]):
             reject("a row of the minor is nonzero on a column of a later block: the minor is not block triangular")
+    return rank, columns, rows, sizes
+
+
+def check_lower(cert: dict, lw: dict, arch) -> int:
+    """The rank the block lower triangular minor proves (see the module docstring).
+
+    Examples
+    --------
+    >>> from attngeo import Architecture
+    >>> from attngeo.check.arch import Arch
+    >>> from attngeo.geometry.deepstructured import certify_deep
+    >>> cert = certify_deep(Architecture((5, 5, 5), (2, 2)), seed=0).to_json()
+    >>> arch, lw = Arch((5, 5, 5), (2, 2), 2), cert["lower_witness"]
+    >>> check_lower(cert, lw, arch)
+    55
+    >>> check_lower(cert, dict(lw, determinant=(lw["determinant"] + 1) % lw["prime"]), arch)   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateRejected: the blocks' determinants multiply to ...
+    """
+    if set(lw) != LOWER_KEYS or lw["structured"] != "identity values" or arch.normalization != "lightning":
+        reject(f"an 'identity values' lower witness of a lightning network holds exactly {', '.join(sorted(LOWER_KEYS))}")
+    d, t, P, l = _shape(arch), arch.tokens, arch.parameters, len(arch.ranks)
+    p, _, W = _point(lw, arch, "lower_witness")
+    N = len(lw["inputs"]) if isinstance(lw["inputs"], list) else 0
+    if N < 1 or N * d * t > MAX_INPUT_ENTRIES:
+        raise CertificateFormatError(f"lower_witness.inputs must hold 1 to {MAX_INPUT_ENTRIES // (d * t)} inputs")
+    X = np.mod(int_array(lw["inputs"], (N, d, t), "lower_witness.inputs"), p)
+    support = X.any(axis=2)  # (N, d): the rows R of each input (mod p, where the Jacobian lives)
+    rank, columns, rows, sizes = minor(cert, lw, arch, support)
+    n, k, j = rows.T
+    kind, layer, wrow, wcol, offsets = _layout(arch)
     # values: forward mode on the small networks, grouped by support size
     Z = np.zeros((N, d, t), dtype=np.int64)
     where = np.full((N, d), -1, dtype=np.int64)  # position of each row in its input's R
@@ -218,11 +238,11 @@ def check_lower(cert: dict, lw: dict, arch) -> int:
     return rank
 
 
-def field_entries(arch, W: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def field_entries(arch, W: dict, scaling: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(row, column, value)`` of the group fields at a point with every ``V_i = I``, from index formulas.
 
     Rows per layer: intra ``E_uv`` (``δQ[u, :] = Q[v, :]``, ``δK[v, :] = -K[u, :]``), the scaling (``δQ = Q``,
-    ``δV = -I``), then inter ``E_uv`` (``δV_i[u, v] = 1``, ``δV_{i+1}[u, v] = -1``, ``δQ_{i+1}[:, v] = -Q_{i+1}[:, u]``,
+    ``δV = -I``; lightning only: ``scaling=False`` for a normalized network), then inter ``E_uv`` (``δV_i[u, v] = 1``, ``δV_{i+1}[u, v] = -1``, ``δQ_{i+1}[:, v] = -Q_{i+1}[:, u]``,
     ``δK_{i+1}[:, v] = -K_{i+1}[:, u]``).
 
     >>> from attngeo.check.arch import Arch
@@ -244,10 +264,11 @@ def field_entries(arch, W: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
                 C += [off[(i, "Q")] + u * d + np.arange(d), off[(i, "K")] + v * d + np.arange(d)]
                 V += [Q[v], -K[u]]
         base += a * a
-        R += [np.full(a * d + d, base)]
-        C += [off[(i, "Q")] + np.arange(a * d), off[(i, "V")] + np.arange(d) * (d + 1)]
-        V += [Q.ravel(), np.full(d, -1)]
-        base += 1
+        if scaling:
+            R += [np.full(a * d + d, base)]
+            C += [off[(i, "Q")] + np.arange(a * d), off[(i, "V")] + np.arange(d) * (d + 1)]
+            V += [Q.ravel(), np.full(d, -1)]
+            base += 1
         if i < l:
             Qn, Kn, an = W[(i + 1, "Q")], W[(i + 1, "K")], arch.ranks[i]
             u, v = np.divmod(np.arange(d * d), d)
@@ -284,13 +305,14 @@ def check_upper(cert: dict, uw: dict, arch, expected: list) -> int:
     p, _, W = _point(uw, arch, "upper_witness")
     if json.dumps(uw["families"]) != json.dumps(expected) or {f["kind"] for f in expected} - {"intra", "scaling", "inter"}:
         reject("upper_witness.families must be exactly the symmetry groups of this architecture, in canonical order")
-    s = sum(a * a + 1 for a in arch.ranks) + (l - 1) * d * d
+    lightning = arch.normalization == "lightning"  # a normalizer breaks the scaling
+    s = sum(a * a + lightning for a in arch.ranks) + (l - 1) * d * d
     if integer(uw["field_rank"], "upper_witness.field_rank", 0) != s:
         reject(f"upper_witness.field_rank must be the {s} group fields")
     columns = index_list(uw["columns"], s, P, "upper_witness.columns")
     if 2 * (l * d * d + 2 * sum(arch.ranks) * d * d) > MAX_FIELD_NONZEROS:
         raise CertificateFormatError(f"the field matrix of {arch.describe()} is above the checker's limit")
-    r, c, v = field_entries(arch, W)
+    r, c, v = field_entries(arch, W, lightning)
     local = np.full(P, -1, dtype=np.int64)
     local[columns] = np.arange(s)
     keep = (local[c] >= 0) & (np.mod(v, p) != 0)

@@ -36,7 +36,7 @@ import random
 import time
 
 import numpy as np
-from flint import nmod_mat
+from flint import arb, arb_mat, fmpq, nmod_mat
 
 from ..exceptions import InvalidInputError
 from ..exact.rank import det_mod_p, independent_rows, random_prime
@@ -47,6 +47,7 @@ from ..model.network import ModularOps, network, split_point
 from .bounds import random_ints
 from .certificate import DimensionCertificate
 from .kernelfields import kernel_families
+from .softmax import PRECISIONS, _forward, _layers, _mids, _precision, ball_jacobian, float_pivots
 from .structured import components
 from .symmetry import families
 
@@ -57,12 +58,21 @@ SPARE_CORE, SPARE_M = 2, 1
 #: t^2 numbers per attention matrix: l = 4, a = 4 needs twice the inputs its row count suggests).
 MAX_DOUBLINGS = 3
 
+#: Normalized networks take this path from this many parameters (their dense ball Jacobian is forward mode:
+#: softmax l = 2, t = 3, a = 2, d = 24 took 106 s densely); lightning ones from dimension.STRUCTURED_FROM.
+NORMALIZED_FROM = 1000
+
+#: Point and input entries of normalized networks are k / DENOMINATOR, |k| < DENOMINATOR (as in softmax.py).
+DENOMINATOR = 16
+
 #: Peak bytes per parameter, measured (l = 4, d = 128: about 0.4 GB for 69,632 parameters); guides a refusal only.
 BYTES_PER_PARAMETER = 6000
 
 
 def applies(arch: Architecture) -> bool:
-    """Equal widths ``d``, at least two lightning layers of [HMK]'s kind, ``t >= 2``, ``max a_i < d``, no kernel fields.
+    """Equal widths ``d``, at least two layers of [HMK]'s kind, ``t >= 2``, ``max a_i < d``, no kernel fields.
+
+    Lightning or normalized (softmax): the lemma holds for any column normalization of the scores.
 
     Examples
     --------
@@ -70,13 +80,29 @@ def applies(arch: Architecture) -> bool:
     (True, False)
     >>> applies(Architecture((6, 6, 6), (1, 2)))     # a_1 = 1: the symmetric-score fields join the groups
     False
+    >>> applies(Architecture((6, 6, 6), (2, 2), tokens=3, normalization="softmax"))
+    True
     """
-    if arch.normalization != "lightning" or arch.depth < 2 or arch.tokens < 2 or not arch.is_plain:
+    if arch.depth < 2 or arch.tokens < 2 or not arch.is_plain:
         return False
     d = arch.widths[0]
     if any(w != d for w in arch.widths) or max(arch.ranks) >= d:
         return False
     return not kernel_families(arch)
+
+
+def preferred(arch: Architecture, lightning_from: int) -> bool:
+    """Whether :func:`attngeo.certify_dimension` should try this path first (large enough, and it applies).
+
+    Examples
+    --------
+    >>> preferred(Architecture((32,) * 3, (2, 2), tokens=3, normalization="softmax"), 4000)
+    True
+    >>> preferred(Architecture((32,) * 3, (2, 2), tokens=3), 4000)      # 2,304 lightning parameters: dense is fast
+    False
+    """
+    threshold = lightning_from if arch.normalization == "lightning" else NORMALIZED_FROM
+    return arch.parameter_count >= threshold and applies(arch)
 
 
 def estimate_bytes(arch: Architecture) -> int:
@@ -102,18 +128,31 @@ class _Columns:
 
 
 def _point(arch: Architecture, rng: random.Random) -> np.ndarray:
+    """Random integer ``Q_i``, ``K_i`` and every ``V_i = I`` (numerators over :data:`DENOMINATOR` for normalized networks)."""
     point = np.zeros(arch.parameter_count, dtype=np.int64)
     for b in arch.blocks():
         if b.name == "V":
             point[b.offset : b.offset + b.size] = np.eye(b.rows, b.cols, dtype=np.int64).ravel()
-        else:
+        elif arch.normalization == "lightning":
             point[b.offset : b.offset + b.size] = random_ints(rng, b.size)
+        else:
+            point[b.offset : b.offset + b.size] = np.random.default_rng(rng.getrandbits(64)).integers(
+                1 - DENOMINATOR, DENOMINATOR, b.size)
     return point
+
+
+def _rational_point(arch: Architecture, point: np.ndarray) -> np.ndarray:
+    """A normalized network's point: ``Q_i``, ``K_i`` entries over :data:`DENOMINATOR`, ``V_i = I`` (object array of fmpq)."""
+    out = np.empty(len(point), dtype=object)
+    for b in arch.blocks():
+        scale = 1 if b.name == "V" else DENOMINATOR
+        out[b.offset : b.offset + b.size] = [fmpq(int(v), scale) for v in point[b.offset : b.offset + b.size]]
+    return out
 
 
 def _restricted(arch: Architecture, point: np.ndarray, R: list[int]) -> tuple[Architecture, np.ndarray]:
     """The lemma's width-``|R|`` network: ``Q_i[:, R]``, ``K_i[:, R]``, ``V_i = I``."""
-    small = Architecture((len(R),) * (arch.depth + 1), arch.ranks, arch.tokens)
+    small = Architecture((len(R),) * (arch.depth + 1), arch.ranks, arch.tokens, arch.normalization)
     parts = []
     for Q, K, _ in split_point(arch, point):
         parts += [Q[:, R].ravel(), K[:, R].ravel(), np.eye(len(R), dtype=np.int64).ravel()]
@@ -132,16 +171,103 @@ def _restricted_columns(arch: Architecture, R: list[int]) -> np.ndarray:
     return np.concatenate(out)
 
 
-def _pick(M: np.ndarray, p: int) -> tuple[list[int], int] | None:
-    """Rows of ``M`` forming a nonsingular square minor, and its determinant; None if ``M`` has not full column rank."""
-    rank, rows = independent_rows(M, p)
-    if rank < M.shape[1]:
+class _Modular:
+    """Blocks mod ``p``: the Jacobian of the small network by :func:`jacobian_mod_p`, minors by FLINT."""
+
+    def __init__(self, p: int):
+        self.p, self.one = p, 1
+
+    def inputs(self, rng: random.Random, shape) -> np.ndarray:
+        return random_ints(rng, shape)
+
+    def minor(self, small, point, X, wanted) -> tuple[list[int], int] | None:
+        """Rows of a nonsingular square minor on the ``wanted`` columns and its determinant, or None."""
+        return self.pick(jacobian_mod_p(small, point, X, self.p)[:, wanted])
+
+    def pick(self, M: np.ndarray):
+        rank, rows = independent_rows(M, self.p)
+        return (rows, det_mod_p(M[rows], self.p)) if rank == M.shape[1] else None
+
+    def outputs(self, small, point, X) -> np.ndarray:
+        return network(ModularOps(self.p), split_point(small, point), np.mod(X, self.p))
+
+    def nonzero(self, z) -> bool:
+        return int(z) != 0
+
+    def times(self, a, b):
+        return a * int(b) % self.p
+
+
+class _Balls:
+    """Blocks in ball arithmetic: the small network's Jacobian by :func:`ball_jacobian`, a float guide picks the
+    rows, and the determinant ball must exclude 0 (precision raised while it does not)."""
+
+    one = arb(1)
+
+    def __init__(self, arch: Architecture):
+        self.norm, self.precision = arch.normalization, PRECISIONS[0]
+
+    def inputs(self, rng: random.Random, shape) -> np.ndarray:
+        return np.random.default_rng(rng.getrandbits(64)).integers(1 - DENOMINATOR, DENOMINATOR, shape)
+
+    @staticmethod
+    def _q(values) -> list:
+        return [fmpq(int(v), DENOMINATOR) for v in values]
+
+    def minor(self, small, point, X, wanted):
+        point = [fmpq(v) for v in point]  # V = I joins the rationals as integers
+        r, t = X.shape[1], X.shape[2]
+        onehot = np.eye(r * t, dtype=np.int64).reshape(r * t, r, t)
+        w = np.broadcast_to(onehot, (len(X),) + onehot.shape)
+        inputs = [[self._q(row) for row in x] for x in X]
+        rows = None
+        for prec in PRECISIONS:
+            J = ball_jacobian(small, point, inputs, w, prec)
+            if rows is None:
+                rows, _ = float_pivots(_mids(J)[:, wanted])
+                if len(rows) < len(wanted):
+                    return None
+                rows = sorted(rows)
+            with _precision(prec):
+                det = arb_mat([[J[i, j] for j in wanted] for i in rows]).det()
+            if not det.contains(0):
+                self.precision = max(self.precision, prec)
+                return rows, det
         return None
-    return rows, det_mod_p(M[rows], p)
+
+    def outputs(self, small, point, X) -> np.ndarray:
+        from ..model.normalizer import NORMALIZERS
+
+        out = np.empty(X.shape, dtype=object)
+        with _precision(PRECISIONS[0]):
+            layers = _layers(small, [fmpq(v) for v in point])
+            for n, x in enumerate(X):
+                Y = _forward(layers, arb_mat([[arb(v) for v in self._q(row)] for row in x]), NORMALIZERS[self.norm])[-1]["Y"]
+                out[n] = [[Y[i, j] for j in range(Y.ncols())] for i in range(Y.nrows())]
+        return out
+
+    def pick(self, M: np.ndarray):
+        rows, cols = float_pivots(np.array([[float(x.mid()) for x in row] for row in M]))
+        if len(rows) < M.shape[1]:
+            return None
+        rows = sorted(rows)
+        with _precision(PRECISIONS[0]):
+            det = arb_mat([[M[i, j] for j in range(M.shape[1])] for i in rows]).det()
+        return None if det.contains(0) else (rows, det)
+
+    def nonzero(self, z) -> bool:
+        return not z.contains(0)
+
+    def times(self, a, b):
+        with _precision(PRECISIONS[0]):
+            return a * b
 
 
 def lower_bound(arch: Architecture, point: np.ndarray, p: int, rng: random.Random) -> dict | None:
     """The block-triangular minor of the lemma at ``point`` (``V = I``), as a witness; None if a block is singular.
+
+    Mod ``p`` for lightning networks; in ball arithmetic (point and inputs over
+    :data:`DENOMINATOR`, ``p`` unused) for normalized ones.
 
     Examples
     --------
@@ -150,54 +276,60 @@ def lower_bound(arch: Architecture, point: np.ndarray, p: int, rng: random.Rando
     >>> w = lower_bound(arch, _point(arch, rng), random_prime(rng), rng)
     >>> w["rank"] == 5 ** 2 + 2 * (2 * 2 * 5 - 4 - 1), sum(w["blocks"]) == len(w["rows"]) == w["rank"]
     (True, True)
+    >>> soft = Architecture((5, 5, 5), (2, 2), tokens=3, normalization="softmax")
+    >>> lower_bound(soft, _point(soft, rng), 0, rng)["rank"] == 5 ** 2 + 2 * (2 * 2 * 5 - 4)   # no scaling
+    True
     """
+    lightning = arch.normalization == "lightning"
+    engine = _Modular(p) if lightning else _Balls(arch)
+    if not lightning:
+        point = _rational_point(arch, point)
     d, l, t = arch.widths[0], arch.depth, arch.tokens
     ranks = arch.ranks
     a = max(ranks)
     col = _Columns(arch)
     U = list(range(a))
-    core_size = sum(2 * ai * a - ai * ai - 1 for ai in ranks) + a * a
+    core_size = sum(2 * ai * a - ai * ai - lightning for ai in ranks) + a * a
     m_size = 2 * sum(ranks) + a + 1
     ms = list(range(a, d))
     supports, values = [], []  # the inputs, kept sparse until the witness is written
-    rows, cols, sizes, det = [], [], [], 1
+    rows, cols, sizes, det = [], [], [], engine.one
 
     def block(block_rows, block_cols, block_det):
         nonlocal det
         rows.extend(block_rows)
         cols.extend(int(c) for c in block_cols)
         sizes.append(len(block_cols))
-        det = det * block_det % p
+        det = engine.times(det, block_det)
 
     def group(R, count, wanted):
-        """Inputs on the rows R, doubled while the wanted columns are not reached: (first, J, Z, pick)."""
+        """Inputs on the rows R, doubled while the wanted columns are not reached: (first, Z, pick)."""
         small, small_point = _restricted(arch, point, R)
-        X = random_ints(rng, (count, len(R), t))
+        X = engine.inputs(rng, (count, len(R), t))
         for _ in range(MAX_DOUBLINGS + 1):
-            J = jacobian_mod_p(small, small_point, X, p)
-            picked = _pick(J[:, wanted], p)
+            picked = engine.minor(small, small_point, X, wanted)
             if picked is not None:
                 break
-            X = np.concatenate([X, random_ints(rng, X.shape)])
+            X = np.concatenate([X, engine.inputs(rng, X.shape)])
         first = len(supports)
         supports.extend([R] * len(X))
         values.extend(X)
-        Z = network(ModularOps(p), split_point(small, small_point), np.mod(X, p))  # V_l = I: the output is Z
-        return first, J, Z, picked
+        return first, engine.outputs(small, small_point, X), picked  # V_l = I: the output is Z
 
     # the core inputs, on the rows [a]
     full = _restricted_columns(arch, U)
     dropped = set()
     for i, ai in enumerate(ranks, start=1):
         dropped |= {int(c) for c in col("K", i, *np.meshgrid(np.arange(ai), np.arange(ai), indexing="ij")).ravel()}
-        dropped.add(int(col("Q", i, 0, 0)))
+        if lightning:  # the scaling's column; normalized networks have no scaling
+            dropped.add(int(col("Q", i, 0, 0)))
     V_last = col("V", l, 0, 0)
     keep = [j for j, c in enumerate(full) if c not in dropped and (c >= V_last or not _is_value(arch, c))]
-    _, _, Zc, core = group(U, -(-core_size // (a * t)) + SPARE_CORE, keep)
+    _, Zc, core = group(U, -(-core_size // (a * t)) + SPARE_CORE, keep)
     if core is None:
         return None
     # 1. V_l[k, :a] for k >= a: rows (n, k, j) with value Z_n[:, j]
-    picked = _pick(np.swapaxes(Zc, 1, 2).reshape(-1, a), p)
+    picked = engine.pick(np.swapaxes(Zc, 1, 2).reshape(-1, a))
     if picked is None:
         return None
     chosen, vdet = picked
@@ -213,15 +345,15 @@ def lower_bound(arch: Architecture, point: np.ndarray, p: int, rng: random.Rando
         R = U + [m]
         full = _restricted_columns(arch, R)
         mine = [j for j, c in enumerate(full) if _in_m_block(arch, col, c, m, a)]
-        first, _, Z, picked = group(R, per_m, mine)
+        first, Z, picked = group(R, per_m, mine)
         if picked is None:
             return None
         chosen, mdet = picked
         block([[first + r // ((a + 1) * t), R[(r // t) % (a + 1)], r % t] for r in chosen], full[mine], mdet)
-        j = int(np.flatnonzero(Z[0, a])[0]) if np.any(Z[0, a]) else None
+        j = next((j for j in range(t) if engine.nonzero(Z[0, a, j])), None)
         if j is None:
             return None
-        first_inputs.append((first, j, int(Z[0, a, j])))
+        first_inputs.append((first, j, Z[0, a, j]))
     # 4. V_l[k, m] for k != m >= a: row (first input of m, k, j), value Z[m, j]
     for k in ms:
         for q, m in enumerate(ms):
@@ -231,17 +363,13 @@ def lower_bound(arch: Architecture, point: np.ndarray, p: int, rng: random.Rando
     inputs = np.zeros((len(supports), d, t), dtype=np.int64)
     for n, (R, X) in enumerate(zip(supports, values)):
         inputs[n, R] = X
-    return {
-        "structured": "identity values",
-        "prime": p,
-        "point": point.tolist(),
-        "inputs": inputs.tolist(),
-        "rank": len(cols),
-        "rows": rows,
-        "columns": cols,
-        "blocks": sizes,
-        "determinant": det,
-    }
+    common = {"structured": "identity values", "rank": len(cols), "rows": rows, "columns": cols, "blocks": sizes}
+    if lightning:
+        return {**common, "prime": p, "point": point.tolist(), "inputs": inputs.tolist(), "determinant": det}
+    return {**common, "normalization": arch.normalization, "precision": engine.precision,
+            "point": [str(v) for v in point],
+            "inputs": [[[str(fmpq(int(v), DENOMINATOR)) for v in row] for row in x] for x in inputs],
+            "determinant": det.str(radius=True, more=False)}
 
 
 def _is_value(arch: Architecture, c: int) -> bool:
@@ -297,10 +425,11 @@ def field_entries(arch: Architecture, point: np.ndarray) -> tuple[np.ndarray, np
         put(row, col("Q", i, u, c), Q[v, c])  # (E_uv Q)[u, c] = Q[v, c]
         put(row, col("K", i, v, c), -K[u, c])  # -(E_vu K)[v, c] = -K[u, c]
         base += a * a
-        s, c = np.meshgrid(np.arange(a), np.arange(d), indexing="ij")
-        put(base, col("Q", i, s, c), Q)
-        put(base, col("V", i, np.arange(d), np.arange(d)), -1)
-        base += 1
+        if arch.normalization == "lightning":  # a normalizer breaks the scaling (docs/softmax.md)
+            s, c = np.meshgrid(np.arange(a), np.arange(d), indexing="ij")
+            put(base, col("Q", i, s, c), Q)
+            put(base, col("V", i, np.arange(d), np.arange(d)), -1)
+            base += 1
         if i < l:
             Qn, Kn, _ = layers[i]
             an = arch.ranks[i]
@@ -379,7 +508,7 @@ def upper_bound(arch: Architecture, point: np.ndarray, p: int, exclude: set[int]
 
 
 def certify_deep(arch: Architecture, seed: int | None = None) -> DimensionCertificate:
-    """Certify ``dim M`` of a deep lightning network of equal widths at ``V = I`` (see the module docstring).
+    """Certify ``dim M`` of a deep lightning or normalized network of equal widths at ``V = I`` (module docstring).
 
     The bounds may differ (a singular block at an unlucky point); the caller then falls back to the dense path.
 

@@ -109,6 +109,10 @@ def certify_dimension(
     """
     if max_attempts < 1:
         raise InvalidInputError(f"max_attempts = {max_attempts} must be at least 1")
+    if inputs is None and deepstructured.preferred(arch, STRUCTURED_FROM):
+        cert = deepstructured.certify_deep(arch, seed=seed)  # V = I, sparse inputs: small triangular blocks
+        if cert.certified:
+            return cert
     if arch.normalization != "lightning":  # exp is not polynomial: ball arithmetic (attngeo.geometry.softmax)
         from .softmax import certify_normalized_dimension
 
@@ -116,10 +120,6 @@ def certify_dimension(
     if inputs is None and arch.is_plain and structured.applies(arch) and arch.parameter_count >= STRUCTURED_FROM:
         # a dense Jacobian of P columns costs P^2 memory; the plain point's sparse blocks cost about 3 a d d'
         cert = structured.certify_structured(arch, seed=seed)
-        if cert.certified:
-            return cert
-    if inputs is None and deepstructured.applies(arch) and arch.parameter_count >= STRUCTURED_FROM:
-        cert = deepstructured.certify_deep(arch, seed=seed)  # V = I, sparse inputs: small triangular blocks
         if cert.certified:
             return cert
     start = time.perf_counter()
