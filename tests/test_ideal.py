@@ -6,6 +6,7 @@ from flint import fmpq
 from attngeo import Architecture
 from attngeo.exact.engine import find_singular, ring
 from attngeo.exact.ideal import Ideal, determinantal_ideal, matrix_names, minors, symbolic_matrix
+from attngeo.exceptions import InvalidInputError
 from attngeo.latex import balanced
 from attngeo.geometry.strata import hmk_singular_ideal, stratum_dimension
 
@@ -74,3 +75,39 @@ def test_hmk_locus_is_the_rank_one_stratum_and_its_pullback_vanishes_there(d, dd
     generic = [fmpq(i * i % 7 + 1) for i in range(len(names))]
     assert any(g(*generic) != 0 for g in qkv.gens)
     assert all(balanced(s) for s in av.latex() + qkv.latex())
+
+
+def _generate_the_same_ideal(gens, others, variables):
+    """Each of ``gens`` reduces to 0 modulo a Gröbner basis of ``others``, and conversely."""
+    return all(Ideal(others, variables).contains(g, "flint") for g in gens) and \
+        all(Ideal(gens, variables).contains(g, "flint") for g in others)
+
+
+def test_minimal_generators_drop_exactly_the_redundant_generators():
+    """The rational normal curve (2 x 2 minors of a Hankel matrix) padded with consequences of its minors."""
+    names = ("x0", "x1", "x2", "x3")
+    x0, x1, x2, x3 = ring(names).gens()
+    quadrics = minors([[x0, x1, x2], [x1, x2, x3]], 2)
+    padded = [x0 * quadrics[0] + x3 * quadrics[2], quadrics[0] + quadrics[1]] + quadrics \
+        + [x1**2 * quadrics[1] - x2 * x0 * quadrics[2]]
+    minimal = Ideal(padded, names).minimal_generators()
+    assert [g.total_degree() for g in minimal] == [2, 2, 2]  # the three quadrics span the degree-2 part
+    assert _generate_the_same_ideal(minimal, padded, names)
+    for i, g in enumerate(minimal):  # none lies in the ideal of the other two
+        assert not Ideal(minimal[:i] + minimal[i + 1:], names).contains(g, "flint")
+
+
+def test_minimal_generators_keep_a_needed_higher_degree_generator_and_respect_weights():
+    names = ("x", "y", "z")
+    x, y, z = ring(names).gens()
+    gens = [x * y, x * z, y**3 + z**3, x * y * z, y * (y**3 + z**3) + x**2 * z**2]
+    minimal = Ideal(gens, names).minimal_generators()
+    assert minimal == [x * y, x * z, y**3 + z**3]  # x^2 z^2 = (x z)^2 makes the quartic redundant too
+    # weights x -> (1, 0), y, z -> (0, 1): blocks by bidegree give the same answer on bihomogeneous generators
+    bihomogeneous = gens[:4] + [z * (y**3 + z**3), y**2 * z**2]
+    assert Ideal(bihomogeneous, names).minimal_generators([(1, 0), (0, 1), (0, 1)]) == minimal + [y**2 * z**2] \
+        == Ideal(bihomogeneous, names).minimal_generators()
+    with pytest.raises(InvalidInputError, match="not homogeneous"):
+        Ideal([x * y + z], names).minimal_generators()
+    with pytest.raises(InvalidInputError, match="not homogeneous"):
+        Ideal([x**2 + y**2], names).minimal_generators([(1, 0), (0, 1), (0, 1)])

@@ -11,6 +11,7 @@ from attngeo import Architecture, check_certificate
 from attngeo.geometry.boundary import is_boundary_point
 from attngeo.exact.engine import find_singular
 from attngeo.geometry.fiber import special_point
+from attngeo.exact.ideal import Ideal
 from attngeo.geometry.implicit import coordinates_of, implicit_equations
 from attngeo.latex import balanced
 from attngeo.model.layerfunction import LayerFunction
@@ -111,3 +112,60 @@ def test_the_degree_of_m_is_read_off_the_hilbert_series_and_checked(hypersurface
     cert = rank_one.to_json()
     assert cert["degree"] >= 1 and check_certificate(cert)
     assert_rejected(cert, lambda c: c.update(degree=c["degree"] + 1), "degree")
+
+
+def test_the_d2_quartic_is_the_one_minimal_generator(hypersurface):
+    (quartic,) = hypersurface.minimal_generators
+    assert quartic.total_degree() == 4 and len(quartic) == 7
+    assert hypersurface.minimal_generators_by_degree == {"4": 1}
+    s = hypersurface.summary()
+    assert s["minimal_generators"] == [str(quartic)] and s["codimension"] == 1 and s["degree"] == 4
+    assert hypersurface.minimal_generators_latex()[0] in hypersurface.latex()
+
+
+@pytest.mark.parametrize("widths,rank", [((2, 2), 1), ((2, 2), 2), ((3, 1), 1)])
+def test_minimal_generators_generate_the_ideal_and_none_is_redundant(widths, rank):
+    eq = implicit_equations(Architecture(widths, (rank,), tokens=2))
+    variables, minimal = eq.ideal.variables, eq.minimal_generators
+    assert len(minimal) <= len(eq.equations)  # 2,2 a = 2: 15 of the 39 (the others are redundant)
+    generated = Ideal(minimal, variables)
+    assert all(generated.contains(g) for g in eq.equations)  # every Gröbner-basis element reduces to 0
+    assert all(eq.ideal.contains(h) for h in minimal)
+    for i, h in enumerate(minimal):  # no minimal generator lies in the ideal of the others
+        assert not Ideal(minimal[:i] + minimal[i + 1:], variables).contains(h)
+    counts = eq.minimal_generators_by_degree
+    assert sum(counts.values()) == len(minimal) and min(map(int, counts)) == min(eq.ideal.degrees())
+    check_certificate(eq.to_json())
+
+
+@pytest.mark.skipif(find_singular() is None, reason="Singular is not installed")
+def test_minimal_generator_counts_agree_with_singular_minbase():
+    import subprocess
+    from collections import Counter
+
+    eq = implicit_equations(Architecture((2, 3), (2,), tokens=2))
+    names = eq.ideal.variables
+    script = [f"ring r = 0, ({','.join(names)}), dp;", "ideal G = " + ",".join(str(g) for g in eq.equations) + ";",
+              "ideal m = minbase(G);", "for (int k = 1; k <= size(m); k++) { print(deg(m[k])); }", "quit;"]
+    run = subprocess.run([find_singular(), "-q", "--no-rc"], input="\n".join(script), capture_output=True, text=True)
+    theirs = Counter(line.strip() for line in run.stdout.splitlines() if line.strip())
+    assert dict(sorted(theirs.items())) == eq.minimal_generators_by_degree
+
+
+def test_tampered_minimal_generators_are_rejected(hypersurface, rank_one):
+    cert = rank_one.to_json()
+    first = cert["minimal_generators"][0]
+    assert_rejected(cert, lambda c: c["minimal_generators"].pop(), "not in the ideal of the minimal generators")
+    multiple = str(rank_one.ideal.ctx.gens()[0] * rank_one.minimal_generators[0])  # homogeneous, on M, redundant
+    assert_rejected(cert, lambda c: c["minimal_generators"].append(multiple), "not minimal")
+    assert_rejected(cert, lambda c: c["minimal_generators"].append(first), "not minimal")
+    assert_rejected(cert, lambda c: c["minimal_generators"].__setitem__(0, first + " + c_1_1_11^2"), "vanish")
+    mixed = str(rank_one.minimal_generators[0] + rank_one.minimal_generators[1])  # two torus weights
+    assert_rejected(cert, lambda c: c["minimal_generators"].__setitem__(0, mixed), "homogeneous")
+    assert_rejected(cert, lambda c: c.update(minimal_generators_by_degree={"2": 2}), "minimal_generators_by_degree")
+    assert_rejected(cert, lambda c: c.update(minimal_generators_by_degree={"2": True}), "minimal_generators_by_degree")
+    assert_rejected(cert, lambda c: c.update(minimal_generators="c_1_1_11"), "list")
+    quartic = hypersurface.to_json()
+    assert_rejected(quartic, lambda c: c.update(minimal_generators=[]), "not in the ideal")
+    times = str(hypersurface.ideal.ctx.gens()[0] * hypersurface.equations[0])  # a multiple generates less
+    assert_rejected(quartic, lambda c: c.update(minimal_generators=[times]), "not in the ideal")

@@ -13,7 +13,14 @@ reading off the coefficient of ``y_m y_n`` — and then re-proves:
   checker draws itself (any points give a lower bound, so its own are as good);
 * ``generates = "proved"``: one generator, irreducible over Q, codimension 1;
   ``generates = "elimination"``: the elimination is replayed with msolve (no
-  msolve here ⇒ "cannot verify", never "rejected").
+  msolve here ⇒ "cannot verify", never "rejected");
+* the minimal generators ``H``: each vanishes on ``M`` (so ``<H> ⊆ I(M) = <G>``)
+  and is homogeneous for the torus weights; degree by degree and weight block
+  by weight block, with ``J`` spanned by ``x^α h`` (``h ∈ H`` of lower degree),
+  exact ranks over Q show every member of ``G`` lies in ``J + span H_k``
+  (so ``<G> ⊆ <H>``) and ``H_k`` is independent modulo ``J`` (so no member of
+  ``H`` is redundant: ``J_k = (m I)_k``, graded Nakayama). The counts by degree
+  follow, and are invariants of ``M``.
 """
 
 from __future__ import annotations
@@ -25,14 +32,14 @@ import math
 import random
 
 import numpy as np
-from flint import fmpz_mpoly_ctx, fmpz_mpoly_vec, nmod_mat
+from flint import fmpq, fmpz_mat, fmpz_mpoly_ctx, fmpz_mpoly_vec, nmod_mat
 
 from ..exceptions import CertificateFormatError
 from .arch import single_layer
-from .limits import MAX_MONOMIAL_TESTS, MAX_VARIABLES
+from .limits import MAX_MONOMIAL_TESTS, MAX_MONOMIALS, MAX_VARIABLES
 from .dimension import certified_dimension
 from .msolve import replay, same_basis
-from .poly import count_monomials, cover_number, divides, parse_all, projective_degree, ring
+from .poly import count_monomials, cover_number, divides, parse, parse_all, projective_degree, ring
 from .schema import ARCHITECTURE, CHECKED, FLAG, HEADER, NUMBER, Embedded
 from .values import field, integer, reject, seq
 
@@ -43,6 +50,7 @@ SCHEMA = {
     "equations": CHECKED, "variety_dimension": CHECKED,
     "hilbert": [{"degree": CHECKED, "monomials": CHECKED, "staircase": CHECKED, "rank": CHECKED}],
     "irreducible": FLAG, "dimension_certificate": Embedded("dimension"),
+    "minimal_generators_by_degree": CHECKED, "minimal_generators": CHECKED,
 }
 
 _PRIME = 2_147_483_587
@@ -113,6 +121,88 @@ def _rank_count(phi: list, pnames: int, weights: list[tuple], k: int, rng: rando
     return total
 
 
+def _graded(p, weights: list[tuple], what: str) -> tuple:
+    """``(degree, torus weight)`` shared by every term of ``p``; a mixed polynomial is refused."""
+    keys = set()
+    for e in p.monoms():
+        w = [0] * len(weights[0])
+        for i, x in enumerate(e):
+            for j, y in enumerate(weights[i]):
+                w[j] += x * y
+        keys.add((sum(e), tuple(w)))
+    if len(keys) != 1:
+        reject(f"{what} is not homogeneous for the torus weights (I(M) is)")
+    return keys.pop()
+
+
+def _rank(rows: list[dict], columns: dict) -> int:
+    """Exact rank over Q of polynomials given as term dicts (denominators cleared row by row)."""
+    if not rows:
+        return 0
+    matrix = []
+    for r in rows:
+        den = 1
+        for c in r.values():
+            den = math.lcm(den, int(fmpq(c).q))
+        row = [0] * len(columns)
+        for e, c in r.items():
+            row[columns[e]] = int((fmpq(c) * den).p)
+        matrix.append(row)
+    return fmpz_mat(matrix).rank()
+
+
+def _check_minimal(cert: dict, G: list, cctx, phi: list, pctx, weights: list[tuple]) -> dict[str, int]:
+    """Verify that ``minimal_generators`` generate ``<G>`` minimally; return the counts by degree."""
+    texts = field(cert, "minimal_generators")
+    if not isinstance(texts, list):
+        reject("minimal_generators must be a list of polynomials written as strings")
+    H = [parse(t, cctx, f"minimal_generators[{i}]") for i, t in enumerate(texts)]
+    for i, h in enumerate(H):
+        if h.compose(*phi, ctx=pctx) != 0:
+            reject(f"minimal generator {i + 1} does not vanish on M")
+    hk = [_graded(h, weights, f"minimal generator {i + 1}") for i, h in enumerate(H)]
+    gk = [_graded(g, weights, f"equation {i + 1}") for i, g in enumerate(G)]
+    n = len(weights)
+    monomials: dict[int, dict] = {}  # degree -> torus weight -> exponent tuples
+
+    def by_weight(e: int, w: tuple) -> list:
+        if e not in monomials:
+            count_monomials(n, e, "minimal_generators")
+            table: dict = {}
+            for combo in itertools.combinations_with_replacement(range(n), e):
+                exps = tuple(combo.count(i) for i in range(n))
+                table.setdefault(_graded(cctx.from_dict({exps: 1}), weights, "a monomial")[1], []).append(exps)
+            monomials[e] = table
+        return monomials[e].get(w, [])
+
+    terms_built = 0
+    for key in sorted(set(hk) | set(gk)):
+        k, w = key
+        J = []
+        for h, (j, wh) in zip(H, hk):
+            if j < k:
+                for alpha in by_weight(k - j, tuple(x - y for x, y in zip(w, wh))):
+                    J.append({tuple(a + b for a, b in zip(e, alpha)): c for e, c in h.to_dict().items()})
+                    terms_built += len(J[-1])
+        if terms_built > MAX_MONOMIALS:
+            raise CertificateFormatError(f"the minimal-generator ranks need more than {MAX_MONOMIALS} terms of "
+                                         "products, above the checker's limit")
+        new = [h.to_dict() for h, hkey in zip(H, hk) if hkey == key]
+        old = [g.to_dict() for g, gkey in zip(G, gk) if gkey == key]
+        columns = {e: i for i, e in enumerate({e for r in J + new + old for e in r})}
+        base, with_new = _rank(J, columns), _rank(J + new, columns)
+        if with_new - base != len(new):
+            reject(f"minimal generators of degree {k} are not minimal: one lies in the ideal of the others")
+        if _rank(J + new + old, columns) != with_new:
+            reject(f"an equation of degree {k} is not in the ideal of the minimal generators")
+    counts: dict[str, int] = {}
+    for k, _ in sorted(hk, key=lambda kw: kw[0]):
+        counts[str(k)] = counts.get(str(k), 0) + 1
+    if json.dumps(field(cert, "minimal_generators_by_degree")) != json.dumps(counts):
+        reject(f"minimal_generators_by_degree must be {json.dumps(counts)}, the degrees of the minimal generators")
+    return counts
+
+
 def _integer_coefficients(p, zctx):
     """``p`` times the lcm of its denominators, as an integer polynomial (same zeros)."""
     items = p.to_dict().items()
@@ -165,7 +255,7 @@ def check(cert: dict) -> str:
     >>> cert["equations"]
     ['c_1_1_22*c_1_2_12 - c_1_1_12*c_1_2_22', 'c_1_1_22*c_1_2_11 - c_1_1_11*c_1_2_22', 'c_1_1_12*c_1_2_11 - c_1_1_11*c_1_2_12']
     >>> check(cert)
-    "implicit equations of M (widths 2,1, rank 1): 3 generators, dim 4, all equations of degree <= 2 in <G>; generates I(M) by msolve's elimination (replayed; msolve trusted)"
+    "implicit equations of M (widths 2,1, rank 1): 3 generators, dim 4, all equations of degree <= 2 in <G>; generates I(M) by msolve's elimination (replayed; msolve trusted); minimal generators: 3 of degree 2"
     """
     arch, d, dd, a = single_layer(cert)
     if dd * d * d * (d + 1) // 2 > MAX_VARIABLES:
@@ -237,6 +327,7 @@ def check(cert: dict) -> str:
             stopped = True  # a rank below the staircase proves nothing; completeness stops here
     if field(cert, "complete_through_degree") != complete:
         reject(f"complete_through_degree is {complete}")
+    minimal = _check_minimal(cert, G, cctx, phi, pctx, weights)
     degree = projective_degree(leads, len(coords), len(coords) - dim)
     if cert.get("degree") != degree:
         reject(f"degree must be {degree}: the Hilbert series of the leading monomials gives it")
@@ -259,5 +350,6 @@ def check(cert: dict) -> str:
         how = "generates I(M) by msolve's elimination (replayed; msolve trusted)"
     else:
         reject("generates must be 'proved' or 'elimination'")
+    mingens = ", ".join(f"{n} of degree {k}" for k, n in minimal.items()) or "none"
     return (f"implicit equations of M (widths {d},{dd}, rank {a}): {len(G)} generator{'s' * (len(G) != 1)}, dim {dim}, "
-            f"all equations of degree <= {complete} in <G>; {how}")
+            f"all equations of degree <= {complete} in <G>; {how}; minimal generators: {mingens}")
