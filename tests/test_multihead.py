@@ -256,3 +256,20 @@ def test_other_kinds_refuse_multihead_architectures():
         fiber(Architecture((2, 1), (1,), heads=2), [1] * 12)
     with pytest.raises(InvalidInputError, match="flat list"):
         evaluate(Architecture((2, 1), (1,), heads=2), [[[[1, 2]], [[1, 1]], [[1, 0]]]], [[1, 2], [3, 4]])
+
+
+def test_a_narrow_value_map_gives_annihilator_moves_the_checker_rebuilds():
+    """Two heads of value rank 1 on width 3: layer 1's output lies in a plane, so layer 2 reads a plane."""
+    arch = _arch((3, 3, 3), (1, 1), heads=2, value_ranks=1)
+    rng = np.random.default_rng(6)
+    point, X = _random(arch, rng, 20)
+    R = kernel_rows(arch, point, P_TEST)
+    assert R.shape[0] == 6 and not np.any(matmul(jacobian_mod_p(arch, point, X, P_TEST), R.T, P_TEST))
+    cert = json.loads(json.dumps(certify_dimension(arch, seed=0).to_json()))
+    assert cert["certified"] and "annihilator(2)" in check(cert)
+    forged = copy.deepcopy(cert)
+    forged["upper_witness"]["families"] = [f for f in forged["upper_witness"]["families"] if f["kind"] != "annihilator"]
+    _reject(forged)
+    residual = copy.deepcopy(cert)
+    residual["architecture"]["residual"] = True  # X + Y leaves the plane: no annihilator, no inter family
+    _reject(residual)

@@ -548,7 +548,7 @@ def _check_upper(cert: dict, arch: Arch) -> int:
     if arch.plain:
         extra = kernelfields.rows(arch, {(i, name): M for (i, _, name), M in W.items()}, put, p) if kernel else []
     else:
-        extra = kernelfields.mixing_rows(arch, W, put_heads, p)
+        extra = kernelfields.head_rows(arch, W, put_heads, p)
     extra += [np.mod(C @ point.astype(object), p).astype(np.int64) for C in found]
     if extra:
         F = np.vstack([F, np.array(extra)])

@@ -13,6 +13,10 @@ Written again from the lemmas, not imported from the prover:
   ``δQ = J K``, ``δK = J Q`` (``J = E_uv - E_vu``) move ``A_i`` by skew matrices.
 * ``score-free`` at layer ``i`` (normalized, one token): the score is ``1``; every
   entry of ``Q_i`` and ``K_i`` is a kernel direction.
+* ``annihilator`` beyond [HMK]'s model (no residual connection): layer ``i-1``'s output
+  lies in the span of ``B = [V_1 | ... | V_h]`` (the ``O`` when factored); when ``B``
+  has fewer columns than rows, each ``n`` with ``nᵀ B = 0`` moves every row of every
+  head's ``Q``, ``K`` and ``V`` (or ``U``) of layer ``i`` by ``nᵀ`` without effect.
 * ``mixing`` at layer ``i`` (lightning, ``h_i >= 2`` heads, ``a_i >= d_{i-1}``, ``V``
   unfactored): heads re-split. For heads ``j != k``, with ``G = K_jᵀ K_j`` and
   ``c = det G``: ``δQ_j = -K_j adj(G) K_kᵀ Q_k`` and ``δV_k = c V_j``; then
@@ -32,6 +36,11 @@ from .arch import Arch
 from .values import reject
 
 
+def _value_width(arch: Arch, i: int) -> int:
+    """Columns of ``[V_i1 | ... | V_ih]`` (the ``O`` when factored), whose span holds layer ``i``'s output."""
+    return arch.head_count(i) * (arch.value_ranks[i - 1] if arch.value_ranks else arch.widths[i - 1])
+
+
 def _mixes(arch: Arch, i: int) -> bool:
     return (arch.normalization == "lightning" and arch.head_count(i) >= 2 and arch.value_ranks is None
             and arch.ranks[i - 1] >= arch.widths[i - 1])
@@ -48,8 +57,10 @@ def _cofactors(G: np.ndarray, p: int) -> np.ndarray:
     return out
 
 
-def mixing_rows(arch: Arch, W: dict, put, p: int) -> list:
-    """The mixing moves at ``W`` (``(layer, head, name) -> matrix`` mod p); ``put(layer, *(head, name, delta))``.
+def head_rows(arch: Arch, W: dict, put, p: int) -> list:
+    """The annihilator and mixing moves of a multi-head architecture at ``W`` (``(layer, head, name) -> matrix`` mod p).
+
+    ``put(layer, *(head, name, delta))`` makes one vector of the moves of one field.
 
     Examples
     --------
@@ -57,16 +68,29 @@ def mixing_rows(arch: Arch, W: dict, put, p: int) -> list:
 
     >>> import numpy as np
     >>> from attngeo.check.arch import Arch
-    >>> from attngeo.check.kernelfields import mixing_rows
+    >>> from attngeo.check.kernelfields import head_rows
     >>> arch, p = Arch((2, 2), (2,), 2, heads=(2,)), 101
     >>> rng = np.random.default_rng(0)
     >>> W = {(i, j, n): rng.integers(0, p, (r, c)) for i, j, n, r, c, _ in arch.blocks()}
-    >>> mixing_rows(arch, W, lambda i, *moves: [(j, name) for j, name, _ in moves], p)
+    >>> head_rows(arch, W, lambda i, *moves: [(j, name) for j, name, _ in moves], p)
     [[(1, 'Q'), (2, 'V')], [(2, 'Q'), (1, 'V')]]
     """
     out = []
     for fam in expected(arch):
         i, h = fam["layer"], arch.head_count(fam["layer"])
+        if fam["kind"] == "annihilator":
+            last = "V" if arch.value_ranks is None else "O"
+            B = np.hstack([W[(i - 1, j, last)] for j in range(1, arch.head_count(i - 1) + 1)])
+            if _mat(B, p).rank() < B.shape[1]:
+                continue
+            for n in _null(B.T, p):
+                for j in range(1, h + 1):
+                    for name in ("Q", "K", "V" if arch.value_ranks is None else "U"):
+                        for r in range(W[(i, j, name)].shape[0]):
+                            delta = np.zeros_like(W[(i, j, name)])
+                            delta[r, :] = n
+                            out.append(put(i, (j, name, delta)))
+            continue
         for j in range(1, h + 1):
             K = W[(i, j, "K")]
             G = np.mod(K.T @ K, p)  # inner size a_i <= 2047, residues < p < 2**26: below 2**63
@@ -110,9 +134,17 @@ def expected(arch: Arch) -> list[dict]:
     >>> expected(Arch((3, 3), (2,), 1)), expected(Arch((3, 3), (2,), 2))
     ([{'kind': 'symmetric-score', 'layer': 1, 'size': 2}], [])
     """
-    if not arch.plain:  # heads: only the mixing of heads (docs/multihead.md §3)
-        return [{"kind": "mixing", "layer": i, "size": arch.head_count(i) * (arch.head_count(i) - 1)}
-                for i in range(1, len(arch.ranks) + 1) if _mixes(arch, i)]
+    if not arch.plain:  # heads: narrow value maps and the mixing of heads (docs/multihead.md §3)
+        out = []
+        for i in range(1, len(arch.ranks) + 1):
+            h = arch.head_count(i)
+            if i > 1 and not arch.residual and _value_width(arch, i - 1) < arch.widths[i - 1]:
+                read = 2 * arch.ranks[i - 1] + (arch.value_ranks[i - 1] if arch.value_ranks else arch.widths[i])
+                out.append({"kind": "annihilator", "layer": i,
+                            "size": (arch.widths[i - 1] - _value_width(arch, i - 1)) * h * read})
+            if _mixes(arch, i):
+                out.append({"kind": "mixing", "layer": i, "size": h * (h - 1)})
+        return out
     out = []
     for i, a in enumerate(arch.ranks, start=1):
         d_in = arch.widths[i - 1]

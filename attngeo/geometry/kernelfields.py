@@ -101,6 +101,11 @@ def _narrowest_after(widths: tuple, i: int) -> int:
     return min(k for k in range(i + 1, len(widths)) if widths[k] == m)
 
 
+def _value_width(arch: Architecture, i: int) -> int:
+    """Columns of ``[V_i1 | ... | V_ih]`` (or of the ``O``): layer ``i``'s output lies in their span."""
+    return arch.heads[i - 1] * (arch.value_ranks[i - 1] if arch.value_ranks else arch.widths[i - 1])
+
+
 def _mixing(arch: Architecture, i: int) -> bool:
     """Heads of layer ``i`` re-split: several heads, each ``A_j`` unconstrained, ``V`` unfactored, lightning."""
     return (arch.normalization == "lightning" and arch.heads[i - 1] >= 2 and arch.value_ranks is None
@@ -134,9 +139,15 @@ def kernel_families(arch: Architecture) -> list[KernelFamily]:
     >>> kernel_families(Architecture((3, 3, 3), (2, 2)))   # [HMK]'s setting: none
     []
     """
-    if not arch.is_plain:  # heads: the groups, the mixing of heads, and discovery
-        return [KernelFamily("mixing", i, h * (h - 1)) for i, h in enumerate(arch.heads, start=1)
-                if _mixing(arch, i)]
+    if not arch.is_plain:  # heads: the groups, the mixing of heads, narrow value maps, and discovery
+        out = []
+        for i, h in enumerate(arch.heads, start=1):
+            if i > 1 and _value_width(arch, i - 1) < arch.widths[i - 1] and not arch.residual:
+                read = 2 * arch.ranks[i - 1] + (arch.value_ranks[i - 1] if arch.value_ranks else arch.widths[i])
+                out.append(KernelFamily("annihilator", i, (arch.widths[i - 1] - _value_width(arch, i - 1)) * h * read))
+            if _mixing(arch, i):
+                out.append(KernelFamily("mixing", i, h * (h - 1)))
+        return out
     out = []
     for i in range(1, arch.depth + 1):
         a, d_in = arch.ranks[i - 1], arch.widths[i - 1]
@@ -187,12 +198,31 @@ def _adjugate(G: np.ndarray, p: int) -> np.ndarray:
     return adj
 
 
-def _mixing_rows(arch: Architecture, point: np.ndarray, p: int) -> np.ndarray:
-    """The mixing moves at ``point`` mod ``p``: for each layer that mixes, each ordered pair of heads ``j != k``."""
+def _head_rows(arch: Architecture, point: np.ndarray, p: int) -> np.ndarray:
+    """The kernel moves of an architecture beyond [HMK]'s model at ``point`` mod ``p``.
+
+    ``annihilator`` at layer ``i``: layer ``i - 1``'s output lies in the span of
+    ``B = [V_1 | ... | V_h]`` (the ``O`` when factored); for ``n`` in the left null
+    space of ``B`` (canonical basis, where ``B`` has full column rank mod ``p``), the
+    moves ``e_r n^T`` of every row of every head's ``Q``, ``K`` and ``V`` (or ``U``).
+    ``mixing``: for each ordered pair of heads ``j != k``.
+    """
     layers = split_heads(arch, modular.reduce(point, p))
     blocks = {(b.layer, b.head, b.name): b for b in arch.blocks()}
     rows = []
     for fam in kernel_families(arch):
+        if fam.kind == "annihilator":
+            B = np.hstack([w[-1] for w in layers[fam.layer - 2]])  # the V, or the O of V = O U
+            if _rank_mod_p(B, p) < B.shape[1]:
+                continue  # the annihilators vanish here mod p: no rows (a valid, weaker bound)
+            for n in _null_basis(B.T, p):
+                for b in arch.blocks():
+                    if b.layer == fam.layer and b.name in "QKUV":
+                        for r in range(b.rows):
+                            vec = np.zeros(arch.parameter_count, dtype=np.int64)
+                            vec[b.offset + r * b.cols : b.offset + (r + 1) * b.cols] = n
+                            rows.append(vec)
+            continue
         heads = layers[fam.layer - 1]
         for j, (Qj, Kj, Vj) in enumerate(heads, start=1):
             G = modular.matmul(Kj.T, Kj, p)
@@ -261,7 +291,7 @@ def kernel_rows(arch: Architecture, point: np.ndarray, p: int) -> np.ndarray:
     if not kernel_families(arch):
         return np.zeros((0, arch.parameter_count), dtype=np.int64)
     if not arch.is_plain:
-        return _mixing_rows(arch, point, p)
+        return _head_rows(arch, point, p)
     layers = split_point(arch, modular.reduce(point, p))
     blocks = {(b.layer, b.name): b for b in arch.blocks()}
     rows = []
