@@ -169,3 +169,11 @@ def test_tampered_minimal_generators_are_rejected(hypersurface, rank_one):
     assert_rejected(quartic, lambda c: c.update(minimal_generators=[]), "not in the ideal")
     times = str(hypersurface.ideal.ctx.gens()[0] * hypersurface.equations[0])  # a multiple generates less
     assert_rejected(quartic, lambda c: c.update(minimal_generators=[times]), "not in the ideal")
+
+
+def test_a_dense_image_has_no_equation_and_that_is_proved():
+    eq = implicit_equations(Architecture((1, 1), (1,), tokens=2), engine="flint")
+    assert eq.equations == [] and eq.minimal_generators == [] and eq.codimension == 0 and eq.generates == "proved"
+    cert = eq.to_json()
+    assert "I(M) = 0" in check_certificate(cert).claim
+    assert_rejected(cert, lambda c: c.update(minimal_generators=["c_1_1_11"]), "vanish")

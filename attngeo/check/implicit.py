@@ -272,7 +272,7 @@ def check(cert: dict) -> str:
     pctx, phi = _parametrization(d, dd, a, names)
     cctx = ring(coords)
     texts = field(cert, "equations")
-    G = parse_all(texts, cctx, "equations")
+    G = parse_all(texts, cctx, "equations") if texts != [] else []  # no equation: M fills its space
     for i, g in enumerate(G):
         if g.compose(*phi, ctx=pctx) != 0:
             reject(f"equation {i + 1} does not vanish on M")
@@ -339,9 +339,11 @@ def check(cert: dict) -> str:
         factors = G[0].factor()[1] if len(G) == 1 else None
         if factors is None or irreducible is not (len(factors) == 1 and factors[0][1] == 1):
             reject("irreducible states whether the one generator is irreducible over Q")
-    if generates == "proved":
+    if generates == "proved" and not G and dim == len(coords):
+        how = "M is dense in its coordinate space: I(M) = 0"
+    elif generates == "proved":
         if len(G) != 1 or len(coords) - dim != 1 or irreducible is not True:
-            reject("'proved' generation needs one irreducible generator of a hypersurface")
+            reject("'proved' generation needs one irreducible generator of a hypersurface, or none and codimension 0")
         how = "an irreducible hypersurface: generates I(M)"
     elif generates == "elimination":
         eqs, variables, eliminated = _elimination(d, dd, a, coords)

@@ -302,19 +302,21 @@ def _cmd_implicit(args) -> int:
     if args.export:
         if args.certificate:
             eq.save(args.certificate)
-        print(eq.ideal.export(args.export), end="")
+        print(eq.minimal_ideal().export(args.export), end="")  # the same ideal as <G>, fewer generators
         return 0
-    summary = {**eq.summary(), "equations": eq.equations_latex(), "plain": [str(g) for g in eq.equations]}
-    if _save_and_print_json(eq, args, summary, latex="\n".join(eq.equations_latex()) if args.latex else None):
+    summary = {**eq.summary(), "equations": eq.equations_latex(), "plain": [str(g) for g in eq.equations],
+               "minimal_generators_latex": eq.minimal_generators_latex()}
+    if _save_and_print_json(eq, args, summary, latex="\n".join(eq.minimal_generators_latex()) if args.latex else None):
         return 0
     s = summary
-    _print_equations(eq.equations_latex(), eq.equations, str(eq), args)
+    _print_equations(eq.minimal_generators_latex(), eq.minimal_generators, str(eq), args)
     from collections import Counter as _Counter
 
     by_degree = ", ".join(f"{n} of degree {k}" for k, n in sorted(_Counter(s["degrees"]).items()))
-    print(f"generators by degree: {by_degree}; terms {min(s['terms'])}..{max(s['terms'])}")
+    print(f"(minimal generators shown) reduced Groebner basis G: {by_degree}; "
+          f"terms {min(s['terms'])}..{max(s['terms'])}" if s["terms"] else "no equation: M fills its coordinate space")
     print("proved: every generator vanishes on M; dim V(G) = dim M; every equation of M of degree <= "
-          f"{s['complete_through_degree']} lies in <G>")
+          f"{s['complete_through_degree']} lies in <G>; the minimal generators generate <G> and none is redundant")
     print("generates I(M): " + ("proved (irreducible hypersurface of codimension 1)" if s["generates"] == "proved"
                                 else f"by {s['engine']}'s elimination (replayed by 'attngeo check')"))
     try:
