@@ -137,6 +137,16 @@ STATEMENTS: tuple[Statement, ...] = (
         r"the network with hidden widths clipped to $\min(d_0, \dots, d_i)$",
         "every_architecture",
         ("deep-dimension", "softmax-single-layer")),
+    Statement(
+        "multihead-dimension", "finding", "attngeo (docs/multihead.md, docs/findings.md 17-19)",
+        "Dimension of multi-head attention with value bottlenecks, residual connections and causal masks",
+        r"per-head $GL_a$ (and $\mathbb{C}^*$ for lightning), $GL_b$ on $V = OU$, $GL_{d_i}$ between layers "
+        r"unless residual, the mixing of heads ($a \ge d$), the annihilators of narrow value maps and, for one "
+        r"lightning layer, the span $d' d^2 (d+1)/2$ bound $\dim \mathcal M$; the dimension is compared "
+        r"with parameters $-\dim G$ and, for one softmax layer, with the published "
+        r"$h(2ad + b(d + d')) - h(a^2 + b^2)$",
+        "multihead_dimension",
+        ("every-architecture", "softmax-single-layer")),
 )
 
 
