@@ -118,6 +118,7 @@ def _value_entry(point, layer, value):
     lambda c: c["upper_witness"].update(field_rank=c["upper_witness"]["field_rank"] - 1),
     lambda c: c["upper_witness"]["families"].pop(),
     lambda c: c["upper_witness"]["columns"].__setitem__(0, c["lower_witness"]["columns"][0]),
+    lambda c: c["upper_witness"]["rows"].__setitem__(slice(0, 2), c["upper_witness"]["rows"][1::-1]),  # -det
     lambda c: c.update(upper=c["upper"] - 1),
     lambda c: c["architecture"].update(widths=[6, 6, 6, 5]),
 ])

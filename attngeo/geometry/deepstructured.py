@@ -24,8 +24,8 @@ triangular with small diagonal blocks, in this order:
 Their sizes add up to ``d^2 + Σ (2 a_i d - a_i^2 - 1)``, which is ``P`` minus the
 rank of [HMK]'s group fields. The upper bound is that rank, at the same point
 on the complementary columns (``V_1 .. V_{l-1}``, ``K_i[:, :a_i]``, ``Q_i[0, 0]``):
-at ``V = I`` the field matrix there is sparse and falls apart into components
-whose determinants multiply. ``l = 4, d = 64, a = 4`` takes about a second
+at ``V = I`` the field matrix there is sparse and, ordered by :func:`field_order`,
+block lower triangular (blocks ``1 x 1`` and ``a_i^2 x a_i^2``). ``l = 4, d = 64, a = 4`` takes about a second
 (benchmarks/scale.py); the checker (:mod:`attngeo.check.deepstructured`) replays
 both from the lemma with its own forward-mode derivatives.
 """
@@ -48,7 +48,6 @@ from .bounds import random_ints
 from .certificate import DimensionCertificate
 from .kernelfields import kernel_families
 from .softmax import PRECISIONS, _forward, _layers, _mids, _precision, ball_jacobian, float_pivots
-from .structured import components
 from .symmetry import families
 
 #: Spare inputs beyond the fewest that could fill each block's rows (a short block would fall back to dense).
@@ -324,7 +323,10 @@ def lower_bound(arch: Architecture, point: np.ndarray, p: int, rng: random.Rando
         if lightning:  # the scaling's column; normalized networks have no scaling
             dropped.add(int(col("Q", i, 0, 0)))
     V_last = col("V", l, 0, 0)
-    keep = [j for j, c in enumerate(full) if c not in dropped and (c >= V_last or not _is_value(arch, c))]
+    value = np.zeros(arch.parameter_count + 1, dtype=bool)
+    for b in arch.blocks():
+        value[b.offset : b.offset + b.size] = b.name == "V"
+    keep = [j for j, c in enumerate(full) if c not in dropped and (c >= V_last or not value[c])]
     _, Zc, core = group(U, -(-core_size // (a * t)) + SPARE_CORE, keep)
     if core is None:
         return None
@@ -344,7 +346,8 @@ def lower_bound(arch: Architecture, point: np.ndarray, p: int, rng: random.Rando
     for m in ms:
         R = U + [m]
         full = _restricted_columns(arch, R)
-        mine = [j for j, c in enumerate(full) if _in_m_block(arch, col, c, m, a)]
+        k_, j_ = np.divmod(full - V_last, d)  # V_l[k, m] for k < a, and V_l[m, m]; Q_i[:, m], K_i[:, m]
+        mine = np.flatnonzero(np.where(full >= V_last, (j_ == m) & ((k_ < a) | (k_ == m)), ~value[full] & (full % d == m)))
         first, Z, picked = group(R, per_m, mine)
         if picked is None:
             return None
@@ -354,12 +357,13 @@ def lower_bound(arch: Architecture, point: np.ndarray, p: int, rng: random.Rando
         if j is None:
             return None
         first_inputs.append((first, j, Z[0, a, j]))
-    # 4. V_l[k, m] for k != m >= a: row (first input of m, k, j), value Z[m, j]
-    for k in ms:
-        for q, m in enumerate(ms):
-            if m != k:
-                n, j, z = first_inputs[q]
-                block([[n, k, j]], [col("V", l, k, m)], z)
+    for k in ms:  # 4. V_l[k, m] for k != m >= a: row (first input of m, k, j), value Z[m, j]
+        others = [q for q, m in enumerate(ms) if m != k]
+        rows.extend([first_inputs[q][0], k, first_inputs[q][1]] for q in others)
+        cols.extend(col("V", l, k, np.array(ms)[others]).tolist())
+        sizes.extend([1] * len(others))
+        for q in others:
+            det = engine.times(det, first_inputs[q][2])
     inputs = np.zeros((len(supports), d, t), dtype=np.int64)
     for n, (R, X) in enumerate(zip(supports, values)):
         inputs[n, R] = X
@@ -370,22 +374,6 @@ def lower_bound(arch: Architecture, point: np.ndarray, p: int, rng: random.Rando
             "point": [str(v) for v in point],
             "inputs": [[[str(fmpq(int(v), DENOMINATOR)) for v in row] for row in x] for x in inputs],
             "determinant": det.str(radius=True, more=False)}
-
-
-def _is_value(arch: Architecture, c: int) -> bool:
-    for b in arch.blocks():
-        if b.offset <= c < b.offset + b.size:
-            return b.name == "V"
-    raise AssertionError(c)  # pragma: no cover
-
-
-def _in_m_block(arch: Architecture, col: _Columns, c: int, m: int, a: int) -> bool:
-    l, d = arch.depth, arch.widths[0]
-    V = int(col("V", l, 0, 0))
-    if V <= c < V + d * d:  # V_l[k, m] for k < a, and V_l[m, m]
-        k, j = divmod(c - V, d)
-        return j == m and (k < a or k == m)
-    return not _is_value(arch, c) and (c - int(col("Q", 1, 0, 0))) % d == m  # Q_i[:, m], K_i[:, m]
 
 
 def field_entries(arch: Architecture, point: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -445,41 +433,78 @@ def field_entries(arch: Architecture, point: np.ndarray) -> tuple[np.ndarray, np
     return np.concatenate(R), np.concatenate(C), np.concatenate(W)
 
 
-def component_determinant(rows: np.ndarray, cols: np.ndarray, vals: np.ndarray, n: int, p: int) -> int:
-    """Determinant mod ``p`` of an ``n x n`` sparse matrix as the product over its connected components.
+def triangular_determinant(rows: np.ndarray, cols: np.ndarray, vals: np.ndarray, n: int, p: int) -> tuple[int, int]:
+    """``(determinant mod p, largest block)`` of an ``n x n`` sparse matrix that is block lower triangular as ordered.
 
-    Each component's rows and columns are taken in ascending order, so the
-    product is the determinant up to sign; 0 when a component is not square or singular.
+    Entries ``(rows[e], cols[e], vals[e])`` are positions in the chosen order.
+    The finest diagonal blocks end where every earlier row stays left of the
+    end (a running maximum of each row's last nonzero column); the determinant
+    is the product of theirs. 0 when a block is singular.
 
     Examples
     --------
-    >>> component_determinant(np.array([0, 1, 1]), np.array([1, 0, 2]), np.array([3, 5, 7]), 3, 101) == 3 * 7 * 5 % 101
-    False
-    >>> component_determinant(np.array([0, 1, 2]), np.array([1, 0, 2]), np.array([3, 5, 7]), 3, 101) == 3 * 5 * 7 % 101
-    True
+    >>> rows, cols, vals = np.array([0, 1, 1, 2, 2]), np.array([0, 0, 2, 1, 2]), np.array([3, 1, 5, 7, 1])
+    >>> triangular_determinant(rows, cols, vals, 3, 101)      # blocks [3] and [[0, 5], [7, 1]]: 3 (0 - 35)
+    (97, 2)
     """
     vals = np.mod(vals, p)
     nz = vals != 0
     rows, cols, vals = rows[nz], cols[nz], vals[nz]
-    label = components(rows, n + cols, 2 * n)
-    if len(set(label[:n].tolist()) ^ set(label[n:].tolist())):
-        return 0  # a row or column alone: a zero row or column
-    comp = label[rows]
-    order = np.argsort(comp, kind="stable")
-    comp, rows, cols, vals = comp[order], rows[order], cols[order], vals[order]
-    cuts = np.flatnonzero(np.diff(comp)) + 1
-    det = 1
-    for s, e in zip(np.r_[0, cuts], np.r_[cuts, len(comp)]):
-        ur, ri = np.unique(rows[s:e], return_inverse=True)
-        uc, ci = np.unique(cols[s:e], return_inverse=True)
-        if len(ur) != len(uc):
-            return 0
-        M = np.zeros((len(ur), len(uc)), dtype=np.int64)
-        np.add.at(M, (ri, ci), vals[s:e])
-        det = det * int(nmod_mat(len(ur), len(uc), np.mod(M, p).ravel().tolist(), p).det()) % p
-        if det == 0:
-            return 0
-    return det
+    last = np.full(n, -1, dtype=np.int64)
+    np.maximum.at(last, rows, cols)
+    ends = np.flatnonzero(np.maximum.accumulate(last) == np.arange(n)) + 1
+    starts = np.r_[0, ends[:-1]]
+    if len(ends) == 0 or ends[-1] != n:
+        return 0, n
+    block = np.searchsorted(ends, rows, side="right")
+    det, largest = 1, int(np.max(ends - starts))
+    single = (ends - starts) == 1
+    diag = np.zeros(n, dtype=np.int64)
+    on = rows == cols
+    np.add.at(diag, rows[on], vals[on])  # repeated entries add up
+    diag %= p
+    for v in diag[starts[single]].tolist():  # 1 x 1 blocks: their diagonal entry
+        det = det * v % p
+    for b in np.flatnonzero(~single):
+        s, e = int(starts[b]), int(ends[b])
+        sel = (block == b) & (cols >= s)  # the diagonal block only: entries left of it are below the diagonal
+        M = np.zeros((e - s, e - s), dtype=np.int64)
+        np.add.at(M, (rows[sel] - s, cols[sel] - s), vals[sel])
+        det = det * int(nmod_mat(e - s, e - s, np.mod(M, p).ravel().tolist(), p).det()) % p
+    return det, largest
+
+
+def field_order(arch: Architecture) -> tuple[list[int], list[int]]:
+    """Field rows and columns in an order that makes the field minor block lower triangular at ``V = I``.
+
+    Layers from the last to the first: inter ``E_uv`` on ``V_i[u, v]`` (``1 x 1``
+    blocks: the other entries of its row lie in layer ``i + 1``), the scaling on
+    ``Q_i[0, 0]``, the intra fields on ``K_i[:a_i, :a_i]`` (one ``a_i^2`` block).
+
+    Examples
+    --------
+    >>> rows, cols = field_order(Architecture((3, 3, 3), (2, 2)))
+    >>> len(rows) == len(cols) == 2 * (4 + 1) + 9, rows[:2]
+    (True, [18, 14])
+    """
+    col, d, l = _Columns(arch), arch.widths[0], arch.depth
+    scaling = arch.normalization == "lightning"
+    base, bases = 0, []
+    for i, a in enumerate(arch.ranks, start=1):
+        bases.append(base)
+        base += a * a + scaling + (d * d if i < l else 0)
+    rows, cols = [], []
+    for i in range(l, 0, -1):
+        a, b = arch.ranks[i - 1], bases[i - 1]
+        if i < l:
+            rows += range(b + a * a + scaling, b + a * a + scaling + d * d)
+            cols += col("V", i, *np.divmod(np.arange(d * d), d)).tolist()
+        if scaling:
+            rows.append(b + a * a)
+            cols.append(int(col("Q", i, 0, 0)))
+        rows += range(b, b + a * a)
+        cols += col("K", i, *np.divmod(np.arange(a * a), a)).tolist()
+    return rows, cols
 
 
 def upper_bound(arch: Architecture, point: np.ndarray, p: int, exclude: set[int]) -> dict:
@@ -495,16 +520,17 @@ def upper_bound(arch: Architecture, point: np.ndarray, p: int, exclude: set[int]
     >>> up["field_rank"] + low["rank"] == arch.parameter_count, up["determinant"] != 0
     (True, True)
     """
-    columns = [c for c in range(arch.parameter_count) if c not in exclude]
-    where = np.full(arch.parameter_count, -1, dtype=np.int64)
-    where[columns] = np.arange(len(columns))
+    rows, columns = field_order(arch)
+    assert set(columns).isdisjoint(exclude) and len(columns) + len(exclude) == arch.parameter_count
+    P = arch.parameter_count
+    where_col, where_row = np.full(P, -1, dtype=np.int64), np.full(len(rows), -1, dtype=np.int64)
+    where_col[columns], where_row[rows] = np.arange(len(columns)), np.arange(len(rows))
     r, c, v = field_entries(arch, point)
-    inside = where[c] >= 0
-    n = sum(f.size for f in families(arch))
-    det = component_determinant(r[inside], where[c[inside]], v[inside], n, p) if n == len(columns) else 0
+    inside = where_col[c] >= 0
+    det, _ = triangular_determinant(where_row[r[inside]], where_col[c[inside]], v[inside], len(rows), p)
     return {"structured": "identity values", "prime": p, "point": point.tolist(),
             "families": [f.to_dict() for f in families(arch)], "field_rank": len(columns) if det else 0,
-            "columns": columns, "determinant": det}
+            "rows": rows, "columns": columns, "determinant": det}
 
 
 def certify_deep(arch: Architecture, seed: int | None = None) -> DimensionCertificate:
