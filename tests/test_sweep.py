@@ -99,3 +99,23 @@ def test_a_fifo_given_as_the_grid_is_refused_without_blocking(tmp_path, capsys):
     os.mkfifo(tmp_path / "grid.toml")
     assert main(["sweep", "--config", str(tmp_path / "grid.toml"), "--out", str(tmp_path / "s")]) == 2
     assert "is not a regular file" in capsys.readouterr().err
+
+
+def test_heads_masks_and_bottlenecks_sweep_and_their_rows_name_them(tmp_path):
+    from attngeo import Architecture
+    from attngeo.check import check_certificate
+    from attngeo.ui.sweep import from_toml
+
+    path = tmp_path / "grid.toml"
+    path.write_text('widths = "2"\nheads = "1..2"\ncausal = true\n'
+                    '[[architecture]]\nwidths = [3, 3, 3]\nranks = [1, 1]\nheads = [2, 2]\nvalue_ranks = [1, 1]\n')
+    archs, _ = from_toml(path)
+    assert archs == [Architecture((2, 2), (1,), 2, heads=1, causal=True),
+                     Architecture((2, 2), (1,), 2, heads=2, causal=True),
+                     Architecture((3, 3, 3), (1, 1), 2, heads=2, value_ranks=1)]
+    rows = sweep(archs, tmp_path / "out", workers=1)
+    assert sorted((r["heads"], r["value_ranks"], r["causal"]) for r in rows) == \
+        [("1", "", True), ("2", "", True), ("2,2", "1,1", False)]  # one row per architecture, named
+    for cert in (tmp_path / "out" / "certificates").glob("*.json"):
+        check_certificate(json.loads(cert.read_text()))
+    assert all(r["lower"] <= r["upper"] for r in rows)

@@ -409,7 +409,8 @@ def _cmd_sweep(args) -> int:
             raise InvalidInputError("give the grid with --widths (and --layers, --ranks, --tokens) or --config FILE")
         archs = grid(parse_range(args.widths, "--widths"), parse_range(args.layers, "--layers"),
                      parse_range(args.ranks, "--ranks"), parse_range(args.tokens, "--tokens"),
-                     "softmax" if args.softmax else "lightning")
+                     "softmax" if args.softmax else "lightning", parse_range(args.heads, "--heads"),
+                     args.residual, args.causal)
         what = args.what or "dimension"
     rows = sweep(archs, args.out, what=what, workers=args.workers, scheduler=args.scheduler, seed=args.seed,
                  seconds=args.timeout, memory_mb=args.max_memory, resume=args.resume,
@@ -577,6 +578,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ranks", default="1", help="equal ranks a <= d (default 1)")
     p.add_argument("--tokens", default="2", help="token counts t (default 2)")
     p.add_argument("--softmax", action="store_true", help="softmax-normalized attention")
+    p.add_argument("--heads", default="1", help="heads per layer h (every layer): a range 1..4, a list or one number")
+    p.add_argument("--residual", action="store_true", help="residual connections in every architecture")
+    p.add_argument("--causal", action="store_true", help="a causal mask in every architecture")
     p.add_argument("--config", metavar="FILE", help="the grid in a TOML file instead of the options above")
     p.add_argument("--what", choices=("dimension", "fiber", "singular", "implicit"), default=None,
                    help="the question per architecture (default dimension; the others for single layers)")
@@ -593,8 +597,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("folder", help="the --out folder of attngeo sweep")
     p.add_argument("--out", help="folder for the figures (default: the sweep folder)")
     p.add_argument("--format", choices=("png", "pdf"), default="png")
-    p.add_argument("--x", default="width", choices=("width", "layers", "rank", "tokens"), help="heatmap x axis")
-    p.add_argument("--y", default="layers", choices=("width", "layers", "rank", "tokens"), help="heatmap y axis")
+    p.add_argument("--x", default="width", choices=("width", "layers", "rank", "tokens", "heads"), help="heatmap x axis")
+    p.add_argument("--y", default="layers", choices=("width", "layers", "rank", "tokens", "heads"), help="heatmap y axis")
     p.set_defaults(run=_cmd_plot)
 
     p = sub.add_parser("certify", help="certify every registered statement in dependency order; write a report")

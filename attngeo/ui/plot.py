@@ -14,7 +14,8 @@ from ..exceptions import InvalidInputError
 from ..geometry.certificate import check_writable
 
 AXES = {"width": lambda r: int(r["widths"].split(",")[0]), "layers": lambda r: len(r["ranks"].split(",")),
-        "rank": lambda r: int(r["ranks"].split(",")[0]), "tokens": lambda r: int(r["tokens"])}
+        "rank": lambda r: int(r["ranks"].split(",")[0]), "tokens": lambda r: int(r["tokens"]),
+        "heads": lambda r: int(str(r.get("heads") or "1").split(",")[0])}
 
 
 def read_results(folder) -> list[dict]:

@@ -37,7 +37,8 @@ from ..geometry.certificate import make_folder, write_text
 from ..model.architecture import Architecture
 
 WHAT = ("dimension", "fiber", "singular", "implicit")
-COLUMNS = ["key", "widths", "ranks", "tokens", "normalization", "what", "parameters", "lower", "upper", "certified",
+COLUMNS = ["key", "widths", "ranks", "heads", "value_ranks", "residual", "causal", "tokens", "normalization", "what",
+           "parameters", "lower", "upper", "certified",
            "dimension", "formula", "naive", "families", "verdict", "seconds", "status", "error", "attempts"]
 
 
@@ -67,21 +68,25 @@ def parse_range(text: str, name: str) -> list[int]:
     return values
 
 
-def grid(widths, layers, ranks, tokens, normalization: str = "lightning") -> list[Architecture]:
-    """Equal widths ``d``, ``l`` layers, equal ranks ``a <= d``, every token count: one architecture each.
+def grid(widths, layers, ranks, tokens, normalization: str = "lightning", heads=(1,), residual: bool = False,
+         causal: bool = False) -> list[Architecture]:
+    """Equal widths ``d``, ``l`` layers, equal ranks ``a <= d``, every token count and head count: one architecture each.
 
     Examples
     --------
     >>> [str(a) for a in grid([2, 3], [1], [1, 3], [2])]
     ['widths 2,2, ranks 1, t=2, lightning', 'widths 3,3, ranks 1, t=2, lightning', 'widths 3,3, ranks 3, t=2, lightning']
+    >>> [str(a) for a in grid([2], [2], [1], [2], heads=[1, 2], causal=True)]
+    ['widths 2,2,2, ranks 1,1, t=2, causal, lightning', 'widths 2,2,2, ranks 1,1, heads 2,2, t=2, causal, lightning']
     """
-    return [Architecture((d,) * (l + 1), (a,) * l, t, normalization)
-            for d, l, a, t in itertools.product(widths, layers, ranks, tokens) if a <= d]
+    return [Architecture((d,) * (l + 1), (a,) * l, t, normalization, h, None, residual, causal)
+            for d, l, a, t, h in itertools.product(widths, layers, ranks, tokens, heads) if a <= d]
 
 
 def from_toml(path) -> tuple[list[Architecture], dict]:
-    r"""A grid from a TOML file: ``widths``, ``layers``, ``ranks``, ``tokens`` (ranges or lists), ``softmax``,
-    ``what``, and optionally ``[[architecture]]`` tables with explicit ``widths``/``ranks``/``tokens``.
+    r"""A grid from a TOML file: ``widths``, ``layers``, ``ranks``, ``tokens``, ``heads`` (ranges or lists),
+    ``softmax``, ``residual``, ``causal``, ``what``, and optionally ``[[architecture]]`` tables with explicit
+    ``widths``/``ranks``/``tokens`` (and ``heads``, ``value_ranks``, ``residual``, ``causal``).
 
     >>> import os, tempfile
     >>> path = os.path.join(tempfile.mkdtemp(), "grid.toml")
@@ -105,13 +110,16 @@ def from_toml(path) -> tuple[list[Architecture], dict]:
     archs = []
     if "widths" in spec:
         archs += grid(*(parse_range(spec.get(k, default), f"{path}: {k}")
-                        for k, default in (("widths", None), ("layers", "1"), ("ranks", "1"), ("tokens", "2"))), norm)
+                        for k, default in (("widths", None), ("layers", "1"), ("ranks", "1"), ("tokens", "2"))), norm,
+                      parse_range(spec.get("heads", "1"), f"{path}: heads"), spec.get("residual", False) is True,
+                      spec.get("causal", False) is True)
     for item in spec.get("architecture", []):
-        try:
-            archs.append(Architecture(tuple(item["widths"]), tuple(item["ranks"]), item.get("tokens", 2),
-                                      item.get("normalization", norm)))
-        except (KeyError, TypeError):
-            raise InvalidInputError(f"{path}: each [[architecture]] needs widths and ranks lists") from None
+        if not isinstance(item, dict) or not isinstance(item.get("widths"), list) or not isinstance(item.get("ranks"), list):
+            raise InvalidInputError(f"{path}: each [[architecture]] needs widths and ranks lists")
+        try:  # heads, value_ranks, residual and causal as Architecture.from_dict reads them
+            archs.append(Architecture.from_dict({"normalization": norm, **item}))
+        except AttngeoError as exc:
+            raise InvalidInputError(f"{path}: [[architecture]] {exc}") from None
     if not archs:
         raise InvalidInputError(f"{path} describes no architecture (give widths/layers/ranks/tokens or [[architecture]])")
     return archs, {"what": spec.get("what", "dimension")}
@@ -375,5 +383,8 @@ def sweep(archs: list[Architecture], out, what: str = "dimension", workers: int 
 
 def _bare(arch: Architecture, what: str) -> dict:
     return {"widths": ",".join(map(str, arch.widths)), "ranks": ",".join(map(str, arch.ranks)),
+            "heads": ",".join(map(str, arch.heads)),
+            "value_ranks": "" if arch.value_ranks is None else ",".join(map(str, arch.value_ranks)),
+            "residual": arch.residual, "causal": arch.causal,
             "tokens": arch.tokens, "normalization": arch.normalization, "what": what,
             "parameters": arch.parameter_count}
