@@ -38,6 +38,7 @@ import time
 import numpy as np
 from flint import arb, arb_mat, fmpq, nmod_mat
 
+from .. import progress
 from ..exceptions import InvalidInputError
 from ..exact.rank import det_mod_p, independent_rows, random_prime
 from ..model.architecture import Architecture
@@ -327,6 +328,7 @@ def lower_bound(arch: Architecture, point: np.ndarray, p: int, rng: random.Rando
     for b in arch.blocks():
         value[b.offset : b.offset + b.size] = b.name == "V"
     keep = [j for j, c in enumerate(full) if c not in dropped and (c >= V_last or not value[c])]
+    progress.phase("Jacobian and elimination", f"the core: {len(keep)} columns")
     _, Zc, core = group(U, -(-core_size // (a * t)) + SPARE_CORE, keep)
     if core is None:
         return None
@@ -343,7 +345,9 @@ def lower_bound(arch: Architecture, point: np.ndarray, p: int, rng: random.Rando
     # 3. one block per m >= a, on the restricted network of R = [a] + [m] (m is its last coordinate)
     first_inputs = []
     per_m = -(-m_size // ((a + 1) * t)) + SPARE_M
-    for m in ms:
+    for q, m in enumerate(ms):
+        if q % max(1, len(ms) // 10) == 0:
+            progress.phase("Jacobian and elimination", f"block {q + 1} of {len(ms)}")
         R = U + [m]
         full = _restricted_columns(arch, R)
         k_, j_ = np.divmod(full - V_last, d)  # V_l[k, m] for k < a, and V_l[m, m]; Q_i[:, m], K_i[:, m]
@@ -552,6 +556,7 @@ def certify_deep(arch: Architecture, seed: int | None = None) -> DimensionCertif
     start = time.perf_counter()
     rng = random.Random(seed)
     p = random_prime(rng)
+    progress.phase("point", "V = I, random Q and K")
     point = _point(arch, rng)
     low = lower_bound(arch, point, p, rng)
     if low is None:
@@ -559,6 +564,7 @@ def certify_deep(arch: Architecture, seed: int | None = None) -> DimensionCertif
         up = {"structured": "identity values", "prime": p, "field_rank": 0}
         return DimensionCertificate(arch, 0, arch.parameter_count, low, up, hmk_formula(arch).to_dict(),
                                     time.perf_counter() - start, 1, ["a block of the structured minor was singular"])
+    progress.phase("upper bound", "the group fields' block triangular minor")
     up = upper_bound(arch, point, p, set(low["columns"]))
     upper = arch.parameter_count - up["field_rank"]
     return DimensionCertificate(arch, low["rank"], upper, low, up, hmk_formula(arch).to_dict(),

@@ -21,6 +21,7 @@ import time
 import numpy as np
 from flint import nmod_mat
 
+from .. import progress
 from ..exceptions import InvalidInputError
 from ..model.architecture import Architecture
 from ..model.formulas import hmk_formula
@@ -144,8 +145,11 @@ def certify_structured(arch: Architecture, seed: int | None = None) -> Dimension
     d, dd = arch.widths
     a = arch.ranks[0]
     p = random_prime(random.Random(seed))
+    progress.phase("Jacobian", "the coefficient Jacobian's nonzeros at the plain point")
     rows, cols = coefficient_edges(d, dd, a)
+    progress.phase("elimination", "connected blocks, ranks mod p")
     rank, blocks, largest = block_rank(rows, cols, arch.parameter_count, p)
+    progress.phase("upper bound", "the explicit field minor")
     # intra E_uv moves K_vu by -1 (and Q_uv); scaling moves V_00 by -1: a diagonal minor of determinant (-1)^(a^2+1)
     columns = [a * d + v * d + u for u in range(a) for v in range(a)] + [2 * a * d]  # K_vu, then V_00 (flattening Q, K, V)
     lower = {"structured": "plain point", "prime": p, "rank": rank, "blocks": blocks, "largest_block": largest}

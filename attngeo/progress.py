@@ -1,0 +1,87 @@
+"""Progress phases of long runs on stderr: point, Jacobian, elimination, upper bound, writing.
+
+Off by default, so library calls print nothing; the command line turns it on
+(:func:`enable`) when stderr is a terminal or ``--progress`` is given. A phase
+is one line ``attngeo: [elapsed] phase (detail)``; on a terminal each phase
+overwrites the previous one and :func:`done` ends the line. No dependency.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+_state: dict = {"stream": None, "start": 0.0, "tty": False, "shown": False}
+
+
+def enable(stream=None) -> None:
+    """Print phases to ``stream`` (default stderr) from now on; the clock starts here.
+
+    Examples
+    --------
+    >>> import io
+    >>> out = io.StringIO()
+    >>> enable(out); phase("Jacobian", "3 of 8 blocks"); done()
+    >>> out.getvalue().startswith("attngeo: [0.0 s] Jacobian (3 of 8 blocks)")
+    True
+    """
+    stream = sys.stderr if stream is None else stream
+    _state.update(stream=stream, start=time.monotonic(), tty=bool(getattr(stream, "isatty", lambda: False)()),
+                  shown=False)
+
+
+def wanted(flag: bool, stream=None) -> bool:
+    """Whether a command should show progress: ``--progress`` given, or ``stream`` (stderr) is a terminal.
+
+    Examples
+    --------
+    >>> import io
+    >>> wanted(False, io.StringIO()), wanted(True, io.StringIO())
+    (False, True)
+    """
+    stream = sys.stderr if stream is None else stream
+    return flag or bool(getattr(stream, "isatty", lambda: False)())
+
+
+def phase(name: str, detail: str = "") -> None:
+    """Announce a phase (nothing happens unless :func:`enable` was called).
+
+    Examples
+    --------
+    >>> disable(); phase("point")      # off: silent
+    """
+    stream = _state["stream"]
+    if stream is None:
+        return
+    line = f"attngeo: [{time.monotonic() - _state['start']:.1f} s] {name}" + (f" ({detail})" if detail else "")
+    if _state["tty"]:
+        stream.write("\r\x1b[K" + line)
+    else:
+        stream.write(line + "\n")
+    stream.flush()
+    _state["shown"] = True
+
+
+def done() -> None:
+    """End the progress line (on a terminal) and turn progress off.
+
+    Examples
+    --------
+    >>> done()      # harmless when nothing was shown
+    """
+    stream = _state["stream"]
+    if stream is not None and _state["tty"] and _state["shown"]:
+        stream.write("\n")
+        stream.flush()
+    disable()
+
+
+def disable() -> None:
+    """Turn progress off without ending a line (see :func:`done`).
+
+    Examples
+    --------
+    >>> disable(); _state["stream"] is None
+    True
+    """
+    _state.update(stream=None, shown=False)
