@@ -399,3 +399,18 @@ def test_certify_finds_the_proof_scripts_from_any_folder(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # no ./proofs here: the checkout's own folder is used
     folder = _proofs_folder(None)
     assert folder == Path(__file__).resolve().parents[1] / "proofs" and (folder / "deep_dimension.py").exists()
+
+
+def test_dim_progress_names_the_phases_and_every_witness_form_prints(capsys, tmp_path):
+    cert = tmp_path / "deep.json"
+    assert main(["dim", "--widths", "16,16,16", "--ranks", "2,2", "--progress", "--certificate", str(cert)]) == 0
+    out, err = capsys.readouterr()
+    assert "lower bound" in out and "certified" in out
+    dense = [line.split("] ")[1].split(" (")[0] for line in err.splitlines() if line.startswith("attngeo: [")]
+    assert dense[0] == "estimate" and {"point", "upper bound", "Jacobian", "elimination", "writing"} <= set(dense)
+    assert main(["dim", "--widths", "64,64,64,64,64", "--ranks", "4,4,4,4", "--progress"]) == 0
+    out, err = capsys.readouterr()
+    assert "block triangular Jacobian minor at V = I" in out and "certified" in out  # the deep structured witness
+    assert main(["dim", "--widths", "3,3,3", "--ranks", "2,2", "--heads", "2", "--causal", "--tokens", "3"]) == 0
+    out, err = capsys.readouterr()
+    assert "heads 2,2" in out and "naive count" in out and err == ""  # no terminal, no --progress: silent

@@ -32,6 +32,7 @@ from ..model.architecture import Architecture
 from .certificate import DimensionCertificate
 from ..exceptions import ExpansionTooLargeError, InvalidInputError, NotCertifiedError
 from ..model.formulas import hmk_formula
+from .. import progress
 from . import deepstructured, structured
 from .bounds import functional_count, random_ints, upper_bound
 from ..model.jacobian import jacobian_mod_p
@@ -53,7 +54,9 @@ def _lower(arch, point, p, gauge, n_inputs, c, rng) -> tuple[int, dict]:
     d_l, t = arch.output_shape
     X = random_ints(rng, (n_inputs,) + arch.input_shape)
     w = random_ints(rng, (n_inputs, c, d_l, t))
+    progress.phase("Jacobian", f"{n_inputs} inputs x {c} functionals, {arch.parameter_count} columns, mod {p}")
     J = jacobian_mod_p(arch, point, X, p, w)
+    progress.phase("elimination", f"{J.shape[0]} x {J.shape[1]} mod {p}")
     rank, rows = independent_rows(J[:, gauge], p)
     if rank == len(gauge):
         cols, how = gauge, "rows independent on the gauge columns"
@@ -129,6 +132,8 @@ def certify_dimension(
     for attempt in range(1, max_attempts + 1):
         p = random_prime(rng)
         point = random_ints(rng, (arch.parameter_count,))
+        progress.phase("point", f"attempt {attempt} of {max_attempts}, prime {p}")
+        progress.phase("upper bound", "symmetry and kernel fields")
         upper, witness, gauge = upper_bound(arch, point, p)
         if upper < best_upper[0]:
             best_upper = (upper, witness)

@@ -160,7 +160,23 @@ def _discovered(arch) -> list:
     return discover_fields(arch)
 
 
+def _lower_witness_text(lw: dict) -> str:
+    """How the lower bound was proved, in a few words, for each witness form."""
+    ball = f"ball arithmetic, {lw.get('precision')} bits" if "precision" in lw else f"mod {lw.get('prime')}"
+    if lw.get("structured") == "plain point":
+        return (f"coefficient Jacobian at the plain point: {lw['blocks']} blocks of at most {lw['largest_block']} "
+                f"columns, mod {lw['prime']}")
+    if lw.get("structured") == "identity values":
+        sizes = lw.get("blocks", [])
+        return (f"block triangular Jacobian minor at V = I: {len(sizes)} blocks of at most "
+                f"{max(sizes, default=0)} columns, {len(lw.get('inputs', []))} sparse inputs, {ball}")
+    if "precision" in lw:
+        return f"Jacobian minor in {ball}, {len(lw.get('inputs', []))} inputs: determinant {lw.get('determinant')}"
+    return f"Jacobian minor mod {lw['prime']}, {len(lw['inputs'])} inputs"
+
+
 def _cmd_dim(args) -> int:
+    from .. import progress
     from ..geometry.dimension import certify_dimension, estimate
 
     arch = _architecture(args, "softmax" if args.softmax else "lightning")
@@ -169,7 +185,15 @@ def _cmd_dim(args) -> int:
     if need > args.max_memory * 2**20:
         raise InvalidInputError(f"{arch} needs about {need / 2**30:.1f} GiB on the {path} path, above --max-memory "
                                 f"{args.max_memory} MiB; raise --max-memory or choose a smaller architecture")
-    cert = certify_dimension(arch, seed=args.seed)
+    if progress.wanted(args.progress):
+        progress.enable()
+        progress.phase("estimate", f"{path} path, about {need / 2**30:.2f} GiB")
+    try:
+        cert = certify_dimension(arch, seed=args.seed)
+        if args.certificate:
+            progress.phase("writing", str(args.certificate))
+    finally:
+        progress.done()
     display = rf"\[ {cert.latex()} \]" if args.latex else None
     if _save_and_print_json(cert, args, latex=display):
         return 0
@@ -181,11 +205,7 @@ def _cmd_dim(args) -> int:
     rows = [
         ("architecture", str(arch)),
         ("parameters", str(cert.parameters)),
-        ("lower bound", f"{cert.lower}  (coefficient Jacobian at the plain point: {lw['blocks']} blocks of at most "
-                        f"{lw['largest_block']} columns, mod {lw['prime']})" if "structured" in lw
-         else f"{cert.lower}  (Jacobian minor mod {lw['prime']}, {len(lw['inputs'])} inputs)" if "prime" in lw
-         else f"{cert.lower}  (Jacobian minor in ball arithmetic, {lw.get('precision')} bits, "
-              f"{len(lw.get('inputs', []))} inputs: determinant {lw.get('determinant')})"),
+        ("lower bound", f"{cert.lower}  ({_lower_witness_text(lw)})"),
         ("upper bound", f"{cert.upper}  (" + (f"{cert.parameters} parameters - field rank {uw['field_rank']})"
                                               if "field_rank" in uw else "dimension of the span of one layer's "
                                               "functions, linear in the symmetric tensor V (x) A)")),
@@ -519,6 +539,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=_seed, default=None, help="seed for the random point, inputs and prime")
     p.add_argument("--max-memory", type=_megabytes, default=_default_memory(), metavar="MiB",
                    help="refuse when the estimated peak memory is above this (default: 3/4 of this machine's memory)")
+    p.add_argument("--progress", action="store_true",
+                   help="print the phases (point, Jacobian, elimination, upper bound, writing) to stderr; "
+                        "on by default when stderr is a terminal")
     p.set_defaults(run=_cmd_dim)
 
     p = sub.add_parser("fiber", help="the complete fiber through a point (one layer) or at a gauge point (deep)")
