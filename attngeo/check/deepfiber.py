@@ -13,7 +13,13 @@ proves, given the one trusted step ``<basis> c <equations>`` (docs/fibers.md):
    ``<equations> c <basis>``; with the trusted step, the solutions of the
    equations in the slice are exactly the listed points;
 4. every listed point has the same network function as the first (the
-   polynomials in ``X`` agree), so ``fiber n slice`` is exactly that set.
+   polynomials in ``X`` agree), so ``fiber n slice`` is exactly that set;
+5. with several heads: every head permutation of the point, re-gauged into
+   the slice by the checker's own normalization, is listed, so a fiber that
+   meets the slice in exactly those points is the orbit of the group and the
+   head permutations; and ``outputs`` are ``phi_{W_0}(X_n)`` for this
+   architecture (a single causal layer has the fibers of the unmasked one: the
+   outputs tie the certificate to its function).
 
 The trusted step is *replayed*: the equations are rebuilt here and handed to
 the engine again, and its basis must equal the recorded one. Without that, a
@@ -24,9 +30,9 @@ install msolve.
 
 from __future__ import annotations
 
-from itertools import combinations
+from itertools import combinations, permutations, product
 
-from flint import fmpq, fmpq_mpoly_ctx, fmpq_poly
+from flint import fmpq, fmpq_mat, fmpq_mpoly_ctx, fmpq_poly
 
 from ..exceptions import CertificateFormatError
 from .arch import architecture
@@ -44,26 +50,116 @@ SCHEMA = {
     "certified": CHECKED, "solutions_in_slice": CHECKED, "fiber_points": CHECKED,
     "engine": CHECKED, "seconds": NUMBER, "point": CHECKED, "inputs": CHECKED, "variables": CHECKED,
     "basis": CHECKED, "extra_solutions": CHECKED, "factors": CHECKED, "parametrization": CHECKED, "line": CHECKED,
-    "trusted": CHECKED,
+    "trusted": CHECKED, "outputs": CHECKED,  # outputs: beyond [HMK]'s model only
 }
 _ENGINES = ("msolve", "flint", "sympy")
 
 
 def _names(arch) -> list[str]:
-    return [f"{name}{i}_{r}_{c}" for i, name, rows, cols, _ in arch.shapes() for r in range(rows) for c in range(cols)]
+    """Ring names in flattening order; head ``j`` of a layer with several is written ``Q1h2_0_0``."""
+    return [f"{name}{i}{f'h{j}' if arch.head_count(i) > 1 else ''}_{r}_{c}"
+            for i, j, name, rows, cols, _ in arch.blocks() for r in range(rows) for c in range(cols)]
 
 
-def _slice(arch) -> dict[str, int | None]:
+def _slice(arch) -> dict[int, int | None]:
+    """Flat index -> fixed value: ``Q[:, :a] = I``, ``U[:, :b] = I``, ``K[0, 0]`` (None: any nonzero value)
+    per head, and the first head's ``V[:, :d_i] = I`` (or ``O``) of every hidden layer without residual."""
     fixed = {}
     depth = len(arch.ranks)
-    for i, name, rows, cols, _ in arch.shapes():
-        if name == "Q" or (name == "V" and i < depth):
+    for i, j, name, rows, cols, off in arch.blocks():
+        if name in ("Q", "U") or (name in ("V", "O") and j == 1 and i < depth and not arch.residual):
             if rows > cols:
                 reject(f"no gauge for {name}{i}: {rows} rows > {cols} columns")
-            fixed.update({f"{name}{i}_{r}_{c}": int(r == c) for r in range(rows) for c in range(rows)})
+            fixed.update({off + r * cols + c: int(r == c) for r in range(rows) for c in range(rows)})
         elif name == "K":
-            fixed[f"K{i}_0_0"] = None
+            fixed[off] = None
     return fixed
+
+
+def _read_arch(cert: dict):
+    """The architecture; deep fibers are settled beyond [HMK]'s model too (heads, V = O U, residual, causal)."""
+    arch = architecture({**cert, "kind": "dimension"} if cert.get("kind") == "deep-fiber" else cert)
+    if arch.normalization != "lightning":
+        reject("deep-fiber certificates are for lightning networks")
+    return arch
+
+
+def _inv(M: list):
+    m = fmpq_mat(M)
+    return None if m.rank() < m.nrows() else [list(m.inv().table()[r]) for r in range(m.nrows())]
+
+
+def _mul(A: list, B: list) -> list:
+    return [[sum((A[r][k] * B[k][c] for k in range(len(B))), fmpq(0)) for c in range(len(B[0]))]
+            for r in range(len(A))]
+
+
+def _permuted(arch, W0: list) -> list[list]:
+    """Every head permutation of ``W0`` brought back into its slice (the checker's own normalization).
+
+    Per head ``Q -> M^{-1} Q``, ``K -> M^T K`` (``M = Q[:, :a]``), ``K -> c K`` and the
+    value map ``/ c`` so that ``K[0, 0]`` is the slice value of its position,
+    ``U -> N^{-1} U``, ``O -> O N`` (``N = U[:, :b]``); without residual the first
+    head's value block ``E`` moves every value map by ``E^{-1}`` and the next
+    layer's inputs by ``E``. Orbits that miss the slice (a singular block) are left out.
+    """
+    layers: dict = {}
+    for i, j, name, rows, cols, off in arch.blocks():
+        layers.setdefault(i, {}).setdefault(j, []).append(
+            (name, [W0[off + r * cols:off + (r + 1) * cols] for r in range(rows)]))
+    order = sorted(layers)
+    heads = [[layers[i][j] for j in sorted(layers[i])] for i in order]
+    kappa = [[dict(h)["K"][0][0] for h in hs] for hs in heads]
+    out = []
+    for choice in product(*(permutations(range(len(hs))) for hs in heads)):
+        flat, E, ok = [], None, True
+        for li, (hs, perm) in enumerate(zip(heads, choice)):
+            new = []
+            for pos, k in enumerate(perm):
+                w = dict(hs[k])
+                value = "O" if "O" in w else "V"
+                if E is not None:
+                    for n in ("Q", "K", "U" if "U" in w else "V"):
+                        w[n] = _mul(w[n], E)
+                a = len(w["Q"])
+                M = [row[:a] for row in w["Q"]]
+                Minv = _inv(M)
+                if Minv is None:
+                    ok = False
+                    break
+                w["Q"], w["K"] = _mul(Minv, w["Q"]), _mul([list(c) for c in zip(*M)], w["K"])
+                if w["K"][0][0] == 0:
+                    ok = False
+                    break
+                c = kappa[li][pos] / w["K"][0][0]
+                w["K"] = [[c * v for v in row] for row in w["K"]]
+                w[value] = [[v / c for v in row] for row in w[value]]
+                if "U" in w:
+                    b = len(w["U"])
+                    N = [row[:b] for row in w["U"]]
+                    Ninv = _inv(N)
+                    if Ninv is None:
+                        ok = False
+                        break
+                    w["U"], w["O"] = _mul(Ninv, w["U"]), _mul(w["O"], N)
+                new.append(w)
+            if not ok:
+                break
+            if li + 1 < len(heads) and not arch.residual:
+                value = "O" if "O" in new[0] else "V"
+                d = len(new[0][value])
+                E = [row[:d] for row in new[0][value]]
+                Einv = _inv(E)
+                if Einv is None:
+                    ok = False
+                    break
+                for w in new:
+                    w[value] = _mul(Einv, w[value])
+            names = [n for n, _ in hs[0]]
+            flat.extend(v for w in new for n in names for row in w[n] for v in row)
+        if ok and flat not in out:
+            out.append(flat)
+    return out
 
 
 def _lead(p):
@@ -87,8 +183,8 @@ def _reduce(f, basis: list, leads: list, ctx):
 
 def _degree_in_weights(arch) -> int:
     deg = 0
-    for _ in arch.ranks:  # V Y (Y^T K^T Q Y): 1 + 2 + 3 deg(Y), with deg(X) = 0
-        deg = 3 * deg + 3
+    for _ in arch.ranks:  # V Y (Y^T K^T Q Y): 1 + 2 + 3 deg(Y), with deg(X) = 0; O U Y one more
+        deg = 3 * deg + (3 if arch.value_ranks is None else 4)
     return deg
 
 
@@ -102,7 +198,7 @@ def _check_line(line, names: list, fixed: dict, W0: list, arch, same) -> bool:
     if not isinstance(v, list) or len(v) != len(names):
         reject("line.direction must list every parameter")
     v = [rational(x, "line.direction entry") for x in v]
-    if all(x == 0 for x in v) or any(x != 0 for n, x in zip(names, v) if n in fixed):
+    if all(x == 0 for x in v) or any(x != 0 for k, x in enumerate(v) if k in fixed):
         reject("line.direction must be nonzero and move only free entries of the slice")
     D = _degree_in_weights(arch)
     at = field(line, "checked_at", "line.")
@@ -219,7 +315,7 @@ def check(cert: dict) -> str:
     >>> check(cert)
     "fiber n gauge domain = the symmetry orbit for widths 1,1,1, ranks 1,1, t=2 (0 spurious solutions of the sample; trusting msolve's basis of the rebuilt equations (flint computed it; replayed with msolve))"
     """
-    arch = architecture(cert)
+    arch = _read_arch(cert)
     names = _names(arch)
     if len(names) > MAX_VARIABLES:
         raise CertificateFormatError(f"a deep fiber of {len(names)} parameters is beyond the checker's limit of "
@@ -227,10 +323,10 @@ def check(cert: dict) -> str:
     fixed = _slice(arch)
     point = seq(field(cert, "point"), "point", len(names))
     W0 = [rational(v, f"point[{k}]") for k, v in enumerate(point)]
-    for n, v in zip(names, W0):
-        if n in fixed and (v == 0 if fixed[n] is None else v != fixed[n]):
+    for k, (n, v) in enumerate(zip(names, W0)):
+        if k in fixed and (v == 0 if fixed[k] is None else v != fixed[k]):
             reject(f"the point is not in the gauge slice at {n}")
-    free = [n for n in names if n not in fixed]
+    free = [n for k, n in enumerate(names) if k not in fixed]
     if field(cert, "variables") != free:
         reject("variables are not the free entries of the gauge slice in flattening order")
     engine = field(cert, "engine")
@@ -255,9 +351,9 @@ def check(cert: dict) -> str:
     extra = seq(field(cert, "extra_solutions"), "extra_solutions")
     points = [W0] + [[rational(v, "extra solution entry") for v in seq(s, "an extra solution", len(names))]
                      for s in extra]
-    own = [[v for n, v in zip(names, p) if n not in fixed] for p in points]
+    own = [[v for k, v in enumerate(p) if k not in fixed] for p in points]
     for p, q in zip(points, own):
-        if any(v != W0[k] for k, (n, v) in enumerate(zip(names, p)) if n in fixed):
+        if any(v != W0[k] for k, v in enumerate(p) if k in fixed):
             reject("an extra solution leaves the gauge slice")
         if any(g(*q) != 0 for g in basis):
             reject("the basis does not vanish at a listed solution")
@@ -270,11 +366,16 @@ def check(cert: dict) -> str:
     gens = dict(zip(free, ctx.gens()))
     W = [gens[n] if n in gens else ctx.constant(v) for n, v in zip(names, W0)]
     equations = []
-    for X in inputs:
+    recorded = None if arch.plain else seq(field(cert, "outputs"), "outputs", len(inputs))
+    if arch.plain and "outputs" in cert:
+        reject("outputs are recorded only beyond [HMK]'s model (omit them: one spelling per certificate)")
+    for n_in, X in enumerate(inputs):
         if not isinstance(X, list) or len(X) != d or any(not isinstance(r, list) or len(r) != t for r in X):
             reject(f"each input must be a {d}x{t} matrix")
         Xq = [[ctx.constant(fmpq(integer(v, "input entry", -(1 << 62), 1 << 62))) for v in r] for r in X]
         target = phi(arch, [ctx.constant(v) for v in W0], Xq)
+        if recorded is not None and recorded[n_in] != [[str(e) for e in row] for row in target]:
+            reject(f"outputs[{n_in}] is not phi_(W_0)(X_{n_in}) for {arch.describe()} (another architecture's function)")
         for row_w, row_0 in zip(phi(arch, W, Xq), target):
             for e, e0 in zip(row_w, row_0):
                 if any((e - e0)(*q) != 0 for q in own):
@@ -290,6 +391,10 @@ def check(cert: dict) -> str:
 
     if not all(same(p) for p in points[1:]):
         reject("a listed extra solution computes a different function")
+    perms = _permuted(arch, W0) if set(arch.heads) - {1} else [W0]
+    if any(p not in points for p in perms):
+        reject(f"extra_solutions must list every head permutation of the point re-gauged into the slice "
+               f"({len(perms)} distinct; at least one is missing)")
     line = _check_line(field(cert, "line"), names, fixed, W0, arch, same)
     if line and D is not None:
         reject("a line of solutions is claimed but the basis has finitely many solutions")
@@ -305,17 +410,24 @@ def check(cert: dict) -> str:
     if field(cert, "fiber_points") != (count if D is not None else None):
         reject(f"fiber_points must be {count if D is not None else None}")
     _check_components(cert, arch, W0, D, count, line)
-    w = f"widths {','.join(map(str, arch.widths))}, ranks {','.join(map(str, arch.ranks))}, t={t}"
+    w = arch.describe()
     trusted = f"trusting msolve's basis of the rebuilt equations ({engine} computed it; replayed with msolve)"
+    k = len(perms)
+
+    def what(n: int) -> str:
+        if n == 1:
+            return "the symmetry orbit"
+        if n == k:
+            return f"the orbit of the symmetry group and the {k} head permutations"
+        return f"{n} orbits (hidden discrete symmetry{f'; {k} of them head permutations' if k > 1 else ''})"
+
     if exact is not None:
-        what = "the symmetry orbit" if exact == 1 else f"{exact} orbits (hidden discrete symmetry)"
-        return f"fiber n gauge domain = {what} for {w} ({D - exact} spurious solutions of the sample; {trusted})"
+        return f"fiber n gauge domain = {what(exact)} for {w} ({D - exact} spurious solutions of the sample; {trusted})"
     if line:
         return f"hidden continuous symmetry for {w}: a line of the fiber lies in the gauge slice ({trusted})"
     if not certified:
         return f"bounds only for {w}: {len(points)} <= |fiber n slice| <= {D}"
-    what = "the symmetry orbit" if D == 1 else f"{D} orbits (hidden discrete symmetry)"
-    return f"fiber n gauge domain = {what} for {w} ({trusted})"
+    return f"fiber n gauge domain = {what(D)} for {w} ({trusted})"
 
 
 def _check_components(cert: dict, arch, W0: list, D, count: int, line: bool) -> None:
