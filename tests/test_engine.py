@@ -6,6 +6,7 @@ import pytest
 
 from attngeo.exact.engine import (EngineFailed, EngineUnavailable, FALLBACK_MAX_VARIABLES, available, find_msolve,
                             groebner, parse_poly, ring)
+from attngeo.exceptions import InvalidInputError
 
 needs_msolve = pytest.mark.msolve
 
@@ -88,3 +89,47 @@ def test_an_engine_over_its_memory_budget_is_a_clear_refusal(capsys):
         engine.set_memory_limit(None)
     assert main(["implicit", "--widths", "2,1", "--ranks", "2", "--max-memory", "4000"]) == 0
     engine.set_memory_limit(None)
+
+
+def test_a_budget_below_the_estimate_is_refused_before_any_work():
+    from attngeo.exact import engine
+
+    try:
+        engine.set_memory_limit(16)
+        with pytest.raises(InvalidInputError, match=r"needs about 32 MiB, above the memory budget of 16 MiB"):
+            engine.require_memory(engine.ENGINE_FLOOR_MB * 2**20, "an elimination")
+    finally:
+        engine.set_memory_limit(None)
+
+
+def test_the_deadline_stops_python_work_and_is_disarmed_after(capsys):
+    import signal
+    import time
+
+    from attngeo.exact.engine import Deadline
+    from attngeo.ui.cli import main
+
+    start = time.perf_counter()
+    with pytest.raises(EngineFailed, match="within --timeout 0.2 s"):
+        with Deadline(0.2, "a loop"):
+            while True:
+                pass
+    assert time.perf_counter() - start < 5 and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    assert main(["implicit", "--widths", "2,1", "--ranks", "2", "--timeout", "600"]) == 0
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0) and signal.getsignal(signal.SIGALRM) is signal.SIG_DFL
+
+
+@pytest.mark.msolve
+def test_an_inherited_hard_memory_limit_does_not_stop_the_engine():
+    """Under `ulimit -v` a budget above the hard limit is clamped to it (raising it failed in preexec_fn)."""
+    import subprocess
+    import sys
+
+    code = ("import resource; resource.setrlimit(resource.RLIMIT_AS, (3 * 2**30, 3 * 2**30));"
+            "from attngeo.exact import engine; engine.set_memory_limit(10**6);"
+            "x, y = engine.ring(('x', 'y')).gens();"
+            "print(engine.groebner([x**2 - y, x * y], ('x', 'y'), 'msolve').strings())")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         cwd=str(__import__("pathlib").Path(__file__).parents[1]))
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "['y^2', 'x*y', 'x^2 - y']"

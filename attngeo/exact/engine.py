@@ -52,6 +52,80 @@ def set_memory_limit(megabytes: int | None) -> None:
     MEMORY_LIMIT_MB = megabytes
 
 
+#: Resident memory of an engine process on the smallest systems: msolve and Singular took 27-33 MiB on every
+#: 2,1 / 2,2 / 2,3 implicit elimination measured (docs/engines.md), so no budget below it can succeed.
+ENGINE_FLOOR_MB = 32
+
+
+def require_memory(need_bytes: int, what: str) -> None:
+    """Refuse, before any work, a task whose estimated peak is above the memory budget; the message names both.
+
+    Raises
+    ------
+    InvalidInputError
+        When a budget is set (:func:`set_memory_limit`) and ``need_bytes`` exceeds it.
+
+    Examples
+    --------
+    >>> from attngeo.exact import engine
+    >>> engine.set_memory_limit(20)
+    >>> engine.require_memory(40 * 2**20, "an elimination")
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.InvalidInputError: an elimination needs about 40 MiB, above the memory budget of 20 MiB (--max-memory); raise --max-memory or choose a smaller architecture
+    >>> engine.set_memory_limit(None); engine.require_memory(10**12, "anything")   # no budget: no refusal
+    """
+    if MEMORY_LIMIT_MB is not None and need_bytes > MEMORY_LIMIT_MB * 2**20:
+        need = f"{need_bytes / 2**30:.1f} GiB" if need_bytes >= 2**30 else f"{-(-need_bytes // 2**20)} MiB"
+        raise InvalidInputError(f"{what} needs about {need}, above the memory budget of {MEMORY_LIMIT_MB} MiB "
+                                "(--max-memory); raise --max-memory or choose a smaller architecture")
+
+
+class Deadline:
+    """A wall-clock limit on a whole command (``--timeout``), not only on its engine runs.
+
+    On expiry the pending Python work stops with :class:`EngineFailed` naming the
+    limit (an engine subprocess running then is killed by ``subprocess.run``). Only
+    the main thread can take signals: elsewhere, and for ``seconds = None``, it does nothing.
+
+    Examples
+    --------
+    >>> import time
+    >>> with Deadline(0.05, "attngeo implicit"):
+    ...     time.sleep(1)
+    Traceback (most recent call last):
+    ...
+    attngeo.exact.engine.EngineFailed: attngeo implicit did not finish within --timeout 0.05 s; raise --timeout or choose a smaller architecture
+    >>> with Deadline(None, "nothing"):
+    ...     pass
+    """
+
+    def __init__(self, seconds: float | None, what: str):
+        self.seconds, self.what, self.previous, self.armed = seconds, what, None, False
+
+    def _expired(self, signum, frame):
+        raise EngineFailed(f"{self.what} did not finish within --timeout {self.seconds:g} s; "
+                           "raise --timeout or choose a smaller architecture")
+
+    def __enter__(self) -> "Deadline":
+        import signal
+        import threading
+
+        if self.seconds is not None and threading.current_thread() is threading.main_thread():
+            self.previous = signal.signal(signal.SIGALRM, self._expired)
+            signal.setitimer(signal.ITIMER_REAL, self.seconds)
+            self.armed = True
+        return self
+
+    def __exit__(self, *exc) -> None:
+        import signal
+
+        if self.armed:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self.previous if self.previous is not None else signal.SIG_DFL)
+            self.armed = False
+
+
 def _limited():
     """``preexec_fn`` for an engine subprocess: its address space capped at the budget."""
     limit = MEMORY_LIMIT_MB
@@ -61,7 +135,10 @@ def _limited():
     def apply():
         import resource
 
-        resource.setrlimit(resource.RLIMIT_AS, (limit * 2**20, limit * 2**20))
+        # never above an inherited hard limit (`ulimit -v`): raising it is refused, and the engine would not start
+        _, hard = resource.getrlimit(resource.RLIMIT_AS)
+        cap = limit * 2**20 if hard == resource.RLIM_INFINITY else min(limit * 2**20, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 
     return apply
 

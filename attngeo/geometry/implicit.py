@@ -544,6 +544,34 @@ def elimination_system(arch: Architecture) -> tuple[list, tuple[str, ...]]:
     return eqs, variables
 
 
+def memory_estimate(arch: Architecture, max_monomials: int = 20_000) -> int:
+    """Bytes :func:`implicit_equations` needs at least: an engine's floor plus attngeo's Hilbert-count tables.
+
+    The elimination's own peak cannot be read off the system (3,1 ``a = 1`` and
+    ``a = 2`` have the same 30 variables; msolve took 49 MiB and 1 GiB), so the
+    engine runs under the memory budget and stops with a message when over it;
+    this estimate refuses what cannot fit at all before anything starts.
+
+    Examples
+    --------
+    >>> from attngeo import Architecture
+    >>> from attngeo.geometry.implicit import memory_estimate
+    >>> 32 * 2**20 < memory_estimate(Architecture((2, 1), (2,), tokens=2)) < 64 * 2**20
+    True
+    """
+    from ..exact.engine import ENGINE_FLOOR_MB
+
+    single_layer(arch, "implicit_equations")  # the same refusal as the computation's, before any estimate
+    d, dd = arch.widths
+    n = dd * d * d * (d + 1) // 2
+    tables, k = 0, 1
+    while math.comb(n + k - 1, k) <= max_monomials and k <= 64:
+        # one tuple per monomial (56 + 8 k bytes) and its int64 column of evaluations
+        tables = max(tables, math.comb(n + k - 1, k) * (56 + 8 * k + 8 * 64))
+        k += 1
+    return ENGINE_FLOOR_MB * 2**20 + tables
+
+
 def implicit_equations(arch: Architecture, engine: str = "auto", timeout: float = 600.0,
                        seed: int | None = 0, max_monomials: int = 20_000) -> ImplicitEquations:
     """The implicit equations of ``M`` for a single layer (``t >= 2``), by elimination.

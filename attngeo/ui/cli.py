@@ -578,7 +578,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON object (equations as LaTeX strings)")
     p.add_argument("--engine", default="auto", choices=engines, help="Groebner engine (default: msolve when installed)")
     p.add_argument("--timeout", type=_seconds, default=600.0,
-                   help="seconds the elimination may take (default 600)")
+                   help="seconds the whole command may take, elimination included (default 600)")
     p.add_argument("--seed", type=_seed, default=0, help="seed for the evaluation points (default 0)")
     p.add_argument("--certificate", metavar="FILE", help="write the certificate to FILE")
     p.add_argument("--export", choices=("m2", "singular"),
@@ -693,10 +693,23 @@ def main(argv: list[str] | None = None) -> int:
     """
     args = build_parser().parse_args(argv)
     try:
-        if getattr(args, "max_memory", None) and args.run in (_cmd_fiber, _cmd_singular, _cmd_implicit):
-            from ..exact.engine import set_memory_limit
+        if args.run in (_cmd_fiber, _cmd_singular, _cmd_implicit):
+            from ..exact import engine
 
-            set_memory_limit(args.max_memory)
+            previous = engine.MEMORY_LIMIT_MB
+            engine.set_memory_limit(getattr(args, "max_memory", None))
+            try:
+                what = f"attngeo {args.command} --widths {','.join(map(str, args.widths))}"
+                if args.run is _cmd_implicit:
+                    from ..geometry.implicit import memory_estimate
+
+                    engine.require_memory(memory_estimate(_architecture(args)), what)
+                elif args.run is _cmd_singular or len(args.widths) > 2:  # these run an engine
+                    engine.require_memory(engine.ENGINE_FLOOR_MB * 2**20, what)
+                with engine.Deadline(getattr(args, "timeout", None), what):  # the whole command, not only its engine
+                    return args.run(args)
+            finally:
+                engine.set_memory_limit(previous)
         return args.run(args)
     except AttngeoError as exc:
         print(f"attngeo: error: {exc}", file=sys.stderr)
