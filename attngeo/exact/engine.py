@@ -389,6 +389,8 @@ def parse_poly(text: str, ctx):
     expr = _NUMBER.sub(r"_Q(\1)", text.replace("^", "**"))
     try:
         value = eval(expr, {"__builtins__": {}}, {**names, "_Q": lambda n: fmpq(int(n))})  # noqa: S307 - filtered above
+    except EngineFailed:
+        raise  # a --timeout expiring mid-parse is that, not an unreadable polynomial
     except Exception as exc:
         raise EngineFailed(f"unreadable polynomial from the engine: {text[:80]!r} ({exc})") from None
     return value if not isinstance(value, fmpq) else ctx.constant(value)

@@ -556,7 +556,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--latex", action="store_true", help="print the components in LaTeX")
     p.add_argument("--certificate", metavar="FILE", help="write the certificate to FILE")
-    p.add_argument("--timeout", type=_seconds, default=600.0, help="seconds an elimination may take (default 600)")
+    p.add_argument("--timeout", type=_seconds, default=600.0,
+                   help="seconds the whole command may take, elimination included (default 600)")
     _add_memory(p)
     p.set_defaults(run=_cmd_fiber)
 
@@ -569,6 +570,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--engine", default="auto", choices=engines, help="Groebner engine (default: msolve when installed)")
     p.add_argument("--seed", type=_seed, default=0, help="seed for the stratum points (default 0)")
     p.add_argument("--certificate", metavar="FILE", help="write the strata certificate to FILE")
+    p.add_argument("--timeout", type=_seconds, default=600.0, help="seconds the whole command may take (default 600)")
     _add_memory(p)
     p.set_defaults(run=_cmd_singular)
 
