@@ -119,3 +119,17 @@ def test_heads_masks_and_bottlenecks_sweep_and_their_rows_name_them(tmp_path):
     for cert in (tmp_path / "out" / "certificates").glob("*.json"):
         check_certificate(json.loads(cert.read_text()))
     assert all(r["lower"] <= r["upper"] for r in rows)
+
+
+@pytest.mark.parametrize("with_tqdm", [True, False])
+def test_the_progress_bar_shows_done_running_failed(tmp_path, monkeypatch, with_tqdm):
+    import io
+
+    if with_tqdm:
+        pytest.importorskip("tqdm")
+    else:
+        monkeypatch.setitem(sys.modules, "tqdm", None)  # import fails: the plain text line
+    buf = io.StringIO()
+    rows = sweep(grid([2], [1], [1, 2], [2]), tmp_path / "out", workers=1, progress=buf)
+    text = buf.getvalue()
+    assert len(rows) == 2 and "2/2" in text and "failed" in text and "running" in text

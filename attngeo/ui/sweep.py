@@ -290,12 +290,36 @@ def write_table(out: Path, rows: list[dict]) -> Path:
     return write_text(out / "results.csv", buf.getvalue())
 
 
-def _progress(done: int, running: int, failed: int, total: int, start: float, stream) -> None:
-    elapsed = time.perf_counter() - start
-    eta = elapsed / done * (total - done) if done else float("nan")
-    bar = "#" * int(20 * done / max(total, 1))
-    print(f"\r[{bar:<20}] {done}/{total} done, {running} running, {failed} failed, ETA {eta:5.0f} s",
-          end="", file=stream, flush=True)
+class _Bar:
+    """Done / running / failed and an ETA: a tqdm bar when tqdm is installed (``pip install attngeo[progress]``),
+    else one rewritten line of text."""
+
+    def __init__(self, total: int, stream):
+        self.total, self.stream, self.start = total, stream, time.perf_counter()
+        try:
+            from tqdm import tqdm
+        except ImportError:
+            self.bar = None
+        else:
+            self.bar = tqdm(total=total, file=stream, unit="task", dynamic_ncols=True)
+
+    def update(self, done: int, running: int, failed: int) -> None:
+        if self.bar is not None:
+            self.bar.n = done
+            self.bar.set_postfix(running=running, failed=failed, refresh=False)
+            self.bar.refresh()
+            return
+        elapsed = time.perf_counter() - self.start
+        eta = elapsed / done * (self.total - done) if done else float("nan")
+        bar = "#" * int(20 * done / max(self.total, 1))
+        print(f"\r[{bar:<20}] {done}/{self.total} done, {running} running, {failed} failed, ETA {eta:5.0f} s",
+              end="", file=self.stream, flush=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+        else:
+            print(file=self.stream)
 
 
 def sweep(archs: list[Architecture], out, what: str = "dimension", workers: int = 2, scheduler: str | None = None,
@@ -344,7 +368,8 @@ def sweep(archs: list[Architecture], out, what: str = "dimension", workers: int 
     else:
         executor = ProcessPoolExecutor(max_workers=max(1, workers))
         close = executor.shutdown
-    start, failed = time.perf_counter(), 0
+    failed = 0
+    bar = _Bar(len(tasks), progress) if progress is not None else None
     try:
         running = {}
         queue = list(pending)
@@ -371,12 +396,12 @@ def sweep(archs: list[Architecture], out, what: str = "dimension", workers: int 
                 _append(out / "results.jsonl", row)
                 rows[key] = row
                 write_table(out, list(rows.values()))
-            if progress is not None:
-                _progress(len(rows), len(running), failed, len(tasks), start, progress)
+            if bar is not None:
+                bar.update(len(rows), len(running), failed)
     finally:
         close()
-        if progress is not None:
-            print(file=progress)
+        if bar is not None:
+            bar.close()
     write_table(out, list(rows.values()))
     return sorted(rows.values(), key=lambda r: (r["parameters"], r["key"]))
 
