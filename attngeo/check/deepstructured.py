@@ -35,7 +35,7 @@ from .values import field, index_list, int_array, integer, prime, reject
 
 #: Work the checker accepts from one witness: input entries N d t, one block's size (dense determinant), the
 #: tangent entries of one forward pass, and the field matrix's nonzeros.
-MAX_INPUT_ENTRIES, MAX_BLOCK, MAX_TANGENT_ENTRIES, MAX_FIELD_NONZEROS = 50_000_000, 4096, 20_000_000, 50_000_000
+MAX_INPUT_ENTRIES, MAX_BLOCK, MAX_TANGENT_ENTRIES, MAX_FIELD_NONZEROS = 50_000_000, 4096, 20_000_000, 100_000_000
 
 LOWER_KEYS = {"structured", "prime", "point", "inputs", "rank", "rows", "columns", "blocks", "determinant"}
 UPPER_KEYS = {"structured", "prime", "point", "families", "field_rank", "rows", "columns", "determinant"}
@@ -364,7 +364,8 @@ def check_upper(cert: dict, uw: dict, arch, expected: list) -> int:
         reject(f"upper_witness.field_rank must be the {s} group fields")
     columns = index_list(uw["columns"], s, P, "upper_witness.columns")
     order = index_list(uw["rows"], s, s, "upper_witness.rows")
-    if 2 * (l * d * d + 2 * sum(arch.ranks) * d * d) > MAX_FIELD_NONZEROS:
+    nonzeros = sum(2 * a * a * d + a * d + d for a in arch.ranks) + (l - 1) * (2 + 2 * max(arch.ranks)) * d * d
+    if nonzeros > MAX_FIELD_NONZEROS:
         raise CertificateFormatError(f"the field matrix of {arch.describe()} is above the checker's limit")
     r, c, v = field_entries(arch, W, lightning)
     col_at, row_at = np.full(P, -1, dtype=np.int64), np.empty(s, dtype=np.int64)
