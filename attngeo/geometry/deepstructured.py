@@ -64,9 +64,10 @@ SPARE_CORE, SPARE_M = 2, 1
 #: t^2 numbers per attention matrix: l = 4, a = 4 needs twice the inputs its row count suggests).
 MAX_DOUBLINGS = 3
 
-#: Normalized networks take this path from this many parameters (their dense ball Jacobian is forward mode:
-#: softmax l = 2, t = 3, a = 2, d = 24 took 106 s densely); lightning ones from dimension.STRUCTURED_FROM.
-NORMALIZED_FROM = 1000
+#: Normalized networks take this path from this many parameters (delta >= 11 in the paper's family): their dense
+#: ball Jacobian is forward mode (l = 2, t = 3, a = 2: 32 s at d = 16, 106 s at d = 24); lightning ones from
+#: dimension.STRUCTURED_FROM.
+NORMALIZED_FROM = 300
 
 #: Point and input entries of normalized networks are k / DENOMINATOR, |k| < DENOMINATOR (as in softmax.py).
 DENOMINATOR = 16
