@@ -25,7 +25,7 @@ import numpy as np
 from flint import fmpq, fmpq_mat, nmod_mat
 
 from .arch import Arch, architecture
-from . import deepstructured, discovered, kernelfields, structured
+from . import deepstructured, discovered, headstructured, kernelfields, structured
 from .ball import check_ball_lower
 from .schema import ARCHITECTURE, CHECKED, HEADER, NUMBER
 from .values import field, index_list, int_array, integer, prime, reject
@@ -447,6 +447,8 @@ def exact_field_rank(arch: Arch, point: list) -> int:
 
 def _check_structured_lower(cert: dict, lw: dict, arch: Arch) -> int:
     """The coefficient Jacobian's rank at the plain point, recomputed block by block (check/structured.py)."""
+    if lw["structured"] == "head point":  # one multi-head layer (check/headstructured.py)
+        return headstructured.check_lower(cert, lw, arch)
     if not arch.plain:
         reject("structured witnesses are for one head per layer, V unfactored, no residual and no mask")
     if lw["structured"] == "identity values":  # deep networks at V = I (check/deepstructured.py)
@@ -462,6 +464,8 @@ def _check_structured_lower(cert: dict, lw: dict, arch: Arch) -> int:
 
 
 def _check_structured_upper(cert: dict, uw: dict, arch: Arch) -> int:
+    if uw["structured"] == "head point":
+        return headstructured.check_upper(cert, uw, arch, _expected_families(arch) + kernelfields.expected(arch))
     if not arch.plain:
         reject("structured witnesses are for one head per layer, V unfactored, no residual and no mask")
     if uw["structured"] == "identity values":

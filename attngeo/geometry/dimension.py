@@ -33,7 +33,7 @@ from .certificate import DimensionCertificate
 from ..exceptions import ExpansionTooLargeError, InvalidInputError, NotCertifiedError
 from ..model.formulas import hmk_formula
 from .. import progress
-from . import deepstructured, structured
+from . import deepstructured, headstructured, structured
 from .bounds import functional_count, random_ints, upper_bound
 from ..model.jacobian import jacobian_mod_p
 from ..exact.rank import det_mod_p, independent_rows, maximal_minor_mod_p, random_prime
@@ -134,6 +134,10 @@ def certify_dimension(
         cert = structured.certify_structured(arch, seed=seed)
         if cert.certified:
             return cert
+    if inputs is None and headstructured.preferred(arch, STRUCTURED_FROM):  # heads: graded sparse blocks
+        cert = headstructured.certify_heads(arch, seed=seed)
+        if cert.certified:
+            return cert
     start = time.perf_counter()
     rng = random.Random(seed)
     best_lower, best_upper = (-1, None), (arch.parameter_count + 1, None)
@@ -218,6 +222,8 @@ def estimate(arch: Architecture) -> tuple[str, int]:
         return "structured", STRUCTURED_BYTES_PER_NONZERO * 3 * arch.ranks[0] * d * dd
     if deepstructured.applies(arch) and arch.parameter_count >= STRUCTURED_FROM:
         return "structured", deepstructured.estimate_bytes(arch)
+    if headstructured.preferred(arch, STRUCTURED_FROM):
+        return "structured", headstructured.estimate_bytes(arch)
     return "dense", DENSE_BYTES_PER_P2 * arch.parameter_count ** 2
 
 
