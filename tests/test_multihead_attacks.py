@@ -170,6 +170,47 @@ def test_honest_softmax_certificates_verify(certs):
         assert claim.startswith(f"dim M = {certs[name]['dimension']} ") and "softmax" in claim
 
 
+KILLED = [
+    ((3, 3, 3), (1, 2), 3, dict(heads=2, value_ranks=1, causal=True)),   # annihilator
+    ((2, 2, 2), (2, 2), 2, dict(heads=2)),                                 # mixing in both layers
+    ((3, 3), (3,), 2, dict(heads=3, residual=True)),                       # mixing, no inter
+    ((2, 4, 2), (2, 4), 2, dict(heads=[1, 3], causal=True)),               # annihilator and mixing
+]
+
+
+@pytest.mark.parametrize("widths,ranks,tokens,kw", KILLED, ids=str)
+def test_every_field_the_checker_builds_is_killed_by_the_independent_jacobian(widths, ranks, tokens, kw):
+    """The checker's field rows (groups by index formulas, kernel families by cofactors and null bases) at a
+    random point are tangent to the fibers of the network written here: J F^T = 0 mod p."""
+    from attngeo.check.arch import Arch
+    from attngeo.check import kernelfields
+    from attngeo.check.dimension import _field_rows, _weights
+
+    a = _arch_dict(widths, ranks, tokens, **kw)
+    arch = Arch(tuple(widths), tuple(ranks), tokens, heads=tuple(a["heads"]) if max(a["heads"]) > 1 else (),
+                value_ranks=tuple(a["value_ranks"]) if a["value_ranks"] else None, residual=a["residual"],
+                causal=a["causal"])
+    p = P_RANK
+    point = np.random.default_rng(5).integers(0, p, arch.parameters).astype(np.int64)
+    offsets = {(i, j, n): off for i, j, n, _, _, off in arch.blocks()}
+
+    def put(i, *moves):
+        vec = np.zeros(arch.parameters, dtype=np.int64)
+        for j, name, mat in moves:
+            vec[offsets[(i, j, name)]: offsets[(i, j, name)] + mat.size] = np.mod(mat, p).ravel()
+        return vec
+
+    kernel = kernelfields.head_rows(arch, _weights(point, arch), put, p)
+    assert len(kernel) == sum(f["size"] for f in kernelfields.expected(arch))
+    F = np.vstack([_field_rows(arch, point, p)] + [np.array(kernel)])
+    rng = np.random.default_rng(6)
+    W = _Dual(point.astype(object), np.eye(arch.parameters, dtype=object))
+    for _ in range(3):
+        X = rng.integers(0, p, (widths[0], tokens)).astype(object)
+        J = _network(a, W, X, p).b.reshape(arch.parameters, -1).T % p
+        assert not np.any((J @ F.T.astype(object)) % p)
+
+
 def test_the_span_bound_is_met_by_the_independent_rank():
     """``d' d^2 (d+1)/2`` for t >= 2 and ``d' C(d+2, 3)`` for one token (docs/multihead.md §4), on 2 -> 2."""
     assert generic_rank(_arch_dict((2, 2), (2,), 2, heads=4)) == 2 * 2 * 2 * 3 // 2
