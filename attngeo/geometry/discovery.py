@@ -27,6 +27,7 @@ from ..exceptions import InvalidInputError
 from ..exact.rank import random_prime, rank_mod_p
 from ..model.architecture import Architecture
 from ..model.jacobian import jacobian_mod_p
+from ..exact import modular
 from ..model.network import expand, symbolic_context
 from .bounds import random_ints
 from .kernelfields import kernel_rows
@@ -79,8 +80,15 @@ def _candidates(arch: Architecture, p: int, rng: random.Random, samples: int) ->
         W = random_ints(rng, (P,)) % p
         X = random_ints(rng, (P,) + arch.input_shape) % p
         J = jacobian_mod_p(arch, W, X, p).reshape(-1, P)
+        # Only the row space of J matters and it has dimension <= P: P random combinations of its rows keep it
+        # (generically), and the elimination below shrinks from (d_l t P) rows per sample to P. A combination that
+        # lost rank would only add candidates, which the exact check over Q then discards.
+        if J.shape[0] > P:
+            J = modular.matmul(random_ints(rng, (P, J.shape[0])) % p, J, p)
         # equation (i): sum_{j,k} J[i, j] W[k] C[j, k] = 0  ->  row J[i] (x) W
-        blocks.append((J[:, :, None].astype(object) * W[None, None, :].astype(object) % p).reshape(J.shape[0], -1))
+        # residues below p < 2**31: each product is below 2**62, exact in int64 (object arithmetic was 50x slower)
+        kind = np.int64 if p < 2**31 else object
+        blocks.append((J[:, :, None].astype(kind) * W[None, None, :].astype(kind) % p).reshape(J.shape[0], -1))
     A = np.vstack(blocks).astype(np.int64)
     mat = nmod_mat(A.shape[0], A.shape[1], A.ravel().tolist(), p)
     X, nullity = mat.nullspace()
