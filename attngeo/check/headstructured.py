@@ -14,8 +14,9 @@ lists the nonzeros of ``dF`` column by column from the point's own nonzeros
 column's grade (``k + p - m - n mod d`` of the coefficient of ``y_m y_n`` in
 ``F_kp``) from its first nonzero, and then, grade by grade, verifies that every
 nonzero has its column's grade (so grades share no row and the ranks add),
-splits the grade into connected blocks and ranks each distinct block pattern
-by flint mod p. The upper bound is the group fields at the same point by index
+strips rows and columns with a single nonzero (each adds one to the rank),
+splits the rest into connected blocks and ranks each distinct block pattern by
+flint mod p. The upper bound is the group fields at the same point by index
 formulas; on the recorded columns, in the families' order, the minor must be
 lower triangular with a nonzero diagonal.
 """
@@ -31,8 +32,12 @@ from ..exceptions import CertificateFormatError
 from .structured import components
 from .values import field, index_list, integer, prime, reject
 
-#: Work the checker accepts from one witness: Jacobian nonzeros in all, and entries of one dense block.
-MAX_NONZEROS, MAX_BLOCK_ENTRIES = 400_000_000, 25_000_000
+#: Work the checker accepts from one witness: Jacobian nonzeros in all, parameters (its column tables hold
+#: about 40 bytes each), and entries of one dense block. GPT-2 small's layer: 1.5e8 nonzeros, 2.4e6 parameters.
+MAX_NONZEROS, MAX_PARAMETERS, MAX_BLOCK_ENTRIES = 400_000_000, 20_000_000, 25_000_000
+
+#: Columns whose grade is read in one pass.
+_CHUNK = 1 << 20
 
 LOWER_KEYS = {"structured", "prime", "rank", "blocks", "largest_block"}
 UPPER_KEYS = {"structured", "prime", "families", "field_rank", "columns", "determinant"}
@@ -53,12 +58,12 @@ class _Point:
             reject("the head point needs d' = d and ranks a, b <= d")
         d, a, h, b = self.d, self.a, self.h, self.b
         self.nonzeros = h * (3 * a * d * d if b is None else 4 * a * b * d)
-        if self.nonzeros > MAX_NONZEROS:
-            raise CertificateFormatError(f"a 'head point' witness of {self.nonzeros} nonzeros is above the checker's "
-                                         f"limit of {MAX_NONZEROS}")
-        self.offset = {(j, name): off for _, j, name, _, _, off in arch.blocks()}  # heads 1-based
         self.P = arch.parameters
-        kind, head, row, col = (np.zeros(self.P, dtype=np.int64) for _ in range(4))
+        if self.nonzeros > MAX_NONZEROS or self.P > MAX_PARAMETERS:
+            raise CertificateFormatError(f"a 'head point' witness of {self.nonzeros} nonzeros and {self.P} parameters "
+                                         f"is above the checker's limits ({MAX_NONZEROS}, {MAX_PARAMETERS})")
+        self.offset = {(j, name): off for _, j, name, _, _, off in arch.blocks()}  # heads 1-based
+        kind, head, row, col = (np.zeros(self.P, dtype=np.int32) for _ in range(4))
         for _, j, name, r, c, off in arch.blocks():
             kind[off:off + r * c] = "QKVUO".index(name)
             head[off:off + r * c] = j - 1
@@ -93,12 +98,13 @@ def _grade(pt: _Point, k, p, m, n):
 def _nonzeros(pt: _Point, columns: np.ndarray, first: bool = False):
     """``(row, column, grade)`` of each nonzero of ``dF`` on ``columns`` (only each column's first when ``first``)."""
     out = []
-    kind, head = pt.kind[columns], pt.head[columns]
+    kind, head = pt.kind[columns], pt.head[columns].astype(np.int64)  # row numbers pass 2**31: int64 from here
     for name in range(5):
         sel = kind == name
         if not sel.any():
             continue
-        cols, j, r, c = columns[sel], head[sel], pt.row[columns[sel]], pt.col[columns[sel]]
+        cols, j = columns[sel], head[sel]
+        r, c = pt.row[cols].astype(np.int64), pt.col[cols].astype(np.int64)
         if name in (2, 3, 4):  # δV = e_k e_m^T moves F_kp by y_m (A_j^T y)_p, A_j = sum_s e_c(s) e_c(s)^T
             if name == 2:
                 k, m = r, c
@@ -130,18 +136,52 @@ def _nonzeros(pt: _Point, columns: np.ndarray, first: bool = False):
     return tuple(np.concatenate([np.asarray(x[i]).ravel() for x in out]) for i in range(3))
 
 
+def _strip(r: np.ndarray, c: np.ndarray, count: np.ndarray) -> tuple[int, np.ndarray]:
+    """Peel rank off rows and columns with one nonzero; ``(rank found, mask of the surviving entries)``.
+
+    A column whose one nonzero is in row ``i`` clears row ``i`` from every other column (``+1`` per such row);
+    a row whose one nonzero is in column ``j`` puts ``j`` outside the others' span (``+1`` per such column).
+    Every entry is a positive count below ``p``, so nonzero mod p.
+    """
+    alive = count > 0
+    nr, nc = int(r.max()) + 1, int(c.max()) + 1
+    found = 0
+    while True:
+        col_degree = np.bincount(c[alive], minlength=nc)
+        hit = alive & (col_degree[c] == 1)
+        kill, on = (np.zeros(nr, dtype=bool), r) if hit.any() else (np.zeros(nc, dtype=bool), c)
+        if not hit.any():
+            row_degree = np.bincount(r[alive], minlength=nr)
+            hit = alive & (row_degree[r] == 1)
+            if not hit.any():
+                return found, alive
+        kill[on[hit]] = True
+        found += int(kill.sum())
+        alive &= ~kill[on]
+
+
 def _grade_rank(rows: np.ndarray, cols: np.ndarray, p: int, cache: dict) -> tuple[int, int, int]:
-    """``(rank mod p, blocks, largest block's columns)``: connected blocks, each distinct pattern ranked once."""
-    _, r = np.unique(rows, return_inverse=True)
-    _, c = np.unique(cols, return_inverse=True)
+    """``(rank mod p, blocks, largest block's columns)``: rows and columns with one nonzero stripped, then the
+    connected blocks of the rest, each distinct block pattern ranked once by flint."""
+    _, r0 = np.unique(rows, return_inverse=True)
+    _, c0 = np.unique(cols, return_inverse=True)
+    stride0 = int(c0.max()) + 1
+    position, count = np.unique(r0 * stride0 + c0, return_counts=True)  # an entry is its multiplicity
+    r0, c0 = position // stride0, position % stride0
+    rank, alive = _strip(r0, c0, count)
+    if not alive.any():
+        return rank, 0, 0
+    _, r = np.unique(r0[alive], return_inverse=True)
+    _, c = np.unique(c0[alive], return_inverse=True)
+    value = count[alive]
     nc, nr = int(c.max()) + 1, int(r.max()) + 1
     label = components(c, nc + r, nc + nr)
     _, comp = np.unique(label, return_inverse=True)
     blocks = int(comp.max()) + 1
     width = np.bincount(comp[:nc], minlength=blocks)
     height = np.bincount(comp[nc:], minlength=blocks)
-    # local positions: a node's rank among its block's nodes (in node order)
-    def local(nodes_comp):
+
+    def local(nodes_comp):  # a node's position among its block's nodes, in node order
         order = np.argsort(nodes_comp, kind="stable")
         first = np.searchsorted(nodes_comp[order], nodes_comp[order], side="left")
         pos = np.empty(len(nodes_comp), dtype=np.int64)
@@ -149,24 +189,22 @@ def _grade_rank(rows: np.ndarray, cols: np.ndarray, p: int, cache: dict) -> tupl
         return pos
 
     col_pos, row_pos = local(comp[:nc]), local(comp[nc:])
+    stride = int(width.max()) + 1
     edge_comp = comp[c]
-    code = row_pos[r] * (int(width.max()) + 1) + col_pos[c]
+    code = row_pos[r] * stride + col_pos[c]
     order = np.lexsort((code, edge_comp))
-    edge_comp, code = edge_comp[order], code[order]
+    edge_comp, code, value = edge_comp[order], code[order], value[order]
     ends = np.searchsorted(edge_comp, np.arange(blocks), side="right")
     starts = np.r_[0, ends[:-1]]
-    easy = (width == 1) | (height == 1)  # entries are counts 1 or 2 < p: a nonzero row or column
-    rank = int(easy.sum())
-    stride = int(width.max()) + 1
-    for b in np.flatnonzero(~easy).tolist():
+    for b in range(blocks):
         n, m = int(height[b]), int(width[b])
         if n * m > MAX_BLOCK_ENTRIES:
             raise CertificateFormatError(f"a block of {n} x {m} is above the checker's limit of {MAX_BLOCK_ENTRIES}")
-        seg = code[starts[b]:ends[b]]
-        key = (n, m, seg.tobytes())
+        seg, val = code[starts[b]:ends[b]], value[starts[b]:ends[b]]
+        key = (n, m, seg.tobytes(), val.tobytes())
         if key not in cache:
             M = np.zeros(n * m, dtype=np.int64)
-            np.add.at(M, (seg // stride) * m + seg % stride, 1)
+            M[(seg // stride) * m + seg % stride] = val
             cache[key] = nmod_mat(n, m, M.tolist(), p).rank()
         rank += cache[key]
     return rank, blocks, int(width.max())
@@ -189,10 +227,10 @@ def head_rank(arch, p: int) -> tuple[int, int, int]:
     attngeo.exceptions.CertificateRejected: a 'head point' witness is for one lightning layer with t >= 2
     """
     pt = _Point(arch)
-    every = np.arange(pt.P, dtype=np.int64)
-    _, cols, grades = _nonzeros(pt, every, first=True)
     grade = np.full(pt.P, -1, dtype=np.int64)
-    grade[cols] = grades
+    for start in range(0, pt.P, _CHUNK):
+        _, cols, grades = _nonzeros(pt, np.arange(start, min(pt.P, start + _CHUNK), dtype=np.int64), first=True)
+        grade[cols] = grades
     if (grade < 0).any():  # pragma: no cover - every weight entry moves some coefficient at this point
         reject("a column of the head point's Jacobian is zero")
     order = np.argsort(grade, kind="stable")

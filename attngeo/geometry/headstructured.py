@@ -15,8 +15,9 @@ The **head point** (``d' = d``, heads numbered ``j = 0 .. h-1``, ``c_j(s) = (j a
 ``a`` or ``b`` (``V``: ``a``; ``Q, K``: ``d``) nonzeros per column, and it is
 graded: the coefficient of ``y_m y_n`` in ``F_kp`` has weight ``k + p - m - n mod d``
 and every column moves coefficients of one weight only. Each of the ``d`` grades
-is split into connected blocks whose ranks mod ``p`` add (batched elimination
-by block shape), never listing a zero row. The upper bound is the group fields
+loses its rows and columns with one nonzero (each adds one to the rank), and
+what remains is split into connected blocks whose ranks mod ``p`` add (batched
+elimination by block shape, flint for large blocks), never listing a zero row. The upper bound is the group fields
 at the same point (per head ``GL_a``, the scaling, ``GL_b``), whose minor on
 ``K_j[v, c_j(u)]``, the scaling's ``V_j[0, j]`` (or ``O_j[u_j(0), 0]``) and
 ``U_j[u, u_j(v)]`` is lower triangular with diagonal ``±1``.
@@ -225,18 +226,67 @@ def _positions(block: np.ndarray, blocks: int) -> np.ndarray:
     return pos
 
 
-def grade_rank(rows: np.ndarray, cols: np.ndarray, p: int) -> tuple[int, int, int]:
-    """``(rank mod p, blocks, largest block's columns)`` of the 0/1 matrix with these nonzeros.
+def peel(rows: np.ndarray, cols: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
+    """``(r, rows', cols')`` with ``rank M = r + rank M'``: rows and columns with one nonzero peeled off, repeatedly.
 
-    Blocks of one column or one row have rank 1; the others are ranked in stacks of equal shape.
+    A row whose only nonzero lies in column ``c`` makes ``c`` independent of the other columns (``+1``, drop
+    ``c``); a column whose only nonzero lies in row ``r`` is ``e_r`` up to a unit, which clears row ``r`` from
+    the others (``+1``, drop ``r`` and that column). Each position appears once (at the head point a
+    column's nonzeros lie in distinct rows, so every entry is 1). Deleting only lowers degrees, so what remains does not depend on the order. Ids are small nonnegative ints.
 
     Examples
     --------
-    >>> grade_rank(np.array([5, 5, 9, 7]), np.array([0, 1, 1, 2]), 101)    # {c0, c1: r5, r9}, {c2: r7}
-    (3, 2, 2)
+    >>> r, rows, cols = peel(np.array([0, 0, 1, 1, 2, 2, 3]), np.array([0, 1, 0, 1, 1, 2, 3]))
+    >>> r, rows.tolist(), cols.tolist()       # column 3 and row 2's partner peel off; [[1, 1], [1, 1]] stays
+    (2, [0, 0, 1, 1], [0, 1, 0, 1])
+    """
+    rank = 0
+    if len(rows) == 0:
+        return 0, rows, cols
+    nr, nc = int(rows.max()) + 1, int(cols.max()) + 1
+    pair = np.unique(rows * nc + cols)
+    if len(pair) != len(rows):  # the blocks are built with entries 1 below
+        raise ValueError("peel expects each position once (a column's nonzeros lie in distinct rows)")
+    rows, cols = pair // nc, pair % nc
+    while len(rows):
+        lone = np.bincount(rows, minlength=nr)[rows] == 1
+        if lone.any():
+            gone = np.zeros(nc, dtype=bool)
+            gone[cols[lone]] = True
+            rank += int(gone.sum())
+            keep = ~gone[cols]
+        else:
+            single = np.bincount(cols, minlength=nc)[cols] == 1
+            if not single.any():
+                break
+            gone = np.zeros(nr, dtype=bool)
+            gone[rows[single]] = True
+            rank += int(gone.sum())
+            keep = ~gone[rows]
+        rows, cols = rows[keep], cols[keep]
+    return rank, rows, cols
+
+
+def grade_rank(rows: np.ndarray, cols: np.ndarray, p: int) -> tuple[int, int, int]:
+    """``(rank mod p, blocks, largest block's columns)`` of the 0/1 matrix with these nonzeros.
+
+    Rows and columns with one nonzero are peeled off first (:func:`peel`); ``blocks`` are the connected
+    blocks of what remains, ranked in stacks of equal shape.
+
+    Examples
+    --------
+    >>> grade_rank(np.array([5, 5, 9, 7]), np.array([0, 1, 1, 2]), 101)    # everything peels: rank 3, no block
+    (3, 0, 0)
+    >>> grade_rank(np.array([0, 0, 1, 1, 5, 5, 7, 7]), np.array([0, 1, 0, 1, 2, 3, 2, 3]), 101)   # two 2 x 2 of ones
+    (2, 2, 2)
     """
     _, ri = np.unique(rows, return_inverse=True)
     _, ci = np.unique(cols, return_inverse=True)
+    rank, ri, ci = peel(ri, ci)
+    if len(ri) == 0:
+        return rank, 0, 0
+    _, ri = np.unique(ri, return_inverse=True)
+    _, ci = np.unique(ci, return_inverse=True)
     nc, nr = int(ci.max()) + 1, int(ri.max()) + 1
     _, block = np.unique(components(ci, nc + ri, nc + nr), return_inverse=True)
     blocks = int(block.max()) + 1
@@ -244,23 +294,24 @@ def grade_rank(rows: np.ndarray, cols: np.ndarray, p: int) -> tuple[int, int, in
     widths = np.bincount(col_block, minlength=blocks)
     heights = np.bincount(row_block, minlength=blocks)
     col_pos, row_pos = _positions(col_block, blocks), _positions(row_block, blocks)
-    trivial = (widths == 1) | (heights == 1)  # a nonzero column or row
-    rank = int(trivial.sum())
     edge_block = col_block[ci]
     shape = heights * (nc + 1) + widths
-    for key in np.unique(shape[~trivial]):
+    for key in np.unique(shape):  # no block of one row or column survives the peeling
         chosen = np.flatnonzero(shape == key)
+        n, c = int(heights[chosen[0]]), int(widths[chosen[0]])
+        if n * c > BATCHED_ENTRIES:  # numpy's elimination is slow on large blocks: flint's, one at a time
+            for b in chosen.tolist():
+                e = edge_block == b
+                M = np.zeros((n, c), dtype=np.int64)
+                M[row_pos[ri[e]], col_pos[ci[e]]] = 1
+                rank += nmod_mat(n, c, M.ravel().tolist(), p).rank()
+            continue
         slot = np.full(blocks, -1, dtype=np.int64)
         slot[chosen] = np.arange(len(chosen))
         e = slot[edge_block] >= 0
-        n, c = int(heights[chosen[0]]), int(widths[chosen[0]])
         M = np.zeros((len(chosen), n, c), dtype=np.int64)
-        np.add.at(M, (slot[edge_block[e]], row_pos[ri[e]], col_pos[ci[e]]), 1)
-        if n * c <= BATCHED_ENTRIES:
-            rank += int(batched_rank(M, p).sum())
-            continue
-        for one in M:  # numpy's elimination is slow on large blocks: flint's, one at a time
-            rank += nmod_mat(n, c, one.ravel().tolist(), p).rank()
+        M[slot[edge_block[e]], row_pos[ri[e]], col_pos[ci[e]]] = 1  # each position once (peel)
+        rank += int(batched_rank(M, p).sum())
     return rank, blocks, int(widths.max())
 
 
