@@ -339,6 +339,8 @@ def check(cert: dict) -> str:
     leads = [_lead(g) for g in basis]
     for g, h in combinations(range(len(basis)), 2):
         (mg, cg), (mh, ch) = leads[g], leads[h]
+        if all(a == 0 or b == 0 for a, b in zip(mg, mh)):
+            continue  # coprime leading monomials: the S-polynomial reduces to 0 (Buchberger's first criterion)
         lcm = tuple(max(a, b) for a, b in zip(mg, mh))
         s = (ctx.from_dict({tuple(a - b for a, b in zip(lcm, mg)): 1 / cg}) * basis[g]
              - ctx.from_dict({tuple(a - b for a, b in zip(lcm, mh)): 1 / ch}) * basis[h])
@@ -425,6 +427,9 @@ def check(cert: dict) -> str:
         return f"fiber n gauge domain = {what(exact)} for {w} ({D - exact} spurious solutions of the sample; {trusted})"
     if line:
         return f"hidden continuous symmetry for {w}: a line of the fiber lies in the gauge slice ({trusted})"
+    if D is None:
+        return (f"not settled for {w}: the sampled system has infinitely many solutions in the gauge slice "
+                f"({len(points)} fiber points listed and verified)")
     if not certified:
         return f"bounds only for {w}: {len(points)} <= |fiber n slice| <= {D}"
     return f"fiber n gauge domain = {what(D)} for {w} ({trusted})"
