@@ -16,8 +16,8 @@ import re
 import numpy as np
 from flint import arb, arb_mat, ctx
 
-from ..exceptions import CannotVerify
-from .limits import MAX_PRECISION, MIN_PRECISION
+from ..exceptions import CannotVerify, CertificateFormatError
+from .limits import MAX_BALL_WORK, MAX_PRECISION, MIN_PRECISION
 from .values import field, index_list, integer, rational, reject
 from . import deepstructured
 
@@ -169,6 +169,14 @@ def check_ball_lower(cert: dict, arch) -> int:
         return 0
     rows = index_list(field(lw, "rows", "lower_witness."), rank, len(inputs) * c, "lower_witness.rows")
     cols = index_list(field(lw, "columns", "lower_witness."), rank, P, "lower_witness.columns")
+    # One network evaluation in duals per column and input: heads x t^2 x width^2 products of balls, whose cost
+    # grows like the square of the precision (exp and multiplication at 65,536 bits are not 1,024 times 64 bits).
+    # Each head evaluation also costs a fixed Python overhead, about 300 such units, however small the head.
+    work = (len(cols) * len({k // c for k in rows}) * sum(arch.head_count(i) for i in range(1, len(arch.ranks) + 1))
+            * (t * t * max(arch.widths) ** 2 * max(1, prec // 64) ** 2 + 300))
+    if work > MAX_BALL_WORK:
+        raise CertificateFormatError(f"replaying this ball witness would take about {work:.1e} units of work, above "
+                                     f"the checker's limit of {MAX_BALL_WORK:.0e} (docs/trust.md)")
     old = ctx.prec
     ctx.prec = prec
     try:

@@ -24,9 +24,11 @@ import json
 import numpy as np
 from flint import fmpq, fmpq_mat, nmod_mat
 
+from ..exceptions import CertificateFormatError
 from .arch import Arch, architecture
 from . import deepstructured, discovered, headstructured, kernelfields, structured
 from .ball import check_ball_lower
+from .limits import MAX_FIELD_ENTRIES
 from .schema import ARCHITECTURE, CHECKED, HEADER, NUMBER
 from .values import field, index_list, int_array, integer, prime, reject
 
@@ -534,6 +536,10 @@ def _check_upper(cert: dict, arch: Arch) -> int:
         if not holds:  # pragma: no cover - own definitions
             reject(f"the invariance identity of the {kind} family does not hold")
     rank = integer(field(uw, "field_rank", "upper_witness."), "upper_witness.field_rank", 0)
+    entries = (sum(f["size"] for f in groups + kernel) + (len(found) if found else 0)) * P
+    if entries > MAX_FIELD_ENTRIES:
+        raise CertificateFormatError(f"the upper witness needs a field matrix of {entries:,} entries, above the "
+                                     f"checker's limit of {MAX_FIELD_ENTRIES:,} (docs/trust.md)")
     F = _field_rows(arch, point, p)
     offsets = {(i, j, name): off for i, j, name, _, _, off in arch.blocks()}
 
@@ -634,7 +640,9 @@ def check(cert: dict) -> str:
     dim = field(cert, "dimension")
     if isinstance(dim, bool) or dim != (lower if lower == upper else None):
         reject(f"dimension does not follow from lower = {lower}, upper = {upper}")
-    names = [f"{f['kind']}({f['layer']})" for f in kernelfields.expected(arch)]
+    uw = cert["upper_witness"]
+    named = "families" in uw and "ambient" not in uw  # a span bound uses no field: name none
+    names = [f"{f['kind']}({f['layer']})" for f in kernelfields.expected(arch)] if named else []
     hidden = f" (kernel fields beyond the groups: {', '.join(names)})" if names else ""
     if lower == upper:
         return f"dim M = {lower} for {arch.describe()}{hidden}"

@@ -203,6 +203,9 @@ def check_certificate(source: str | os.PathLike | dict) -> CheckResult:
                                   "while reading it: a malformed field)") from None
     except RecursionError:
         raise CertificateFormatError("the certificate nests too deeply to check") from None
+    except MemoryError:
+        raise CertificateFormatError("checking this certificate needs more memory than this process may use; "
+                                     "check it with attngeo check --max-memory on a larger machine") from None
 
 
 def one_line(message) -> str:

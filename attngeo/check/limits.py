@@ -18,6 +18,13 @@ MAX_DIGITS = 2000
 MAX_SIZE = 2047
 #: Parameters of an architecture (heads multiply them): refused before any array is sized.
 MAX_PARAMETERS = 100_000_000
+#: Entries of the dense field matrix a dimension certificate's upper witness makes the checker build
+#: (rows of every family x parameters): 4*10^8 int64 entries are 3.2 GB. Honest dense witnesses stay below
+#: (four layers of width 48: 7.5*10^7); larger networks use the structured witnesses.
+MAX_FIELD_ENTRIES = 400_000_000
+#: Work of a ball witness's replay, in (columns x heads x tokens^2 x precision / 64) units: honest ones need
+#: well under 10^9 (the paper's delta = 10 family: about 10^6).
+MAX_BALL_WORK = 10**9
 #: Widths of single-layer certificates (fiber, singular point, strata, boundary, implicit):
 #: their checkers expand d' x d quadratic forms in d variables, so the work grows like d^4.
 MAX_LAYER_WIDTH = 64
