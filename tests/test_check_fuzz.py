@@ -57,7 +57,8 @@ BUDGET = 10.0
 
 KINDS = {
     "dimension": ["dimension", "dimension-deep", "dimension-gap", "dimension-softmax", "dimension-kernel-fields",
-                  "dimension-structured"],
+                  "dimension-structured", "dimension-identity", "dimension-identity-softmax", "dimension-multihead",
+                  "dimension-span"],
     "fiber": ["fiber-random", "fiber-rank1-swap", "fiber-rank1-parallel", "fiber-zero"],
     "deep-fiber": ["deep-fiber-orbit", "deep-fiber-hidden", "deep-fiber-line"],
     "singular-point": ["singular-random", "singular-rank1-swap", "singular-rank1-parallel", "singular-by-equations"],
@@ -293,15 +294,14 @@ def _true_by_the_provers(cert: dict, claim: str) -> bool:
     """A mutant may be an honest certificate of another true claim: the provers must then make the same one.
 
     Boundary points do this (the zero, square and definite shapes do not depend on
-    the rank ``a``), and so do structured (plain-point) dimension witnesses: for one
-    layer the coefficient map, hence its rank, is the same for every ``t >= 2``.
+    the rank ``a``), and so do dimension witnesses that do not read every field of
+    the architecture: for one layer the plain point's coefficient map is the same
+    for every ``t >= 2``, and a span bound holds with or without a residual connection.
     """
-    if cert.get("kind") == "dimension" and isinstance(cert.get("lower_witness"), dict) \
-            and "structured" in cert["lower_witness"]:
+    if cert.get("kind") == "dimension":
         from attngeo import Architecture, certify_dimension
 
-        a = cert["architecture"]
-        truth = certify_dimension(Architecture(a["widths"], a["ranks"], a["tokens"], a["normalization"]), seed=0)
+        truth = certify_dimension(Architecture.from_dict(cert["architecture"]), seed=0)
         return truth.certified and claim.startswith(f"dim M = {truth.dimension} for ")
     if cert.get("kind") != "boundary-point":
         return False

@@ -59,6 +59,7 @@ def honest_pool() -> dict[str, dict]:
     from attngeo.geometry.fiber import fiber, special_point
     from attngeo.geometry.singular import is_singular
     from attngeo.geometry.strata import stratify
+    from attngeo.geometry.deepstructured import certify_deep
     from attngeo.geometry.structured import certify_structured
 
     small = Architecture((2, 2), (1,), tokens=2)
@@ -73,6 +74,12 @@ def honest_pool() -> dict[str, dict]:
         # the later witness forms: kernel fields beyond the groups, and the plain point's blocks
         "dimension-kernel-fields": certify_dimension(Architecture((2, 3, 2), (2, 2), tokens=2), seed=1).to_json(),
         "dimension-structured": certify_structured(Architecture((6, 5), (3,), tokens=2), seed=1).to_json(),
+        # deep networks at V = I (lightning mod p, softmax in balls), and beyond [HMK]'s model
+        "dimension-identity": certify_deep(Architecture((6, 6, 6), (2, 2), tokens=2), seed=1).to_json(),
+        "dimension-identity-softmax": certify_deep(Architecture((5, 5, 5), (2, 2), 3, "softmax"), seed=1).to_json(),
+        "dimension-multihead": certify_dimension(Architecture((3, 3, 3), (1, 2), tokens=3, heads=2, value_ranks=1,
+                                                              causal=True), seed=1).to_json(),
+        "dimension-span": certify_dimension(Architecture((2, 2), (2,), tokens=2, heads=3), seed=1).to_json(),
     }
     for kind in ("random", "rank1-swap", "rank1-parallel", "zero"):
         pool[f"fiber-{kind}"] = fiber(small, special_point(small, kind, random.Random(1))).to_json()
