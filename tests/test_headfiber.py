@@ -6,6 +6,7 @@ from math import factorial
 
 import numpy as np
 import pytest
+from flint import fmpq, fmpq_mat
 
 from attngeo import Architecture, CertificateRejected, InvalidInputError, SymmetryGroup, check_certificate, evaluate
 from attngeo.exact.engine import INSTALL_HINT, find_msolve
@@ -74,20 +75,36 @@ def test_value_rank_one_gives_the_orbit_of_the_group_and_the_head_permutations()
 @needs_msolve
 def test_full_value_maps_of_rank_two_heads_re_split_along_the_pencil():
     """d = 3, a = 2: det(s A_1 + t A_2) is a cubic form vanishing at (1, 0) and (0, 1), so the pencil has a
-    third singular member A_1 - c A_2; each ordered pair of the three re-splits the heads: 3 * 2 points."""
+    third singular member M = A_1 - c A_2; each ordered pair of the three re-splits the heads: 3 * 2 points, all
+    of them the fiber meets the slice in."""
     arch = Architecture((3, 3), (2,), heads=2)
     fib = deep_fiber(arch, seed=1)
     assert fib.certified and fib.fiber_points == 6 and fib.permutations == 2
     (h1, h2), = split_heads(arch, fib.point)
-    A1, A2 = h1[1].T @ h1[0], h2[1].T @ h2[0]
-    # the third singular member: det(A1 - c A2) = c (alpha + beta c)
-    from flint import fmpq, fmpq_mat
-    det = lambda c: fmpq_mat((A1 - c * A2).tolist()).det()  # noqa: E731
-    alpha, beta = det(fmpq(1)) - det(fmpq(-1)), det(fmpq(1)) + det(fmpq(-1))  # 2 alpha, 2 beta
+    (Q1, K1, V1), (Q2, K2, V2) = h1, h2
+    A1, A2 = K1.T @ Q1, K2.T @ Q2
+    det = lambda c: fmpq_mat((A1 - c * A2).tolist()).det()  # noqa: E731  det = c (alpha + beta c)
+    alpha, beta = (det(fmpq(1)) - det(fmpq(-1))) / 2, (det(fmpq(1)) + det(fmpq(-1))) / 2
     c = -alpha / beta
     assert c != 0 and det(c) == 0
-    found = [tuple(p) for p in fib.extra]
-    assert len(set(found)) == 5 and all(same_function(arch, fib.point, list(p)) for p in found)
+    M = A1 - c * A2  # V1 (x) A1 + V2 (x) A2 = V1 (x) M + (V2 + c V1) (x) A2 = (V1 + V2 / c) (x) A1 - V2 / c (x) M
+    kappa = [[K1[0, 0], K2[0, 0]]]
+    splits = [[(Q1, K1, V1), (Q2, K2, V2)], [(*_qk(M), V1), (Q2, K2, V2 + c * V1)],
+              [(Q1, K1, V1 + V2 / c), (*_qk(M), -V2 / c)]]
+    expected = {tuple(q) for heads in splits for q in head_permutations(arch, regauge(arch, [heads], kappa))}
+    assert len(expected) == 6
+    assert expected == {tuple(p) for p in [fib.point, *fib.extra]}
+
+
+def _qk(A):
+    """``(Q, K)`` with ``K^T Q = A``: ``Q`` the nonzero rows of rref(A), ``K^T`` the pivot columns of ``A``."""
+    R, rank = fmpq_mat(A.tolist()).rref()
+    rows = [[R[r, k] for k in range(R.ncols())] for r in range(rank)]
+    pivots = [next(k for k, v in enumerate(row) if v != 0) for row in rows]
+    Q = np.array(rows, dtype=object)
+    K = np.array([[A[i, p] for i in range(A.shape[0])] for p in pivots], dtype=object)
+    assert (K.T @ Q == A).all()
+    return Q, K
 
 
 @needs_msolve
