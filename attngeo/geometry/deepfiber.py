@@ -783,9 +783,15 @@ class DeepFiber(Result):
         """
         group = SymmetryGroup(self.arch).latex()
         lhs = r"\varphi^{-1}(\varphi_{W_0}) \cap U"
-        if self.certified:
-            orbits = r" \cup ".join(rf"G \cdot W_{{{i}}}" for i in range(self.solutions))
+        if self.certified and self.solutions is not None and self.permutations > 1 \
+                and self.fiber_points == self.permutations:
+            perms = r" \times ".join(rf"S_{{{h}}}" for h in self.arch.heads if h > 1)
+            return rf"{lhs} = (G \rtimes ({perms})) \cdot W_0,\quad G = {group}"
+        if self.certified and self.solutions is not None:
+            orbits = r" \cup ".join(rf"G \cdot W_{{{i}}}" for i in range(self.fiber_points))
             return rf"{lhs} = {orbits},\quad G = {group}"
+        if self.certified:
+            return rf"{lhs} \supsetneq G \cdot W_0\ \text{{(a line of the fiber in the slice)}},\quad G = {group}"
         if self.solutions is None:
             return rf"{lhs} \supseteq G \cdot W_0\ \text{{(not settled)}},\quad G = {group}"
         return rf"{1 + len(self.extra)} \le \#({lhs}) / G \le {self.solutions},\quad G = {group}"
