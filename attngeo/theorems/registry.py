@@ -147,6 +147,14 @@ STATEMENTS: tuple[Statement, ...] = (
         r"$h(2ad + b(d + d')) - h(a^2 + b^2)$",
         "multihead_dimension",
         ("every-architecture", "softmax-single-layer")),
+    Statement(
+        "multihead-fibers", "finding", "attngeo (docs/fibers.md §4)",
+        "Fibers of multi-head attention layers",
+        r"a generic fiber of one lightning layer with $h$ heads is one orbit of the group and the $h!$ head "
+        r"permutations, except where $\dim \mathcal M < P - \dim G$ (positive-dimensional fibers: heads re-split) "
+        r"and where hidden discrete symmetries appear",
+        "multihead_fibers",
+        ("multihead-dimension", "deep-fibers")),
 )
 
 
