@@ -414,3 +414,17 @@ def test_dim_progress_names_the_phases_and_every_witness_form_prints(capsys, tmp
     assert main(["dim", "--widths", "3,3,3", "--ranks", "2,2", "--heads", "2", "--causal", "--tokens", "3"]) == 0
     out, err = capsys.readouterr()
     assert "heads 2,2" in out and "naive count" in out and err == ""  # no terminal, no --progress: silent
+
+
+@pytest.mark.msolve
+def test_fiber_of_a_multihead_layer_runs_in_a_gauge_slice(capsys, tmp_path):
+    from attngeo import check_certificate
+
+    cert = tmp_path / "heads.json"
+    assert main(["fiber", "--widths", "2,2", "--ranks", "1", "--heads", "2", "--random", "1",
+                 "--certificate", str(cert)]) == 0
+    out = capsys.readouterr().out
+    assert "heads 2" in out and "head permutations" in out
+    assert "heads 2" in check_certificate(cert).claim
+    assert main(["fiber", "--widths", "2,2", "--ranks", "1", "--heads", "2", "--special", "zero"]) == 2
+    assert "--random SEED" in capsys.readouterr().err

@@ -243,13 +243,13 @@ def _cmd_fiber(args) -> int:
     import random
 
     arch = _architecture(args)
-    arch.require_plain("attngeo fiber")
     _check_certificate_path(args)
-    if arch.depth > 1:
+    if arch.depth > 1 or not arch.is_plain:  # heads: elimination in a gauge slice (docs/fibers.md §4)
         from ..geometry.deepfiber import deep_fiber
 
         if args.random is None:
-            raise InvalidInputError("deep fibers are computed at a random point of the gauge slice: use --random SEED")
+            raise InvalidInputError(f"fibers of {'deep networks' if arch.depth > 1 else 'multi-head layers'} are "
+                                    "computed at a random point of the gauge slice: use --random SEED")
         result = deep_fiber(arch, seed=args.random, engine=args.engine, timeout=args.timeout)
     else:
         from ..geometry.fiber import fiber, special_point
