@@ -155,7 +155,7 @@ def architecture(cert: dict) -> Arch:
     arch = Arch(tuple(widths), tuple(ranks), tokens, normalization, heads, value_ranks, **flags)
     if arch.residual and len(set(widths)) != 1:
         reject("architecture.residual needs equal widths (X + Y)")
-    if not arch.plain and cert.get("kind") != "dimension":
+    if not arch.plain and cert.get("kind") not in ("dimension", "deep-fiber"):
         reject(f"{cert.get('kind')} certificates are for one head per layer, V unfactored, no residual and no mask")
     if arch.parameters > MAX_PARAMETERS:
         reject(f"the architecture has {arch.parameters} parameters, above the checker's limit of {MAX_PARAMETERS}")

@@ -78,7 +78,7 @@ def _slice(arch) -> dict[int, int | None]:
 
 def _read_arch(cert: dict):
     """The architecture; deep fibers are settled beyond [HMK]'s model too (heads, V = O U, residual, causal)."""
-    arch = architecture({**cert, "kind": "dimension"} if cert.get("kind") == "deep-fiber" else cert)
+    arch = architecture(cert)
     if arch.normalization != "lightning":
         reject("deep-fiber certificates are for lightning networks")
     return arch

@@ -181,7 +181,7 @@ def scope(sizes: list[dict]) -> dict:
     factors = {}
     for k in list(names):
         i = names.index(k)
-        values = sorted({r[i] for r in rows})
+        values = sorted({r[i] for r in rows}, key=lambda v: (v is not None, v))  # b is None or a list
         rest = {r[:i] + r[i + 1:] for r in rows}
         if len(values) * len(rest) == len(rows):  # rows = values x rest
             factors[k] = values
