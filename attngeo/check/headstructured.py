@@ -32,9 +32,10 @@ from ..exceptions import CertificateFormatError
 from .structured import components
 from .values import field, index_list, integer, prime, reject
 
-#: Work the checker accepts from one witness: Jacobian nonzeros in all, parameters (its column tables hold
-#: about 40 bytes each), and entries of one dense block. GPT-2 small's layer: 1.5e8 nonzeros, 2.4e6 parameters.
-MAX_NONZEROS, MAX_PARAMETERS, MAX_BLOCK_ENTRIES = 400_000_000, 20_000_000, 25_000_000
+#: Work the checker accepts from one witness: Jacobian nonzeros in all (time) and in one grade (memory, about
+#: 150 bytes each), parameters (its column tables hold about 40 bytes each), and entries of one dense block.
+#: GPT-2 small's layer: 1.5e8 nonzeros (2e5 a grade), 2.4e6 parameters; with V unfactored 1.4e9 (1.8e6), 8.3e6.
+MAX_NONZEROS, MAX_GRADE_NONZEROS, MAX_PARAMETERS, MAX_BLOCK_ENTRIES = 2_000_000_000, 20_000_000, 20_000_000, 25_000_000
 
 #: Columns whose grade is read in one pass.
 _CHUNK = 1 << 20
@@ -59,9 +60,10 @@ class _Point:
         d, a, h, b = self.d, self.a, self.h, self.b
         self.nonzeros = h * (3 * a * d * d if b is None else 4 * a * b * d)
         self.P = arch.parameters
-        if self.nonzeros > MAX_NONZEROS or self.P > MAX_PARAMETERS:
-            raise CertificateFormatError(f"a 'head point' witness of {self.nonzeros} nonzeros and {self.P} parameters "
-                                         f"is above the checker's limits ({MAX_NONZEROS}, {MAX_PARAMETERS})")
+        if self.nonzeros > MAX_NONZEROS or self.nonzeros // d > MAX_GRADE_NONZEROS or self.P > MAX_PARAMETERS:
+            raise CertificateFormatError(f"a 'head point' witness of {self.nonzeros} nonzeros ({self.nonzeros // d} a "
+                                         f"grade) and {self.P} parameters is above the checker's limits "
+                                         f"({MAX_NONZEROS}, {MAX_GRADE_NONZEROS}, {MAX_PARAMETERS})")
         self.offset = {(j, name): off for _, j, name, _, _, off in arch.blocks()}  # heads 1-based
         kind, head, row, col = (np.zeros(self.P, dtype=np.int32) for _ in range(4))
         for _, j, name, r, c, off in arch.blocks():
