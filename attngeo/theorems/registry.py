@@ -148,7 +148,7 @@ STATEMENTS: tuple[Statement, ...] = (
         "multihead_dimension",
         ("every-architecture", "softmax-single-layer")),
     Statement(
-        "multihead-fibers", "finding", "attngeo (docs/fibers.md §4)",
+        "multihead-fibers", "finding", "attngeo (docs/fibers.md §4, docs/findings.md 20)",
         "Fibers of multi-head attention layers",
         r"a generic fiber of one lightning layer with $h$ heads is one orbit of the group and the $h!$ head "
         r"permutations, except where $\dim \mathcal M < P - \dim G$ (positive-dimensional fibers: heads re-split) "
