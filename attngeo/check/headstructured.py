@@ -34,8 +34,9 @@ from .values import field, index_list, integer, prime, reject
 
 #: Work the checker accepts from one witness: Jacobian nonzeros in all (time) and in one grade (memory, about
 #: 150 bytes each), parameters (its column tables hold about 40 bytes each), and entries of one dense block.
-#: GPT-2 small's layer: 1.5e8 nonzeros (2e5 a grade), 2.4e6 parameters; with V unfactored 1.4e9 (1.8e6), 8.3e6.
-MAX_NONZEROS, MAX_GRADE_NONZEROS, MAX_PARAMETERS, MAX_BLOCK_ENTRIES = 2_000_000_000, 20_000_000, 20_000_000, 25_000_000
+#: GPT-2 small's layer: 1.5e8 nonzeros (2e5 a grade), 2.4e6 parameters; with V unfactored 1.4e9 (1.8e6), 8.3e6,
+#: and grade 0 keeps one 49152 x 896 block (4.4e7 entries, about 1 GB while flint ranks it).
+MAX_NONZEROS, MAX_GRADE_NONZEROS, MAX_PARAMETERS, MAX_BLOCK_ENTRIES = 2_000_000_000, 20_000_000, 20_000_000, 64_000_000
 
 #: Columns whose grade is read in one pass.
 _CHUNK = 1 << 20

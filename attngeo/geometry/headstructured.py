@@ -50,8 +50,10 @@ from .symmetry import families
 #: of one 8319 x 257 block took numpy 1 s, flint 0.1 s).
 BATCHED_ENTRIES = 50_000
 
-#: Peak bytes per Jacobian nonzero of one grade, with margin (the grades are ranked one at a time).
-BYTES_PER_GRADE_NONZERO = 200
+#: Peak bytes per Jacobian nonzero of one grade, with margin (the grades are ranked one at a time): factored
+#: 200 (d = 768, 12 heads: 92 MB in all), unfactored 1000, where grade 0 keeps large blocks after peeling
+#: (d = 256: 250 MB, d = 512: 740 MB for 786,432 nonzeros a grade).
+BYTES_PER_GRADE_NONZERO = {"factored": 200, "unfactored": 1000}
 
 
 def _shape(arch: Architecture) -> tuple[int, int, int, int | None]:
@@ -438,8 +440,9 @@ def estimate_bytes(arch: Architecture) -> int:
     True
     """
     d, a, h, b = _shape(arch)
-    per_grade = 3 * h * a * d if b is None else 4 * h * a * b
-    return BYTES_PER_GRADE_NONZERO * per_grade + 16 * arch.parameter_count
+    if b is None:
+        return BYTES_PER_GRADE_NONZERO["unfactored"] * 3 * h * a * d + 16 * arch.parameter_count
+    return BYTES_PER_GRADE_NONZERO["factored"] * 4 * h * a * b + 16 * arch.parameter_count
 
 
 def certify_heads(arch: Architecture, seed: int | None = None) -> DimensionCertificate:
