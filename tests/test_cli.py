@@ -428,3 +428,9 @@ def test_fiber_of_a_multihead_layer_runs_in_a_gauge_slice(capsys, tmp_path):
     assert "heads 2" in check_certificate(cert).claim
     assert main(["fiber", "--widths", "2,2", "--ranks", "1", "--heads", "2", "--special", "zero"]) == 2
     assert "--random SEED" in capsys.readouterr().err
+
+
+def test_dim_table_describes_the_head_point_witness(capsys):
+    assert main(["dim", "--widths", "64,64", "--ranks", "16", "--heads", "2", "--value-ranks", "16"]) == 0
+    out = capsys.readouterr().out
+    assert "head point" in out and "certified" in out and "naive count" in out

@@ -170,6 +170,9 @@ def _lower_witness_text(lw: dict) -> str:
         sizes = lw.get("blocks", [])
         return (f"block triangular Jacobian minor at V = I: {len(sizes)} blocks of at most "
                 f"{max(sizes, default=0)} columns, {len(lw.get('inputs', []))} sparse inputs, {ball}")
+    if lw.get("structured") == "head point":
+        return (f"coefficient Jacobian at the head point: {lw['blocks']} blocks of at most {lw['largest_block']} "
+                f"columns after peeling, mod {lw['prime']}")
     if "precision" in lw:
         return f"Jacobian minor in {ball}, {len(lw.get('inputs', []))} inputs: determinant {lw.get('determinant')}"
     return f"Jacobian minor mod {lw['prime']}, {len(lw['inputs'])} inputs"
