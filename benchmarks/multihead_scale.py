@@ -15,11 +15,12 @@ plain point of attngeo/geometry/structured.py certifies it.)
 
 import argparse
 import json
-import math
 import os
 import subprocess
 import sys
 import tempfile
+
+from scale import exponent  # the growth fit of benchmarks/scale.py (this folder is on sys.path when run)
 
 CHILD = r"""
 import json, resource, sys, time
@@ -48,15 +49,6 @@ def run(d: int, h: int, a: int, b: int, what: str, path: str) -> dict:
     if out.returncode:
         raise SystemExit(f"d = {d}, h = {h} ({what}) failed: {out.stderr.strip()[-300:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
-
-
-def exponent(rows: list[tuple[int, float]]) -> float | None:
-    """Least-squares slope of log(time) against log(P)."""
-    if len(rows) < 2:
-        return None
-    xs, ys = [math.log(p) for p, _ in rows], [math.log(max(s, 1e-3)) for _, s in rows]
-    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
-    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
 
 
 def main() -> None:
