@@ -13,6 +13,8 @@ Written again from the lemmas, not imported from the prover:
   ``δQ = J K``, ``δK = J Q`` (``J = E_uv - E_vu``) move ``A_i`` by skew matrices.
 * ``score-free`` at layer ``i`` (normalized, one token): the score is ``1``; every
   entry of ``Q_i`` and ``K_i`` is a kernel direction.
+* ``symmetric-score`` / ``score-free`` beyond [HMK]'s model: with one token, per head, as
+  above (the skew moves of each ``A_j``; every entry of each head's ``Q``, ``K``).
 * ``annihilator`` beyond [HMK]'s model (no residual connection): layer ``i-1``'s output
   lies in the span of ``B = [V_1 | ... | V_h]`` (the ``O`` when factored); when ``B``
   has fewer columns than rows, each ``n`` with ``nᵀ B = 0`` moves every row of every
@@ -91,6 +93,22 @@ def head_rows(arch: Arch, W: dict, put, p: int) -> list:
                             delta[r, :] = n
                             out.append(put(i, (j, name, delta)))
             continue
+        if fam["kind"] in ("symmetric-score", "score-free"):
+            for j in range(1, h + 1):
+                Q, K = W[(i, j, "Q")], W[(i, j, "K")]
+                for name, M, other in (("Q", Q, K), ("K", K, Q)):
+                    if fam["kind"] == "score-free":  # every entry of Q and K
+                        for k in range(M.size):
+                            delta = np.zeros(M.size, dtype=np.int64)
+                            delta[k] = 1
+                            out.append(put(i, (j, name, delta.reshape(M.shape))))
+                        continue
+                    for u in range(M.shape[0]):  # dQ = J K, dK = J Q, J = E_uv - E_vu: A moves by skew matrices
+                        for v in range(u + 1, M.shape[0]):
+                            delta = np.zeros_like(M)
+                            delta[u, :], delta[v, :] = other[v, :], -other[u, :]
+                            out.append(put(i, (j, name, delta)))
+            continue
         for j in range(1, h + 1):
             K = W[(i, j, "K")]
             G = np.mod(K.T @ K, p)  # inner size a_i <= 2047, residues < p < 2**26: below 2**63
@@ -142,6 +160,11 @@ def expected(arch: Arch) -> list[dict]:
                 read = 2 * arch.ranks[i - 1] + (arch.value_ranks[i - 1] if arch.value_ranks else arch.widths[i])
                 out.append({"kind": "annihilator", "layer": i,
                             "size": (arch.widths[i - 1] - _value_width(arch, i - 1)) * h * read})
+            a, d_in = arch.ranks[i - 1], arch.widths[i - 1]
+            if arch.tokens == 1 and arch.normalization == "lightning" and a >= 2:
+                out.append({"kind": "symmetric-score", "layer": i, "size": h * a * (a - 1)})
+            elif arch.tokens == 1 and arch.normalization != "lightning":
+                out.append({"kind": "score-free", "layer": i, "size": h * 2 * a * d_in})
             if _mixes(arch, i):
                 out.append({"kind": "mixing", "layer": i, "size": h * (h - 1)})
         return out

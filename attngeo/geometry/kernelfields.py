@@ -145,6 +145,11 @@ def kernel_families(arch: Architecture) -> list[KernelFamily]:
             if i > 1 and _value_width(arch, i - 1) < arch.widths[i - 1] and not arch.residual:
                 read = 2 * arch.ranks[i - 1] + (arch.value_ranks[i - 1] if arch.value_ranks else arch.widths[i])
                 out.append(KernelFamily("annihilator", i, (arch.widths[i - 1] - _value_width(arch, i - 1)) * h * read))
+            a, d_in = arch.ranks[i - 1], arch.widths[i - 1]
+            if arch.tokens == 1 and arch.normalization == "lightning" and a >= 2:  # x^T A x sees sym(A) only
+                out.append(KernelFamily("symmetric-score", i, h * a * (a - 1)))
+            elif arch.tokens == 1 and arch.normalization != "lightning":  # a normalized 1 x 1 score is 1
+                out.append(KernelFamily("score-free", i, h * 2 * a * d_in))
             if _mixing(arch, i):
                 out.append(KernelFamily("mixing", i, h * (h - 1)))
         return out
@@ -205,6 +210,7 @@ def _head_rows(arch: Architecture, point: np.ndarray, p: int) -> np.ndarray:
     ``B = [V_1 | ... | V_h]`` (the ``O`` when factored); for ``n`` in the left null
     space of ``B`` (canonical basis, where ``B`` has full column rank mod ``p``), the
     moves ``e_r n^T`` of every row of every head's ``Q``, ``K`` and ``V`` (or ``U``).
+    ``symmetric-score`` / ``score-free`` (one token): per head, the skew moves of ``A`` / every entry of ``Q`` and ``K``.
     ``mixing``: for each ordered pair of heads ``j != k``.
     """
     layers = split_heads(arch, modular.reduce(point, p))
@@ -222,6 +228,26 @@ def _head_rows(arch: Architecture, point: np.ndarray, p: int) -> np.ndarray:
                             vec = np.zeros(arch.parameter_count, dtype=np.int64)
                             vec[b.offset + r * b.cols : b.offset + (r + 1) * b.cols] = n
                             rows.append(vec)
+            continue
+        if fam.kind in ("symmetric-score", "score-free"):  # one token: per head, as for [HMK]'s layer
+            for b in arch.blocks():
+                if b.layer != fam.layer or b.name not in "QK":
+                    continue
+                Q, K = layers[b.layer - 1][b.head - 1][:2]
+                if fam.kind == "score-free":
+                    for k in range(b.size):
+                        vec = np.zeros(arch.parameter_count, dtype=np.int64)
+                        vec[b.offset + k] = 1
+                        rows.append(vec)
+                    continue
+                source = K if b.name == "Q" else Q  # dQ = J K, dK = J Q with J = E_uv - E_vu: skew moves of A
+                for u in range(b.rows):
+                    for v in range(u + 1, b.rows):
+                        delta = np.zeros((b.rows, b.cols), dtype=np.int64)
+                        delta[u, :], delta[v, :] = source[v, :], (-source[u, :]) % p
+                        vec = np.zeros(arch.parameter_count, dtype=np.int64)
+                        vec[b.offset : b.offset + b.size] = delta.ravel() % p
+                        rows.append(vec)
             continue
         heads = layers[fam.layer - 1]
         for j, (Qj, Kj, Vj) in enumerate(heads, start=1):
