@@ -38,6 +38,23 @@ from .arch import Arch
 from .values import reject
 
 
+def _score_moves(kind: str, Q: np.ndarray, K: np.ndarray):
+    """``(name, delta)`` of ``score-free`` (every entry of ``Q``, ``K``) or ``symmetric-score`` (``J K``, ``J Q``) on one head."""
+    if kind == "score-free":
+        for name, M in (("Q", Q), ("K", K)):
+            for k in range(M.size):
+                delta = np.zeros(M.size, dtype=np.int64)
+                delta[k] = 1
+                yield name, delta.reshape(M.shape)
+        return
+    for u in range(Q.shape[0]):
+        for v in range(u + 1, Q.shape[0]):  # J = E_uv - E_vu: A moves by skew matrices
+            for name, source in (("Q", K), ("K", Q)):
+                delta = np.zeros_like(Q)
+                delta[u, :], delta[v, :] = source[v, :], -source[u, :]
+                yield name, delta
+
+
 def _value_width(arch: Arch, i: int) -> int:
     """Columns of ``[V_i1 | ... | V_ih]`` (the ``O`` when factored), whose span holds layer ``i``'s output."""
     return arch.head_count(i) * (arch.value_ranks[i - 1] if arch.value_ranks else arch.widths[i - 1])
@@ -95,19 +112,8 @@ def head_rows(arch: Arch, W: dict, put, p: int) -> list:
             continue
         if fam["kind"] in ("symmetric-score", "score-free"):
             for j in range(1, h + 1):
-                Q, K = W[(i, j, "Q")], W[(i, j, "K")]
-                for name, M, other in (("Q", Q, K), ("K", K, Q)):
-                    if fam["kind"] == "score-free":  # every entry of Q and K
-                        for k in range(M.size):
-                            delta = np.zeros(M.size, dtype=np.int64)
-                            delta[k] = 1
-                            out.append(put(i, (j, name, delta.reshape(M.shape))))
-                        continue
-                    for u in range(M.shape[0]):  # dQ = J K, dK = J Q, J = E_uv - E_vu: A moves by skew matrices
-                        for v in range(u + 1, M.shape[0]):
-                            delta = np.zeros_like(M)
-                            delta[u, :], delta[v, :] = other[v, :], -other[u, :]
-                            out.append(put(i, (j, name, delta)))
+                for name, delta in _score_moves(fam["kind"], W[(i, j, "Q")], W[(i, j, "K")]):
+                    out.append(put(i, (j, name, delta)))
             continue
         for j in range(1, h + 1):
             K = W[(i, j, "K")]
@@ -256,14 +262,9 @@ def rows(arch: Arch, W: dict, put, p: int) -> list[np.ndarray]:
                         delta = np.zeros_like(M)
                         delta[r, :] = n
                         out.append(put(i, name, delta))
-        elif fam["kind"] == "symmetric-score":
-            a = Q.shape[0]
-            for u in range(a):
-                for v in range(u + 1, a):
-                    for name, source in (("Q", K), ("K", Q)):
-                        delta = np.zeros_like(Q)
-                        delta[u, :], delta[v, :] = source[v, :], -source[u, :]
-                        out.append(put(i, name, delta))
+        elif fam["kind"] in ("symmetric-score", "score-free"):
+            for name, delta in _score_moves(fam["kind"], Q, K):
+                out.append(put(i, name, delta))
         elif fam["kind"] == "co-annihilator":
             k = _first_narrowest_after(arch.widths, i)
             C = np.eye(arch.widths[i], dtype=np.int64)
@@ -276,10 +277,4 @@ def rows(arch: Arch, W: dict, put, p: int) -> list[np.ndarray]:
                     delta = np.zeros_like(V)
                     delta[:, c] = u
                     out.append(put(i, "V", delta))
-        else:
-            for name, M in (("Q", Q), ("K", K)):
-                for k in range(M.size):
-                    delta = np.zeros(M.size, dtype=np.int64)
-                    delta[k] = 1
-                    out.append(put(i, name, delta.reshape(M.shape)))
     return out

@@ -190,6 +190,23 @@ def _rank_mod_p(M: np.ndarray, p: int) -> int:
     return nmod_mat(M.shape[0], M.shape[1], np.mod(M, p).ravel().tolist(), p).rank() if M.size else 0
 
 
+def _score_moves(kind: str, Q: np.ndarray, K: np.ndarray):
+    """``(name, delta)`` of the one-token families on one head: the skew moves of ``A`` or every entry of ``Q, K``."""
+    if kind == "score-free":
+        for name, M in (("Q", Q), ("K", K)):
+            for k in range(M.size):
+                delta = np.zeros(M.size, dtype=np.int64)
+                delta[k] = 1
+                yield name, delta.reshape(M.shape)
+        return
+    for u in range(Q.shape[0]):
+        for v in range(u + 1, Q.shape[0]):  # J = E_uv - E_vu: (J X)[u] = X[v], (J X)[v] = -X[u]
+            for name, source in (("Q", K), ("K", Q)):
+                delta = np.zeros_like(Q)
+                delta[u, :], delta[v, :] = source[v, :], -source[u, :]
+                yield name, delta
+
+
 def _adjugate(G: np.ndarray, p: int) -> np.ndarray:
     """``adj(G)`` mod ``p`` by cofactors (also where ``G`` is singular mod ``p``, so no inverse is used)."""
     n = G.shape[0]
@@ -230,24 +247,12 @@ def _head_rows(arch: Architecture, point: np.ndarray, p: int) -> np.ndarray:
                             rows.append(vec)
             continue
         if fam.kind in ("symmetric-score", "score-free"):  # one token: per head, as for [HMK]'s layer
-            for b in arch.blocks():
-                if b.layer != fam.layer or b.name not in "QK":
-                    continue
-                Q, K = layers[b.layer - 1][b.head - 1][:2]
-                if fam.kind == "score-free":
-                    for k in range(b.size):
-                        vec = np.zeros(arch.parameter_count, dtype=np.int64)
-                        vec[b.offset + k] = 1
-                        rows.append(vec)
-                    continue
-                source = K if b.name == "Q" else Q  # dQ = J K, dK = J Q with J = E_uv - E_vu: skew moves of A
-                for u in range(b.rows):
-                    for v in range(u + 1, b.rows):
-                        delta = np.zeros((b.rows, b.cols), dtype=np.int64)
-                        delta[u, :], delta[v, :] = source[v, :], (-source[u, :]) % p
-                        vec = np.zeros(arch.parameter_count, dtype=np.int64)
-                        vec[b.offset : b.offset + b.size] = delta.ravel() % p
-                        rows.append(vec)
+            for j, weights in enumerate(layers[fam.layer - 1], start=1):
+                for name, delta in _score_moves(fam.kind, *weights[:2]):
+                    b = blocks[(fam.layer, j, name)]
+                    vec = np.zeros(arch.parameter_count, dtype=np.int64)
+                    vec[b.offset : b.offset + b.size] = np.mod(delta, p).ravel()
+                    rows.append(vec)
             continue
         heads = layers[fam.layer - 1]
         for j, (Qj, Kj, Vj) in enumerate(heads, start=1):
@@ -344,14 +349,9 @@ def kernel_rows(arch: Architecture, point: np.ndarray, p: int) -> np.ndarray:
                         delta = np.zeros_like(M)
                         delta[r, :] = n
                         row(i, name, delta)
-        elif fam.kind == "symmetric-score":
-            a = Q.shape[0]
-            for u in range(a):
-                for v in range(u + 1, a):  # J = E_uv - E_vu: (J X)[u] = X[v], (J X)[v] = -X[u]
-                    for name, source in (("Q", K), ("K", Q)):
-                        delta = np.zeros_like(Q)
-                        delta[u, :], delta[v, :] = source[v, :], -source[u, :]
-                        row(i, name, delta)
+        elif fam.kind in ("symmetric-score", "score-free"):
+            for name, delta in _score_moves(fam.kind, Q, K):
+                row(i, name, delta)
         elif fam.kind == "co-annihilator":
             k = _narrowest_after(arch.widths, i)
             C = np.eye(arch.widths[i], dtype=np.int64)
@@ -364,10 +364,4 @@ def kernel_rows(arch: Architecture, point: np.ndarray, p: int) -> np.ndarray:
                     delta = np.zeros_like(V)
                     delta[:, c] = u
                     row(i, "V", delta)
-        else:  # score-free: every entry of Q_i and K_i
-            for name, M in (("Q", Q), ("K", K)):
-                for k in range(M.size):
-                    delta = np.zeros(M.size, dtype=np.int64)
-                    delta[k] = 1
-                    row(i, name, delta.reshape(M.shape))
     return np.array(rows, dtype=np.int64).reshape(len(rows), arch.parameter_count)
