@@ -86,9 +86,8 @@ def _candidates(arch: Architecture, p: int, rng: random.Random, samples: int) ->
         if J.shape[0] > P:
             J = modular.matmul(random_ints(rng, (P, J.shape[0])) % p, J, p)
         # equation (i): sum_{j,k} J[i, j] W[k] C[j, k] = 0  ->  row J[i] (x) W
-        # residues below p < 2**31: each product is below 2**62, exact in int64 (object arithmetic was 50x slower)
-        kind = np.int64 if p < 2**31 else object
-        blocks.append((J[:, :, None].astype(kind) * W[None, None, :].astype(kind) % p).reshape(J.shape[0], -1))
+        # residues below p < 2**26 (random_prime): each product is below 2**52, exact in int64
+        blocks.append((J[:, :, None] * W[None, None, :] % p).reshape(J.shape[0], -1))
     A = np.vstack(blocks).astype(np.int64)
     mat = nmod_mat(A.shape[0], A.shape[1], A.ravel().tolist(), p)
     X, nullity = mat.nullspace()

@@ -406,14 +406,13 @@ class Architecture:
         if unknown:
             raise InvalidArchitectureError(f"architecture has unknown field {unknown[0]!r}; the fields are widths, "
                                            "ranks, tokens, normalization, heads, value_ranks, residual, causal")
-        value_ranks = data.get("value_ranks")
         return cls(
             tuple(data["widths"]),
             tuple(data["ranks"]),
             data.get("tokens", 2),
             data.get("normalization", "lightning"),
-            tuple(data["heads"]) if isinstance(data.get("heads"), list) else data.get("heads", 1),
-            tuple(value_ranks) if isinstance(value_ranks, list) else value_ranks,
+            data.get("heads", 1),  # a list or an integer: __post_init__ makes the tuple
+            data.get("value_ranks"),
             data.get("residual", False),
             data.get("causal", False),
         )

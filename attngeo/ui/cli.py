@@ -101,18 +101,14 @@ def _add_architecture(p: argparse.ArgumentParser) -> None:
     p.add_argument("--causal", action="store_true", help="causal mask: token s reaches token j only when s <= j")
 
 
-def _per_layer(values, layers: int):
-    """One value given on the command line applies to every layer."""
-    if values is None:
-        return None
-    return tuple(values) * layers if len(values) == 1 else tuple(values)
+def _per_layer(values):
+    """One value given on the command line applies to every layer (Architecture broadcasts an integer)."""
+    return values if values is None or len(values) != 1 else values[0]
 
 
 def _architecture(args, normalization: str = "lightning") -> Architecture:
-    layers = len(args.ranks)
     return Architecture(args.widths, args.ranks, args.tokens, normalization,
-                        _per_layer(args.heads, layers) or 1, _per_layer(args.value_ranks, layers),
-                        args.residual, args.causal)
+                        _per_layer(args.heads) or 1, _per_layer(args.value_ranks), args.residual, args.causal)
 
 
 def _for_option(flag: str, check, path):
