@@ -269,15 +269,31 @@ def _word_derivative(word: tuple, tangent: dict) -> dict:
     return {k: v for k, v in out.items() if v}
 
 
-# The families and their tangents as words (E = Lie algebra element).
+# The families' tangents as words (E = Lie algebra element), for heads with V unfactored
+# (False) and with V = O U (True); [HMK]'s layer uses the first table.
+_INTRA = {"Q": {("E", "Q"): 1}, "K": {("E'", "K"): -1}}
+_INCOMING = {"Y": {("E", "Y"): 1}, "Q": {("Q", "E"): -1}, "K": {("K", "E"): -1}}
+_HEAD_TANGENTS = {
+    False: {
+        "intra": (_INTRA,),
+        "scaling": ({"Q": {("Q",): 1}, "V": {("V",): -1}},),
+        "inter": ({"V": {("E", "V"): 1}}, {**_INCOMING, "V": {("V", "E"): -1}}),
+    },
+    True: {
+        "intra": (_INTRA,),
+        "scaling": ({"Q": {("Q",): 1}, "O": {("O",): -1}},),
+        "value": ({"U": {("E", "U"): 1}, "O": {("O", "E"): -1}},),
+        "inter": ({"O": {("E", "O"): 1}}, {**_INCOMING, "U": {("U", "E"): -1}}),
+    },
+}
+
+# [HMK]'s layer V Y Y' K' Q Y: each family fixes it, except inter's outgoing side, which moves it by E.
 _LAYER = ("V", "Y", "Y'", "K'", "Q", "Y")
+_PLAIN = _HEAD_TANGENTS[False]
 _IDENTITIES = {
-    "intra": [({"Q": {("E", "Q"): 1}, "K": {("E'", "K"): -1}}, {})],
-    "scaling": [({"Q": {("Q",): 1}, "V": {("V",): -1}}, {})],
-    "inter": [
-        ({"V": {("E", "V"): 1}}, {("E",) + _LAYER: 1}),  # outgoing: D phi = E phi
-        ({"Y": {("E", "Y"): 1}, "Q": {("Q", "E"): -1}, "K": {("K", "E"): -1}, "V": {("V", "E"): -1}}, {}),
-    ],
+    "intra": [(_PLAIN["intra"][0], {})],
+    "scaling": [(_PLAIN["scaling"][0], {})],
+    "inter": [(_PLAIN["inter"][0], {("E",) + _LAYER: 1}), (_PLAIN["inter"][1], {})],
 }
 
 
@@ -291,21 +307,6 @@ _SCORE, _VALUE = ("Y'", "K'", "Q", "Y"), ("V", "Y")
 # term is bilinear, so score +1 and value -1 cancel) and inter (every value moves by E,
 # every score fixed; on the incoming side both are fixed). Factored heads: value O U Y.
 _FACTORED_VALUE = ("O", "U", "Y")
-_HEAD_TANGENTS = {
-    False: {
-        "intra": ({"Q": {("E", "Q"): 1}, "K": {("E'", "K"): -1}},),
-        "scaling": ({"Q": {("Q",): 1}, "V": {("V",): -1}},),
-        "inter": ({"V": {("E", "V"): 1}},
-                  {"Y": {("E", "Y"): 1}, "Q": {("Q", "E"): -1}, "K": {("K", "E"): -1}, "V": {("V", "E"): -1}}),
-    },
-    True: {
-        "intra": ({"Q": {("E", "Q"): 1}, "K": {("E'", "K"): -1}},),
-        "scaling": ({"Q": {("Q",): 1}, "O": {("O",): -1}},),
-        "value": ({"U": {("E", "U"): 1}, "O": {("O", "E"): -1}},),
-        "inter": ({"O": {("E", "O"): 1}},
-                  {"Y": {("E", "Y"): 1}, "Q": {("Q", "E"): -1}, "K": {("K", "E"): -1}, "U": {("U", "E"): -1}}),
-    },
-}
 
 
 def _head_identities_hold(kind: str, factored: bool) -> bool:
