@@ -45,3 +45,12 @@ def test_frozen_and_round_trip():
     assert Architecture.from_dict(arch.to_dict()) == arch
     with pytest.raises(Exception):
         arch.tokens = 4
+
+
+def test_parameter_count_is_the_blocks_total_for_every_variant():
+    from attngeo import Architecture
+
+    for kw in ({}, {"heads": 3}, {"heads": (2, 1), "value_ranks": 2}, {"value_ranks": (1, 3), "residual": True},
+               {"heads": 2, "causal": True}):
+        arch = Architecture((3, 3, 3), (2, 1), tokens=2, **kw)
+        assert arch.parameter_count == sum(b.size for b in arch.blocks()) == len(arch.variable_names())

@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from flint import fmpq, fmpq_mat, fmpq_poly
 
+from ..check.limits import MAX_VARIABLES
 from ..model.architecture import Architecture
 from .certificate import Result, certificate_json
 from ..exact.engine import Basis, groebner, normal_form, ring
@@ -843,6 +844,9 @@ def deep_fiber(arch: Architecture, seed: int | None = None, engine: str = "auto"
     """
     if arch.tokens < 2:
         raise InvalidInputError("deep fibers need t >= 2 tokens (t = 1 has extra symmetries of A)")
+    if arch.parameter_count > MAX_VARIABLES:  # before the gauge: 10^8 heads must not be listed first
+        raise InvalidInputError(f"{arch} has {arch.parameter_count:,} parameters; fibers by elimination are for at "
+                                f"most {MAX_VARIABLES} (the checker's limit): choose a smaller architecture")
     rng = random.Random(seed)
     start = time.perf_counter()
     point = gauge_point(arch, rng)

@@ -279,7 +279,12 @@ class Architecture:
         >>> arch.parameter_count == sum(b.size for b in arch.blocks()) == (2*1*2 + 3*2) + (2*2*3 + 1*3)
         True
         """
-        return sum(b.size for b in self.blocks())
+        # by formula, not by listing the blocks: a refusal of 10^8 heads must not first enumerate them
+        total = 0
+        for i, (a, d_in, d_out) in enumerate(zip(self.ranks, self.widths, self.widths[1:])):
+            value = d_out * d_in if self.value_ranks is None else self.value_ranks[i] * (d_in + d_out)
+            total += self.heads[i] * (2 * a * d_in + value)
+        return total
 
     @property
     def is_plain(self) -> bool:
