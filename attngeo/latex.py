@@ -271,7 +271,7 @@ def stratum(rank_A: int, rank_V: int) -> str:
     return rf"\operatorname{{rank}} A = {rank_A},\ \operatorname{{rank}} V = {rank_V}"
 
 
-#: The special points of attngeo.geometry.fiber.special_point, in words.
+#: The special points of attngeo.geometry.fibers.layer.special_point, in words.
 POINTS = {"random": "random point", "rank1-swap": "rank-1 swap point", "rank1-parallel": "rank-1 parallel point",
           "zero": "zero function"}
 

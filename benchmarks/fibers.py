@@ -25,8 +25,8 @@ import numpy as np
 
 from attngeo import Architecture, check_certificate, evaluate
 from attngeo.exact.engine import EngineFailed, EngineUnavailable, available
-from attngeo.geometry.deepfiber import deep_fiber
-from attngeo.geometry.fiber import fiber, recover_weights, special_point
+from attngeo.geometry.fibers.deep import deep_fiber
+from attngeo.geometry.fibers.layer import fiber, recover_weights, special_point
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "proofs"))
 from deep_fibers import LARGER_CASES, SMALL_CASES  # noqa: E402 - the proof script's own case lists

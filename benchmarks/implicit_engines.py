@@ -32,7 +32,7 @@ import time
 
 from attngeo import Architecture
 from attngeo.exact.engine import EngineFailed, find_msolve, find_singular, groebner
-from attngeo.geometry.implicit import (_multidegree, elimination_size, elimination_system, evaluation_rank,
+from attngeo.geometry.loci.implicit import (_multidegree, elimination_size, elimination_system, evaluation_rank,
                                       implicit_equations)
 
 

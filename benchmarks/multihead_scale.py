@@ -1,4 +1,4 @@
-"""Scale for multi-head single layers: the head point (attngeo/geometry/headstructured.py) up to GPT-2 small.
+"""Scale for multi-head single layers: the head point (attngeo/geometry/dimension/headpoint.py) up to GPT-2 small.
 
 Prints, per width d (h = d / 64 heads of rank a = 64 by default, value rank b = a
 or V unfactored): parameters P, the certified dimension, "parameters - dim G"
@@ -6,7 +6,7 @@ or V unfactored): parameters P, the certified dimension, "parameters - dim G"
 (each in a fresh process, so peaks do not mix), and the growth exponent of the
 certification time against P. For the sizes the dense path can still do, it is
 timed too and the ratio printed. (Unfactored with one head is [HMK]'s layer: the
-plain point of attngeo/geometry/structured.py certifies it.)
+plain point of attngeo/geometry/dimension/plainpoint.py certifies it.)
 
     python3 benchmarks/multihead_scale.py                                   # factored, d = 64 .. 768
     python3 benchmarks/multihead_scale.py --sizes 64,128 --unfactored       # V_j of d x d per head
@@ -26,7 +26,7 @@ CHILD = r"""
 import json, resource, sys, time
 from attngeo import Architecture, certify_dimension, naive_count
 from attngeo.check import check_certificate
-from attngeo.geometry import dimension
+from attngeo.geometry.dimension import dense as dimension
 d, h, a, b = (int(x) for x in sys.argv[1:5])
 what = sys.argv[5]
 arch = Architecture((d, d), (a,), heads=h, value_ranks=b or None, tokens=2)

@@ -3,8 +3,8 @@
 Prints, per size: parameters P, certification time and peak memory, check time
 and peak memory (each in a fresh process, so peaks do not mix), and the growth
 exponent fitted to time against P, for single layers (the plain point,
-attngeo/geometry/structured.py) and deep networks of equal widths (the identity
-point, attngeo/geometry/deepstructured.py). For the sizes the dense Jacobian
+attngeo/geometry/dimension/plainpoint.py) and deep networks of equal widths (the identity
+point, attngeo/geometry/dimension/identitypoint.py). For the sizes the dense Jacobian
 path can still do, it is timed in the same run and the ratio printed.
 
     python3 benchmarks/scale.py                              # everything below
@@ -22,7 +22,7 @@ CHILD = r"""
 import json, resource, sys, time
 from attngeo import Architecture, certify_dimension
 from attngeo.check import check_certificate
-from attngeo.geometry import dimension
+from attngeo.geometry.dimension import dense as dimension
 l, d, a, what = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 arch = Architecture((d,) * (l + 1), (a,) * l, tokens=2)
 if what == "dense":

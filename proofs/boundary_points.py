@@ -17,8 +17,8 @@ import random
 from flint import fmpq_mat
 
 from attngeo import Architecture
-from attngeo.geometry.boundary import is_boundary_point
-from attngeo.geometry.fiber import special_point
+from attngeo.geometry.loci.boundary import is_boundary_point
+from attngeo.geometry.fibers.layer import special_point
 from attngeo.model.layerfunction import LayerFunction, weights_AV
 from attngeo.latex import point
 from attngeo.theorems.proof import INSTANCES, Claim, Entry, CaseOutcome, main_guard, proof_arguments, run_cases, sizes_of

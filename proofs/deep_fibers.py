@@ -14,7 +14,7 @@ script exits 1 if one of them does not certify "fiber = orbit".
 import argparse
 
 from attngeo import Architecture
-from attngeo.geometry.deepfiber import deep_fiber
+from attngeo.geometry.fibers.deep import deep_fiber
 from attngeo.exact.engine import EngineFailed, EngineUnavailable
 from attngeo.theorems.proof import INSTANCES, Claim, Entry, CaseOutcome, main_guard, run_cases, sizes_of
 

@@ -26,7 +26,7 @@ from math import factorial
 
 from attngeo import Architecture, SymmetryGroup, certify_dimension
 from attngeo.exact.engine import EngineFailed, EngineUnavailable
-from attngeo.geometry.deepfiber import deep_fiber, gauge
+from attngeo.geometry.fibers.deep import deep_fiber, gauge
 from attngeo.theorems.proof import INSTANCES, CaseOutcome, Claim, Entry, main_guard, run_cases, sizes_of
 
 #: (d, a, heads, value rank, flags): the default grid settles each in seconds.

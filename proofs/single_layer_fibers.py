@@ -16,7 +16,7 @@ import random
 from flint import fmpq_mat
 
 from attngeo import Architecture
-from attngeo.geometry.fiber import determinantal_dimension, fiber, special_point
+from attngeo.geometry.fibers.layer import determinantal_dimension, fiber, special_point
 from attngeo.model.layerfunction import weights_AV
 from attngeo.latex import point
 from attngeo.theorems.proof import INSTANCES, Claim, Entry, CaseOutcome, main_guard, proof_arguments, run_cases, sizes_of

@@ -5,7 +5,7 @@ point of M exactly when rank(A) rank(V) <= 1. Grid: d <= 4, d' <= 3, a <= d,
 at a generic point (expected smooth), a rank-1 swap and the zero function
 (expected singular), a rank-1 parallel point, and -- for 1 < a < d, docs/math.md §2.4's
 open point -- points with rank A < a and V generic. Verdicts come from
-attngeo.geometry.singular (docs/singular.md) with certificates the checker re-verifies; for the
+attngeo.geometry.loci.singular (docs/singular.md) with certificates the checker re-verifies; for the
 smallest sizes the implicit equations decide what the tangent criteria leave open.
 Every certified verdict is compared with the criterion, region by region
 (attngeo.theorems.registry.SINGULAR_REGIONS), and a disagreement is a counterexample in the
@@ -19,12 +19,12 @@ contradicts the statement elsewhere or a certificate fails.
 import random
 
 from attngeo import Architecture
-from attngeo.geometry.fiber import special_point
-from attngeo.geometry.implicit import implicit_equations_if_available
+from attngeo.geometry.fibers.layer import special_point
+from attngeo.geometry.loci.implicit import implicit_equations_if_available
 from attngeo.latex import POINTS, stratum
 from attngeo.model.layerfunction import weights_AV
 from attngeo.theorems.proof import INSTANCES, Claim, Entry, CaseOutcome, main_guard, proof_arguments, run_cases, sizes_of
-from attngeo.geometry.singular import is_singular
+from attngeo.geometry.loci.singular import is_singular
 from attngeo.theorems.registry import HMK_SINGULAR, SINGULAR_REGIONS, singular_region
 
 CLAIMS = [Claim(key, rf"{HMK_SINGULAR} for {region}, tested at points", INSTANCES, "points")

@@ -4,8 +4,8 @@ Statement ([HMK] section 3, docs/math.md §2.4), t >= 2: the singular points are
 those with rank(A) rank(V) <= 1. Grid: d <= 4, d' <= 3, a <= d. For every
 stratum: its image dimension (exact Jacobian rank = dim S - 1) and its label
 (singular on the whole stratum / smooth on a dense open part), certified by
-attngeo.geometry.strata (docs/singular.md section 4). For d = 2, d' <= 2 (and 3,1, a = 1) the implicit equations
-of M are computed too (attngeo.geometry.implicit) and decide what the tangent criteria
+attngeo.geometry.loci.strata (docs/singular.md section 4). For d = 2, d' <= 2 (and 3,1, a = 1) the implicit equations
+of M are computed too (attngeo.geometry.loci.implicit) and decide what the tangent criteria
 leave open; their Jacobian at every stratum point must agree with each
 certified label, and where the Jacobian criterion is small enough (codimension
 1, or few minors) the dimension of Sing M it gives must equal that of the
@@ -18,10 +18,10 @@ strata are all decided). Exit 1 only when a certificate fails or the two routes 
 
 from attngeo import Architecture
 from attngeo.exceptions import AttngeoError
-from attngeo.geometry.implicit import coordinates_of, implicit_equations_if_available
+from attngeo.geometry.loci.implicit import coordinates_of, implicit_equations_if_available
 from attngeo.latex import stratum, tex_escape
 from attngeo.theorems.proof import RANGE, Claim, Entry, CaseOutcome, main_guard, proof_arguments, run_cases, sizes_of
-from attngeo.geometry.strata import stratify
+from attngeo.geometry.loci.strata import stratify
 from attngeo.theorems.registry import HMK_SINGULAR, SINGULAR_REGIONS, singular_region
 
 CRITERION = {key: Claim(f"strata, {key}", rf"{HMK_SINGULAR} for {region}, tested on every stratum (certified label: "

@@ -7,7 +7,7 @@ from attngeo import Architecture, CertificateRejected, certify_dimension, check_
 from attngeo.exact.engine import INSTALL_HINT, find_msolve
 
 #: doctests that run an elimination only msolve reaches (their modules may not carry pytest marks)
-MSOLVE_DOCTEST_MODULES = ("attngeo.geometry.implicit",)
+MSOLVE_DOCTEST_MODULES = ("attngeo.geometry.loci.implicit",)
 
 
 def pytest_collection_modifyitems(config, items):

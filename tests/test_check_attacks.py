@@ -163,7 +163,7 @@ def test_honest_certificate_at_the_overflow_edge_verifies(dd, t):
 def test_the_forged_smooth_point_is_singular_by_the_provers():
     """The forgery's claim is false: the provers find two fiber lines and a span above dim M."""
     from attngeo import Architecture
-    from attngeo.geometry.singular import is_singular
+    from attngeo.geometry.loci.singular import is_singular
 
     forged = corpus.forge_smooth_swap_point()
     n = corpus._ints(forged["point"])

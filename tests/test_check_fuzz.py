@@ -306,7 +306,7 @@ def _true_by_the_provers(cert: dict, claim: str) -> bool:
     if cert.get("kind") != "boundary-point":
         return False
     from attngeo import Architecture
-    from attngeo.geometry.boundary import is_boundary_point
+    from attngeo.geometry.loci.boundary import is_boundary_point
     from attngeo.model.layerfunction import LayerFunction
 
     a = cert["architecture"]

@@ -382,7 +382,7 @@ def test_both_quick_start_commands_install_msolve_and_ci_runs_the_test_line_verb
 def test_without_msolve_its_tests_and_doctests_skip_with_the_install_hint():
     env = dict(os.environ, ATTNGEO_MSOLVE="/nonexistent/msolve")
     run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs",
-                          "tests/test_engine.py::test_msolve_agrees_with_flint", "attngeo/geometry/implicit.py"],
+                          "tests/test_engine.py::test_msolve_agrees_with_flint", "attngeo/geometry/loci/implicit.py"],
                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
     assert run.returncode == 0, run.stdout[-2000:]
     skipped = [line for line in run.stdout.splitlines() if line.startswith("SKIPPED")]

@@ -5,7 +5,7 @@ import random
 import pytest
 
 from attngeo import Architecture, InvalidInputError, evaluate
-from attngeo.geometry.deepfiber import deep_fiber, gauge, gauge_point, same_function, staircase
+from attngeo.geometry.fibers.deep import deep_fiber, gauge, gauge_point, same_function, staircase
 from attngeo.exact.engine import groebner, ring
 from attngeo.geometry.symmetry import act
 
@@ -104,7 +104,7 @@ def test_a_basis_outside_shape_position_is_parametrized_and_every_point_checked(
 
 
 def test_parametrize_finds_a_separating_form():
-    from attngeo.geometry.deepfiber import parametrize, rational_solutions
+    from attngeo.geometry.fibers.deep import parametrize, rational_solutions
 
     names = ("x", "y")
     ctx = ring(names)

@@ -37,7 +37,7 @@ def test_one_token_sees_only_the_symmetric_part_of_a(d, dd, a):
 
 
 def test_bounds_that_do_not_meet_are_never_rounded(gap_certificate, monkeypatch):
-    from attngeo.geometry import dimension as module
+    from attngeo.geometry.dimension import dense as module
     from attngeo.geometry.certificate import DimensionCertificate
 
     arch = Architecture((3, 3), (2,), tokens=1)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from attngeo import Architecture, InvalidInputError
-from attngeo.geometry import discovery
+from attngeo.geometry.dimension import discovery
 
 
 def _hide_kernel_families(monkeypatch):
@@ -51,8 +51,8 @@ def test_a_field_that_fails_the_exact_check_is_never_claimed():
 @pytest.fixture
 def without_symmetric_score(monkeypatch):
     """A world where the symmetric-score family is unknown, to prover and checker alike."""
-    from attngeo.check import kernelfields as checker_fields
-    from attngeo.geometry import bounds
+    from attngeo.check.dimension import kernelfields as checker_fields
+    from attngeo.geometry.dimension import bounds
 
     empty = lambda arch, W, p: np.zeros((0, arch.parameter_count), dtype=np.int64)  # noqa: E731
     for module, name, value in ((bounds, "kernel_rows", empty), (bounds, "kernel_families", lambda arch: []),

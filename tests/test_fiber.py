@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 
 from attngeo import Architecture, InvalidInputError, evaluate
 from attngeo.exceptions import NotInNeuromanifoldError
-from attngeo.geometry.fiber import fiber, product_fiber_strata, rank_factorization, recover_weights, special_point
+from attngeo.geometry.fibers.layer import fiber, product_fiber_strata, rank_factorization, recover_weights, special_point
 from attngeo.model.layerfunction import LayerFunction, weights_AV
 from attngeo.geometry.symmetry import act
 

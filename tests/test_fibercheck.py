@@ -7,8 +7,8 @@ import pytest
 from conftest import assert_rejected
 
 from attngeo import Architecture, check_certificate
-from attngeo.geometry.deepfiber import deep_fiber
-from attngeo.geometry.fiber import fiber, special_point
+from attngeo.geometry.fibers.deep import deep_fiber
+from attngeo.geometry.fibers.layer import fiber, special_point
 
 
 def _cert(kind, widths=(3, 2), a=2, seed=1):

@@ -10,7 +10,7 @@ from flint import fmpq, fmpq_mat
 
 from attngeo import Architecture, CertificateRejected, InvalidInputError, SymmetryGroup, check_certificate, evaluate
 from attngeo.exact.engine import INSTALL_HINT, find_msolve
-from attngeo.geometry.deepfiber import deep_fiber, gauge, gauge_point, head_permutations, regauge, same_function
+from attngeo.geometry.fibers.deep import deep_fiber, gauge, gauge_point, head_permutations, regauge, same_function
 from attngeo.model.network import split_heads, to_fmpq
 
 needs_msolve = pytest.mark.msolve

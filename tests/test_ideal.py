@@ -8,7 +8,7 @@ from attngeo.exact.engine import find_singular, ring
 from attngeo.exact.ideal import Ideal, determinantal_ideal, matrix_names, minors, symbolic_matrix
 from attngeo.exceptions import InvalidInputError
 from attngeo.latex import balanced
-from attngeo.geometry.strata import hmk_singular_ideal, stratum_dimension
+from attngeo.geometry.loci.strata import hmk_singular_ideal, stratum_dimension
 
 needs_msolve = pytest.mark.msolve
 

@@ -8,14 +8,14 @@ from flint import fmpq
 from conftest import assert_rejected
 
 from attngeo import Architecture, check_certificate
-from attngeo.geometry.boundary import is_boundary_point
+from attngeo.geometry.loci.boundary import is_boundary_point
 from attngeo.exact.engine import find_singular
-from attngeo.geometry.fiber import special_point
+from attngeo.geometry.fibers.layer import special_point
 from attngeo.exact.ideal import Ideal
-from attngeo.geometry.implicit import coordinates_of, implicit_equations
+from attngeo.geometry.loci.implicit import coordinates_of, implicit_equations
 from attngeo.latex import balanced
 from attngeo.model.layerfunction import LayerFunction
-from attngeo.geometry.singular import is_singular
+from attngeo.geometry.loci.singular import is_singular
 
 pytestmark = pytest.mark.msolve  # elimination at these sizes
 

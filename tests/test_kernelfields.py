@@ -8,7 +8,7 @@ from flint import fmpq_mat
 
 from attngeo import Architecture, CertificateRejected, certify_dimension, check_certificate
 from attngeo.exact.rank import random_prime
-from attngeo.geometry.kernelfields import kernel_families, kernel_rows
+from attngeo.geometry.dimension.kernelfields import kernel_families, kernel_rows
 from attngeo.model.jacobian import jacobian_mod_p, jacobian_over_q
 
 # expanding widths, a_1 = 1, one token (lightning and softmax): bounds only before these families

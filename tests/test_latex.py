@@ -7,13 +7,13 @@ import subprocess
 import pytest
 
 from attngeo import Architecture, certify_dimension, fiber
-from attngeo.geometry.boundary import is_boundary_point
-from attngeo.geometry.fiber import special_point
+from attngeo.geometry.loci.boundary import is_boundary_point
+from attngeo.geometry.fibers.layer import special_point
 from attngeo.model.formulas import hmk_formula
 from attngeo.latex import FORMULAS, balanced
 from attngeo.model.layerfunction import LayerFunction
-from attngeo.geometry.singular import is_singular
-from attngeo.geometry.strata import hmk_singular_ideal, stratify
+from attngeo.geometry.loci.singular import is_singular
+from attngeo.geometry.loci.strata import hmk_singular_ideal, stratify
 from attngeo.geometry.symmetry import SymmetryGroup
 
 

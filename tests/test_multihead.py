@@ -18,13 +18,13 @@ import pytest
 from flint import fmpq
 
 from attngeo import Architecture, certify_dimension, check_certificate, evaluate
-from attngeo.check.dimension import check
+from attngeo.check.dimension.dense import check
 from attngeo.exact.modular import matmul
 from attngeo.exact.rank import rank_mod_p
 from attngeo.exceptions import CertificateRejected, InvalidArchitectureError, InvalidInputError
-from attngeo.geometry.bounds import span_bound
-from attngeo.geometry.kernelfields import kernel_rows
-from attngeo.geometry.softmax import evaluate_ball
+from attngeo.geometry.dimension.bounds import span_bound
+from attngeo.geometry.dimension.kernelfields import kernel_rows
+from attngeo.geometry.dimension.ball import evaluate_ball
 from attngeo.geometry.symmetry import families, field_matrix, head_invariance_identities
 from attngeo.model.jacobian import jacobian_mod_p
 from attngeo.model.network import evaluate_mod_p

@@ -183,8 +183,8 @@ def test_every_field_the_checker_builds_is_killed_by_the_independent_jacobian(wi
     """The checker's field rows (groups by index formulas, kernel families by cofactors and null bases) at a
     random point are tangent to the fibers of the network written here: J F^T = 0 mod p."""
     from attngeo.check.arch import Arch
-    from attngeo.check import kernelfields
-    from attngeo.check.dimension import _field_rows, _weights
+    from attngeo.check.dimension import kernelfields
+    from attngeo.check.dimension.dense import _field_rows, _weights
 
     a = _arch_dict(widths, ranks, tokens, **kw)
     arch = Arch(tuple(widths), tuple(ranks), tokens, heads=tuple(a["heads"]) if max(a["heads"]) > 1 else (),
@@ -513,8 +513,8 @@ def head_certs():
     not a claim) taken from the checker's own split: the rank itself stays the prover's and is compared with the
     independent rank below."""
     from attngeo.check.arch import architecture
-    from attngeo.check.headstructured import head_rank
-    from attngeo.geometry.headstructured import certify_heads  # the prover's entry for this witness
+    from attngeo.check.dimension.headpoint import head_rank
+    from attngeo.geometry.dimension.headpoint import certify_heads  # the prover's entry for this witness
 
     out = {}
     for name, (d, a, t, kw) in HEAD_POINT.items():
@@ -540,7 +540,7 @@ def test_a_head_point_certificate_verifies_and_its_bounds_enclose_the_rank(head_
 def test_a_head_point_certificate_for_heads_that_mix_does_not_verify():
     """certify_heads on 4 -> 4, a = 4, two heads: the mixing family applies, so the checker refuses the witness
     (the prover's entry should refuse too: certify_dimension does not take this path there)."""
-    from attngeo.geometry.headstructured import certify_heads
+    from attngeo.geometry.dimension.headpoint import certify_heads
 
     cert = json.loads(json.dumps(certify_heads(Architecture((4, 4), (4,), tokens=2, heads=2), seed=0).to_json()))
     _refused(cert)

@@ -3,8 +3,8 @@
 import io
 
 from attngeo import Architecture, progress
-from attngeo.geometry.deepstructured import certify_deep
-from attngeo.geometry.structured import certify_structured
+from attngeo.geometry.dimension.identitypoint import certify_deep
+from attngeo.geometry.dimension.plainpoint import certify_structured
 
 
 class Terminal(io.StringIO):

@@ -23,9 +23,9 @@ from flint import fmpq, fmpq_mat, fmpq_mpoly_ctx
 from hypothesis import given, settings, strategies as st
 
 from attngeo import Architecture, evaluate, is_singular
-from attngeo.geometry.boundary import is_boundary_point
+from attngeo.geometry.loci.boundary import is_boundary_point
 from attngeo.exceptions import NotInNeuromanifoldError
-from attngeo.geometry.fiber import fiber, recover_weights
+from attngeo.geometry.fibers.layer import fiber, recover_weights
 from attngeo.model.layerfunction import LayerFunction, weights_AV
 
 try:
@@ -270,7 +270,7 @@ def test_an_irreducible_entry_decides_membership_without_rational_weights():
     assert is_boundary_point(arch, _function(arch, [[{(0, 0): 1, (1, 1): 1}, {(0, 0): 3, (1, 1): 3}]])).verdict \
         == "outside"
     # F_01 = y0 y1 is not a multiple of the irreducible F_00: every point of M with F_00 irreducible
-    # over Q is F_00 times a rank-1 matrix (the conjugate-factor lemma, attngeo.geometry.fiber)
+    # over Q is F_00 times a rank-1 matrix (the conjugate-factor lemma, attngeo.geometry.fibers.layer)
     fib = _refused(arch, _function(arch, [[{(0, 0): 1, (1, 1): -2}, {(0, 1): 1}]]))
     assert fib.argument["not_proportional"]["entry"] == [0, 1]
     # F = q I_2: all entries multiples of q, but the multiplier matrix has rank 2

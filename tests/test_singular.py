@@ -8,8 +8,8 @@ from flint import fmpq_mat
 from conftest import assert_rejected
 
 from attngeo import Architecture, check_certificate
-from attngeo.geometry.fiber import special_point
-from attngeo.geometry.singular import is_singular, tangent_image
+from attngeo.geometry.fibers.layer import special_point
+from attngeo.geometry.loci.singular import is_singular, tangent_image
 
 
 @pytest.mark.parametrize("shape", [(2, 2, 2), (3, 2, 2), (3, 3, 1), (4, 2, 3)])

@@ -12,7 +12,7 @@ from attngeo import Architecture, certify_dimension, check_certificate
 from attngeo.ui.cli import main
 from attngeo.exceptions import CannotVerify, InvalidInputError
 from attngeo.model.normalizer import NORMALIZERS, register
-from attngeo.geometry.softmax import ball_jacobian
+from attngeo.geometry.dimension.ball import ball_jacobian
 from attngeo.geometry.symmetry import families, normalized_invariance_identities
 
 

@@ -6,9 +6,9 @@ import pytest
 from conftest import assert_rejected
 
 from attngeo import Architecture, check_certificate
-from attngeo.geometry.dimension import certify_dimension
+from attngeo.geometry.dimension.dense import certify_dimension
 from attngeo.latex import balanced
-from attngeo.geometry.strata import stratify
+from attngeo.geometry.loci.strata import stratify
 
 
 @pytest.mark.parametrize("d,dd,a", [(2, 2, 2), (3, 2, 2), (3, 1, 3), (3, 3, 1)])
@@ -47,7 +47,7 @@ def test_tampered_strata_certificates_are_rejected():
 
 @pytest.mark.msolve
 def test_singular_strata_ideal_is_hmks_where_they_agree_and_larger_where_not():
-    from attngeo.geometry.strata import hmk_singular_ideal
+    from attngeo.geometry.loci.strata import hmk_singular_ideal
 
     agree = Architecture((2, 2), (2,), tokens=2)  # a = d: the certified labels are [HMK]'s
     assert stratify(agree).singular_parameter_ideal() == hmk_singular_ideal(agree)

@@ -22,13 +22,13 @@ SUPPORTED_VERSIONS = (2,)
 
 #: kind -> module of this package defining ``SCHEMA`` and ``check(cert) -> claim``.
 KINDS = {
-    "dimension": "dimension",
-    "fiber": "fiber",
-    "deep-fiber": "deepfiber",
-    "singular-point": "singular",
-    "strata": "strata",
-    "implicit": "implicit",
-    "boundary-point": "boundary",
+    "dimension": "dimension.dense",
+    "fiber": "fibers.layer",
+    "deep-fiber": "fibers.deep",
+    "singular-point": "loci.singular",
+    "strata": "loci.strata",
+    "implicit": "loci.implicit",
+    "boundary-point": "loci.boundary",
 }
 
 

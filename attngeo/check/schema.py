@@ -50,7 +50,7 @@ class Embedded:
     verifies on its own:
 
     >>> from attngeo import Architecture, certify_dimension, check_certificate, is_singular
-    >>> from attngeo.check.singular import SCHEMA
+    >>> from attngeo.check.loci.singular import SCHEMA
     >>> SCHEMA["dimension_certificate"].kind, SCHEMA["fiber_certificate"].same
     ('dimension', ('architecture', 'point'))
     >>> arch = Architecture((2, 2), (1,), tokens=2)

@@ -357,7 +357,7 @@ class LayerFunction:
         output at ``(y, z)`` minus that at ``(0, z)``, and each quadratic form is
         polarized from ``y in {e_m, e_m + e_n}``. ``d (d + 1) (d + 2) / 2``
         evaluations. The result describes ``f`` only if ``f`` is a layer function;
-        :func:`attngeo.geometry.fiber.recover_weights` re-checks that on a unisolvent set.
+        :func:`attngeo.geometry.fibers.layer.recover_weights` re-checks that on a unisolvent set.
 
         Parameters
         ----------

@@ -212,7 +212,7 @@ def attention(ops, arch: Architecture, layers, X):
     ops : ExactOps, ModularOps or ``jacobian.TracingOps``
     arch : Architecture
         A lightning architecture (normalized layers are evaluated in balls,
-        :mod:`attngeo.geometry.softmax`).
+        :mod:`attngeo.geometry.dimension.ball`).
     layers : list of lists of head tuples
         As made by :func:`split_heads`: ``(Q, K, V)`` or ``(Q, K, U, O)`` per head.
     X : array ``d_0 x t``, optionally with leading batch axes.
@@ -623,11 +623,11 @@ def evaluate(arch: Architecture, weights, X) -> fmpq_mat:
     >>> evaluate(Architecture((2, 1), (1,), normalization="softmax"), [1, 0, 1, 0, 1, 0], [[1, 2], [3, 4]])
     Traceback (most recent call last):
     ...
-    attngeo.exceptions.InvalidInputError: exact rational evaluation exists for lightning networks only; for softmax use attngeo.geometry.softmax.evaluate_ball (ball arithmetic)
+    attngeo.exceptions.InvalidInputError: exact rational evaluation exists for lightning networks only; for softmax use attngeo.geometry.dimension.ball.evaluate_ball (ball arithmetic)
     """
     if arch.normalization != "lightning":
         raise InvalidInputError("exact rational evaluation exists for lightning networks only; for "
-                                f"{arch.normalization} use attngeo.geometry.softmax.evaluate_ball (ball arithmetic)")
+                                f"{arch.normalization} use attngeo.geometry.dimension.ball.evaluate_ball (ball arithmetic)")
     layers = split_heads(arch, read_point(arch, weights))
     Y = attention(ExactOps(), arch, layers, read_input(arch, X))
     return fmpq_mat(Y.tolist())

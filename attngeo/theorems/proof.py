@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from ..model.architecture import Architecture
 from ..geometry.certificate import make_folder
 from ..check import check_certificate
-from ..geometry.dimension import certify_dimension
+from ..geometry.dimension.dense import certify_dimension
 from ..exceptions import AttngeoError
 from ..model.formulas import naive_count
 

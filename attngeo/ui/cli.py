@@ -148,7 +148,7 @@ def _save_and_print_json(result, args, summary: dict | None = None, latex: str |
 
 def _discovered(arch) -> list:
     """Linear kernel fields nobody has named, when the bounds differ and the architecture is small enough."""
-    from ..geometry.discovery import MAX_DEPTH, MAX_PARAMETERS, MAX_TOKENS, discover_fields
+    from ..geometry.dimension.discovery import MAX_DEPTH, MAX_PARAMETERS, MAX_TOKENS, discover_fields
 
     if arch.normalization != "lightning" or arch.parameter_count > MAX_PARAMETERS or arch.depth > MAX_DEPTH \
             or arch.tokens > MAX_TOKENS:
@@ -176,7 +176,7 @@ def _lower_witness_text(lw: dict) -> str:
 
 def _cmd_dim(args) -> int:
     from .. import progress
-    from ..geometry.dimension import certify_dimension, estimate
+    from ..geometry.dimension.dense import certify_dimension, estimate
 
     arch = _architecture(args, "softmax" if args.softmax else "lightning")
     _check_certificate_path(args)
@@ -244,14 +244,14 @@ def _cmd_fiber(args) -> int:
     arch = _architecture(args)
     _check_certificate_path(args)
     if arch.depth > 1 or not arch.is_plain:  # heads: elimination in a gauge slice (docs/fibers.md §4)
-        from ..geometry.deepfiber import deep_fiber
+        from ..geometry.fibers.deep import deep_fiber
 
         if args.random is None:
             raise InvalidInputError(f"fibers of {'deep networks' if arch.depth > 1 else 'multi-head layers'} are "
                                     "computed at a random point of the gauge slice: use --random SEED")
         result = deep_fiber(arch, seed=args.random, engine=args.engine, timeout=args.timeout)
     else:
-        from ..geometry.fiber import fiber, special_point
+        from ..geometry.fibers.layer import fiber, special_point
         from ..model.weights import load_weights
 
         if args.weights:
@@ -282,7 +282,7 @@ def _print_equations(latex_lines: list[str], plain: list, title: str, args) -> N
 
 
 def _cmd_singular(args) -> int:
-    from ..geometry.strata import hmk_singular_ideal, stratify
+    from ..geometry.loci.strata import hmk_singular_ideal, stratify
 
     arch = _architecture(args)
     arch.require_plain("attngeo singular")
@@ -312,7 +312,7 @@ def _cmd_singular(args) -> int:
 
 
 def _cmd_implicit(args) -> int:
-    from ..geometry.implicit import implicit_equations
+    from ..geometry.loci.implicit import implicit_equations
 
     arch = _architecture(args)
     arch.require_plain("attngeo implicit")
@@ -702,7 +702,7 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 what = f"attngeo {args.command} --widths {','.join(map(str, args.widths))}"
                 if args.run is _cmd_implicit:
-                    from ..geometry.implicit import memory_estimate
+                    from ..geometry.loci.implicit import memory_estimate
 
                     engine.require_memory(memory_estimate(_architecture(args)), what)
                 elif args.run is _cmd_singular or len(args.widths) > 2:  # these run an engine

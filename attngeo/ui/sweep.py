@@ -137,8 +137,8 @@ def task_key(arch: Architecture, what: str, seed: int) -> str:
 
 def _compute(arch: Architecture, what: str, seed: int) -> tuple[dict, dict]:
     """The task itself: its row fields and its certificate."""
-    from ..geometry.dimension import certify_dimension
-    from ..geometry.fiber import fiber, special_point
+    from ..geometry.dimension.dense import certify_dimension
+    from ..geometry.fibers.layer import fiber, special_point
 
     if what == "dimension":
         result = certify_dimension(arch, seed=seed)
@@ -157,11 +157,11 @@ def _compute(arch: Architecture, what: str, seed: int) -> tuple[dict, dict]:
         result = fiber(arch, point)
         return {"certified": True, "verdict": result.case}, result.to_json()
     if what == "singular":
-        from ..geometry.singular import is_singular
+        from ..geometry.loci.singular import is_singular
 
         result = is_singular(arch, point, seed=seed)
         return {"certified": result.certified, "verdict": result.verdict}, result.to_json()
-    from ..geometry.implicit import implicit_equations
+    from ..geometry.loci.implicit import implicit_equations
 
     result = implicit_equations(arch, seed=seed)
     return {"certified": True, "verdict": f"{len(result.equations)} generators"}, result.to_json()

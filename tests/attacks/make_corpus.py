@@ -54,13 +54,13 @@ def honest_pool() -> dict[str, dict]:
     not installed (``MSOLVE_KINDS`` names them).
     """
     from attngeo import Architecture, certify_dimension
-    from attngeo.geometry.boundary import is_boundary_point
+    from attngeo.geometry.loci.boundary import is_boundary_point
     from attngeo.exact.engine import find_msolve
-    from attngeo.geometry.fiber import fiber, special_point
-    from attngeo.geometry.singular import is_singular
-    from attngeo.geometry.strata import stratify
-    from attngeo.geometry.deepstructured import certify_deep
-    from attngeo.geometry.structured import certify_structured
+    from attngeo.geometry.fibers.layer import fiber, special_point
+    from attngeo.geometry.loci.singular import is_singular
+    from attngeo.geometry.loci.strata import stratify
+    from attngeo.geometry.dimension.identitypoint import certify_deep
+    from attngeo.geometry.dimension.plainpoint import certify_structured
 
     small = Architecture((2, 2), (1,), tokens=2)
     wide = Architecture((2, 2), (2,), tokens=2)
@@ -90,8 +90,8 @@ def honest_pool() -> dict[str, dict]:
         pool[f"boundary-{kind}"] = is_boundary_point(wide, special_point(wide, kind, random.Random(1))).to_json()
     pool["boundary-definite"] = _definite_boundary_point(wide)
     if find_msolve() is not None:
-        from attngeo.geometry.deepfiber import deep_fiber
-        from attngeo.geometry.implicit import implicit_equations
+        from attngeo.geometry.fibers.deep import deep_fiber
+        from attngeo.geometry.loci.implicit import implicit_equations
 
         hyper = implicit_equations(Architecture((2, 1), (2,), tokens=2))
         rank_one = implicit_equations(Architecture((2, 1), (1,), tokens=2))
@@ -113,7 +113,7 @@ MSOLVE_KINDS = ("implicit-proved", "implicit-elimination", "singular-by-equation
 
 def _definite_boundary_point(arch) -> dict:
     """(y1^2 + y2^2) R with rank R = 1: a definite quadric, outside the real image."""
-    from attngeo.geometry.boundary import is_boundary_point
+    from attngeo.geometry.loci.boundary import is_boundary_point
     from attngeo.model.layerfunction import LayerFunction
 
     q, R = [[1, 0], [0, 1]], [[1, 2], [0, 0]]
@@ -266,8 +266,8 @@ def forge_smooth_swap_point(seeds=range(40)) -> dict:
     takes it for the fiber of this point.
     """
     from attngeo import Architecture
-    from attngeo.geometry.fiber import fiber, special_point
-    from attngeo.geometry.singular import is_singular, tangent_image
+    from attngeo.geometry.fibers.layer import fiber, special_point
+    from attngeo.geometry.loci.singular import is_singular, tangent_image
 
     outer, inner = Architecture((3, 3), (1,), tokens=2), Architecture((3, 1), (2,), tokens=2)
     for seed in seeds:
@@ -302,7 +302,7 @@ def forge_strata_relabel() -> dict:
     and its point certificate replaced by :func:`forge_smooth_swap_point`.
     """
     from attngeo import Architecture
-    from attngeo.geometry.strata import image_rank, stratify
+    from attngeo.geometry.loci.strata import image_rank, stratify
 
     cert = json.loads(json.dumps(_without_timings(stratify(Architecture((3, 3), (1,), tokens=2), seed=0).to_json())))
     forged = forge_smooth_swap_point()
@@ -369,7 +369,7 @@ def forge_implicit_hypersurface(pool) -> dict:
     with a ``dimension: 5`` key.
     """
     from attngeo import Architecture
-    from attngeo.geometry.fiber import fiber, special_point
+    from attngeo.geometry.fibers.layer import fiber, special_point
 
     honest = pool["implicit-elimination"]
     arch = Architecture((2, 1), (1,), tokens=2)

@@ -1,0 +1,685 @@
+"""Dimension certificates (kind ``dimension``): the lower and upper bounds re-verified.
+
+Shares no code with the computing path (network, jacobian, symmetry, rank,
+freealgebra, dimension). Where the prover differentiates in reverse mode, this
+checker differentiates in *forward* mode, one parameter column at a time
+(batched), so an error in either is unlikely to be repeated in the other. Its
+own definitions are the mathematics itself:
+
+* the layer ``phi(Y) = V Y (Y^T K^T Q Y)`` (word ``V Y Y' K' Q Y``);
+* the symmetry families of [HMK] with their tangent formulas, written here as
+  index formulas rather than matrix products.
+
+Arithmetic mod p never overflows: residues are below ``p < 2**26``, so a
+product is below ``2**52``; every matrix product sums at most ``MAX_SIZE = 2047``
+products (an inner size is a width, a rank or the token count), below
+``2047 * 2**52 < 2**63``; the one longer sum (the functional contraction over
+``d_l * t`` entries) is reduced in chunks of ``_CHUNK`` terms.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+from flint import fmpq, fmpq_mat, nmod_mat
+
+from ...exceptions import CertificateFormatError
+from ..arch import Arch, architecture
+from . import identitypoint, discovery, headpoint, kernelfields, plainpoint
+from .ball import check_ball_lower
+from ..limits import MAX_FIELD_ENTRIES
+from ..schema import ARCHITECTURE, CHECKED, HEADER, NUMBER
+from ..values import field, index_list, int_array, integer, prime, reject
+
+_COLUMN_BATCH = 128
+_CHUNK = 2047  # terms of size < 2**52 per partial sum: 2047 * 2**52 < 2**63
+
+_WITNESS = {"prime": CHECKED, "point": CHECKED}
+SCHEMA = {
+    **HEADER,
+    "architecture": ARCHITECTURE,
+    "parameters": CHECKED, "lower": CHECKED, "upper": CHECKED, "certified": CHECKED, "dimension": CHECKED,
+    "lower_witness": {**_WITNESS, "inputs": CHECKED, "functionals": CHECKED, "rank": CHECKED, "rows": CHECKED,
+                      "columns": CHECKED, "determinant": CHECKED, "normalization": CHECKED, "precision": CHECKED,
+                      "structured": CHECKED, "blocks": CHECKED, "largest_block": CHECKED},
+    "upper_witness": {**_WITNESS, "families": CHECKED, "field_rank": CHECKED, "rows": CHECKED, "columns": CHECKED,
+                      "determinant": CHECKED, "structured": CHECKED, "ambient": CHECKED, "coefficients": CHECKED},
+    "seconds": NUMBER, "attempts": NUMBER,
+}
+
+
+def _weights(point: np.ndarray, arch: Arch) -> dict:
+    """``(layer, head, name) -> matrix`` (names ``Q K V`` or ``Q K U O``)."""
+    return {(i, j, name): point[off : off + r * c].reshape(r, c) for i, j, name, r, c, off in arch.blocks()}
+
+
+def _heads(W: dict, arch: Arch, i: int) -> list[dict]:
+    """Layer ``i``'s heads as ``name -> matrix`` dicts."""
+    names = "QKV" if arch.value_ranks is None else "QKUO"
+    return [{n: W[(i, j, n)] for n in names} for j in range(1, arch.head_count(i) + 1)]
+
+
+def _keep(arch: Arch) -> np.ndarray | None:
+    """The causal mask: score ``(s, j)`` counts iff source token ``s <= j`` (the checker's own definition)."""
+    if not arch.causal:
+        return None
+    t = arch.tokens
+    return np.array([[1 if s <= j else 0 for j in range(t)] for s in range(t)], dtype=np.int64)
+
+
+def _check_minor(matrix: np.ndarray, p: int, recorded, what: str) -> None:
+    """The minor must be nonsingular and its determinant the one recorded.
+
+    Matching the recorded determinant binds the witness to its data: a changed
+    prime, point or input would usually still give *some* nonsingular minor,
+    but not this determinant.
+    """
+    recorded = integer(recorded, f"{what} determinant", 0, p - 1)
+    n = matrix.shape[0]
+    det = 1 if n == 0 else int(nmod_mat(n, n, np.mod(matrix, p).ravel().tolist(), p).det())
+    if det == 0:
+        reject(f"the {what} minor ({n} x {n}) is singular mod {p}: its rank is not proved")
+    if det != recorded:
+        reject(f"the {what} minor has determinant {det} mod {p}, the certificate records {recorded}")
+
+
+# -- lower bound: forward-mode Jacobian on the witness columns -------------------------
+
+
+def _mm(a: np.ndarray, b: np.ndarray, p: int) -> np.ndarray:
+    return np.matmul(a, b) % p  # exact int64 sums (bounds in the module docstring); 3x faster than einsum here
+
+
+def _tr(a: np.ndarray) -> np.ndarray:
+    return np.swapaxes(a, -1, -2)
+
+
+def _head_tangent(Q, K, V, Y, dY, dQ, dK, dV, p, keep):
+    """Forward derivative of one head ``V Y (M o (Y^T K^T Q Y))``; ``None`` tangents are zero, ``keep`` the mask M."""
+    A = _mm(_tr(K), Q, p)
+    G = _mm(_mm(_tr(Y), A, p), Y, p)
+    if keep is not None:
+        G = G * keep
+    VY = _mm(V, Y, p)
+    terms = []
+    dA = None
+    if dQ is not None:
+        dA = _mm(_tr(K), dQ, p)
+    if dK is not None:
+        part = _mm(_tr(dK), Q, p)
+        dA = part if dA is None else (dA + part) % p
+    dG = None
+    if dA is not None:
+        dG = _mm(_mm(_tr(Y), dA, p), Y, p)
+    if dY is not None:
+        YA = _mm(_tr(Y), A, p)
+        part = (_mm(_mm(_tr(dY), A, p), Y, p) + _mm(YA, dY, p)) % p
+        dG = part if dG is None else (dG + part) % p
+        terms.append(_mm(_mm(V, dY, p), G, p))
+    if dG is not None:
+        if keep is not None:
+            dG = dG * keep
+        terms.append(_mm(VY, dG, p))
+    if dV is not None:
+        terms.append(_mm(_mm(dV, Y, p), G, p))
+    out = terms[0]
+    for t in terms[1:]:
+        out = (out + t) % p
+    return out
+
+
+def _value(w: dict, p: int) -> np.ndarray:
+    return w["V"] if "V" in w else _mm(w["O"], w["U"], p)
+
+
+def _layer(arch: Arch, heads: list, Y: np.ndarray, p: int) -> np.ndarray:
+    """One layer's output: the heads summed (masked), plus ``Y`` when residual."""
+    keep = _keep(arch)
+    out = Y % p if arch.residual else 0
+    for w in heads:
+        G = _mm(_mm(_tr(Y), _mm(_tr(w["K"]), w["Q"], p), p), Y, p)
+        if keep is not None:
+            G = G * keep
+        out = (out + _mm(_mm(_value(w, p), Y, p), G, p)) % p
+    return out
+
+
+def _layer_tangent(arch: Arch, heads: list, Y, dY, tangents: list, p: int):
+    """Forward derivative of a layer; ``tangents[j]`` maps head ``j``'s names to tangents (absent: zero)."""
+    keep = _keep(arch)
+    out = dY if (arch.residual and dY is not None) else None
+    for w, t in zip(heads, tangents):
+        if dY is None and not t:
+            continue
+        dV = t.get("V")
+        if "U" in t or "O" in t:  # d(O U) = dO U + O dU
+            parts = ([_mm(t["O"], w["U"], p)] if "O" in t else []) + ([_mm(w["O"], t["U"], p)] if "U" in t else [])
+            dV = parts[0] if len(parts) == 1 else (parts[0] + parts[1]) % p
+        term = _head_tangent(w["Q"], w["K"], _value(w, p), Y, dY, t.get("Q"), t.get("K"), dV, p, keep)
+        out = term if out is None else (out + term) % p
+    return out
+
+
+def _contract(w: np.ndarray, dY: np.ndarray, p: int) -> np.ndarray:
+    """``rows[n, r, c] = sum_{k,j} w[n, r, k, j] dY[c, n, k, j] mod p``, in chunks of ``_CHUNK`` terms.
+
+    ``d_l * t`` can reach ``2047**2`` terms, each below ``2**52``: one int64 sum
+    would wrap (a forged certificate once passed that way), so each partial sum
+    holds at most ``_CHUNK`` terms and is reduced before the next is added.
+    """
+    N, R = w.shape[:2]
+    wf, df = w.reshape(N, R, -1), dY.reshape(dY.shape[0], N, -1)
+    out = np.zeros((N, R, dY.shape[0]), dtype=np.int64)
+    for s in range(0, wf.shape[2], _CHUNK):
+        out = (out + np.einsum("nrm,cnm->nrc", wf[:, :, s : s + _CHUNK], df[:, :, s : s + _CHUNK]) % p) % p
+    return out
+
+
+def _jacobian_columns(arch: Arch, point, X, w, cols, p) -> np.ndarray:
+    """Rows ``(n, r)`` of the Jacobian of ``<w[n, r], phi(X_n)>`` at the columns ``cols``."""
+    W = _weights(point, arch)
+    l = len(arch.ranks)
+    layers = [_heads(W, arch, i) for i in range(1, l + 1)]
+    Ys = [X]
+    for heads in layers:  # primal values, batched over inputs
+        Ys.append(_layer(arch, heads, Ys[-1], p))
+    where = {}
+    for i, j, name, r, c, off in arch.blocks():
+        for k in range(r * c):
+            where[off + k] = (i, j, name, k // c, k % c)
+    N, R = w.shape[0], w.shape[1]
+    out = np.zeros((N * R, len(cols)), dtype=np.int64)
+    for start in range(0, len(cols), _COLUMN_BATCH):
+        batch = cols[start : start + _COLUMN_BATCH]
+        by_layer: dict[int, list[int]] = {}
+        for pos, col in enumerate(batch):
+            by_layer.setdefault(where[col][0], []).append(pos)
+        for i, positions in by_layer.items():
+            C = len(positions)
+            tangents: list[dict] = [{} for _ in layers[i - 1]]
+            for k, pos in enumerate(positions):
+                _, j, name, rr, cc = where[batch[pos]]
+                if name not in tangents[j - 1]:
+                    tangents[j - 1][name] = np.zeros((C, 1) + W[(i, j, name)].shape, dtype=np.int64)
+                tangents[j - 1][name][k, 0, rr, cc] = 1
+            dY = _layer_tangent(arch, layers[i - 1], Ys[i - 1], None, tangents, p)
+            for m in range(i + 1, l + 1):
+                dY = _layer_tangent(arch, layers[m - 1], Ys[m - 1], dY, [{} for _ in layers[m - 1]], p)
+            rows = _contract(w, dY, p)
+            out[:, [start + pos for pos in positions]] = rows.reshape(N * R, C)
+    return out
+
+
+def _witness(cert: dict, key: str, arch: Arch) -> tuple[dict, int, np.ndarray]:
+    """A witness object with its prime and its point reduced mod that prime."""
+    w = field(cert, key, "")
+    if not isinstance(w, dict):
+        reject(f"{key} must be an object")
+    p = prime(field(w, "prime", f"{key}."), f"{key}.prime")
+    point = int_array(field(w, "point", f"{key}."), (arch.parameters,), f"{key}.point") % p
+    return w, p, point
+
+
+def _check_lower(cert: dict, arch: Arch) -> int:
+    lw = field(cert, "lower_witness")
+    if arch.normalization != "lightning":  # exp is not polynomial: the witness is a ball determinant
+        if isinstance(lw, dict) and "prime" in lw:
+            reject("a normalized network's lower witness is a ball determinant, not a minor mod p")
+        return check_ball_lower(cert, arch)
+    if isinstance(lw, dict) and ("normalization" in lw or "precision" in lw):
+        reject("a lightning network's lower witness is a minor mod p, not a ball determinant")
+    if isinstance(lw, dict) and "structured" in lw:
+        return _check_structured_lower(cert, lw, arch)
+    lw, p, point = _witness(cert, "lower_witness", arch)
+    P = arch.parameters
+    inputs = field(lw, "inputs", "lower_witness.")
+    N = len(inputs) if isinstance(inputs, list) else -1
+    if N < 1:
+        reject("lower_witness.inputs must be a non-empty list of d_0 x t matrices")
+    X = int_array(inputs, (N, arch.widths[0], arch.tokens), "lower_witness.inputs") % p
+    functionals = field(lw, "functionals", "lower_witness.")
+    c = len(functionals[0]) if isinstance(functionals, list) and functionals and isinstance(functionals[0], list) else -1
+    if c < 1:
+        reject("lower_witness.functionals must hold c >= 1 functionals per input")
+    w = int_array(functionals, (N, c, arch.widths[-1], arch.tokens), "lower_witness.functionals") % p
+    rank = integer(field(lw, "rank", "lower_witness."), "lower_witness.rank", 0)
+    if rank != integer(field(cert, "lower", ""), "lower"):
+        reject(f"lower = {cert['lower']} but the witness has rank {rank}")
+    rows = index_list(field(lw, "rows", "lower_witness."), rank, N * c, "lower_witness.rows")
+    cols = index_list(field(lw, "columns", "lower_witness."), rank, P, "lower_witness.columns")
+    J = _jacobian_columns(arch, point, X, w, cols, p)
+    _check_minor(J[rows], p, field(lw, "determinant", "lower_witness."), "Jacobian")
+    return rank
+
+
+# -- upper bound: invariance identities and the field minor -----------------------------
+
+
+def _word_derivative(word: tuple, tangent: dict) -> dict:
+    """Derivative of a word of letters ``'S'`` / ``"S'"`` along ``tangent[S]`` (a dict word -> coeff)."""
+    out: dict = {}
+    for k, letter in enumerate(word):
+        sym, transposed = letter.rstrip("'"), letter.endswith("'")
+        for tword, coeff in tangent.get(sym, {}).items():
+            if transposed:
+                tword = tuple(x[:-1] if x.endswith("'") else x + "'" for x in reversed(tword))
+            new = word[:k] + tword + word[k + 1 :]
+            out[new] = out.get(new, 0) + coeff
+    return {k: v for k, v in out.items() if v}
+
+
+# The families' tangents as words (E = Lie algebra element), for heads with V unfactored
+# (False) and with V = O U (True); [HMK]'s layer uses the first table.
+_INTRA = {"Q": {("E", "Q"): 1}, "K": {("E'", "K"): -1}}
+_INCOMING = {"Y": {("E", "Y"): 1}, "Q": {("Q", "E"): -1}, "K": {("K", "E"): -1}}
+_HEAD_TANGENTS = {
+    False: {
+        "intra": (_INTRA,),
+        "scaling": ({"Q": {("Q",): 1}, "V": {("V",): -1}},),
+        "inter": ({"V": {("E", "V"): 1}}, {**_INCOMING, "V": {("V", "E"): -1}}),
+    },
+    True: {
+        "intra": (_INTRA,),
+        "scaling": ({"Q": {("Q",): 1}, "O": {("O",): -1}},),
+        "value": ({"U": {("E", "U"): 1}, "O": {("O", "E"): -1}},),
+        "inter": ({"O": {("E", "O"): 1}}, {**_INCOMING, "U": {("U", "E"): -1}}),
+    },
+}
+
+# [HMK]'s layer V Y Y' K' Q Y: each family fixes it, except inter's outgoing side, which moves it by E.
+_LAYER = ("V", "Y", "Y'", "K'", "Q", "Y")
+_PLAIN = _HEAD_TANGENTS[False]
+_IDENTITIES = {
+    "intra": [(_PLAIN["intra"][0], {})],
+    "scaling": [(_PLAIN["scaling"][0], {})],
+    "inter": [(_PLAIN["inter"][0], {("E",) + _LAYER: 1}), (_PLAIN["inter"][1], {})],
+}
+
+
+# Normalized layers V Y S(Y' K' Q Y): the families must fix the score and the value
+# (the inter family's outgoing side moves the value by E), for any normalizer S.
+_SCORE, _VALUE = ("Y'", "K'", "Q", "Y"), ("V", "Y")
+
+
+# One head of a multi-head, masked or residual layer adds value . M o S(score): the
+# families must fix the score and the value, except the scaling (lightning only; the
+# term is bilinear, so score +1 and value -1 cancel) and inter (every value moves by E,
+# every score fixed; on the incoming side both are fixed). Factored heads: value O U Y.
+_FACTORED_VALUE = ("O", "U", "Y")
+
+
+def _head_identities_hold(kind: str, factored: bool) -> bool:
+    value = _FACTORED_VALUE if factored else _VALUE
+    tangents = _HEAD_TANGENTS[factored].get(kind)
+    if tangents is None:
+        return False
+    expected = {"scaling": ({_SCORE: 1}, {value: -1}), "inter": ({}, {("E",) + value: 1})}.get(kind, ({}, {}))
+    if (_word_derivative(_SCORE, tangents[0]), _word_derivative(value, tangents[0])) != expected:
+        return False
+    return len(tangents) == 1 or (_word_derivative(_SCORE, tangents[1]), _word_derivative(value, tangents[1])) == ({}, {})
+
+
+def _identities_hold(kind: str, normalized: bool = False) -> bool:
+    for tangent, expected in _IDENTITIES[kind]:
+        if not normalized:
+            if _word_derivative(_LAYER, tangent) != expected:
+                return False
+            continue
+        moves_value = {("E",) + _VALUE: 1} if expected else {}
+        if _word_derivative(_SCORE, tangent) != {} or _word_derivative(_VALUE, tangent) != moves_value:
+            return False
+    return True
+
+
+def _expected_families(arch: Arch) -> list[dict]:
+    out = []
+    for i, a in enumerate(arch.ranks, start=1):
+        h = arch.head_count(i)
+        for j in range(1, h + 1):
+            head = {"head": j} if h > 1 else {}
+            out.append({"kind": "intra", "layer": i, "size": a * a, **head})
+            if arch.normalization == "lightning":  # a normalizer is not homogeneous: no scaling symmetry
+                out.append({"kind": "scaling", "layer": i, "size": 1, **head})
+            if arch.value_ranks is not None:
+                out.append({"kind": "value", "layer": i, "size": arch.value_ranks[i - 1] ** 2, **head})
+        if i < len(arch.ranks) and not arch.residual:  # X + Y pins the hidden basis
+            out.append({"kind": "inter", "layer": i, "size": arch.widths[i] ** 2})
+    return out
+
+
+def _field_rows(arch: Arch, point: np.ndarray, p: int | None) -> np.ndarray:
+    """Every field vector at ``point``, by index formulas (see the module docstring).
+
+    ``p`` a prime: int64 residues; ``p`` None: exact, ``point`` an object array of rationals.
+    """
+    dtype = np.int64 if p is not None else object
+    W = _weights(point, arch)
+    offsets = {(i, j, name): off for i, j, name, _, _, off in arch.blocks()}
+    P, l = arch.parameters, len(arch.ranks)
+    factored = arch.value_ranks is not None
+    out_name, in_name = ("O", "U") if factored else ("V", "V")  # what E multiplies on the left / right
+
+    def put(vec, key, mat):
+        off = offsets[key]
+        vec[off : off + mat.size] = mat.ravel() % p if p is not None else mat.ravel()
+
+    def unit(n):
+        return [(u, v) for u in range(n) for v in range(n)]
+
+    rows = []
+    for i in range(1, l + 1):
+        a = arch.ranks[i - 1]
+        for j in range(1, arch.head_count(i) + 1):
+            Q, K = W[(i, j, "Q")], W[(i, j, "K")]
+            for u, v in unit(a):  # E = e_u e_v^T: dQ = E Q, dK = -E^T K
+                vec = np.zeros(P, dtype=dtype)
+                dQ, dK = np.zeros_like(Q), np.zeros_like(K)
+                dQ[u, :] = Q[v, :]
+                dK[v, :] = -K[u, :]
+                put(vec, (i, j, "Q"), dQ)
+                put(vec, (i, j, "K"), dK)
+                rows.append(vec)
+            if arch.normalization == "lightning":  # dQ = Q, d(V or O) = -(V or O)
+                vec = np.zeros(P, dtype=dtype)
+                put(vec, (i, j, "Q"), Q)
+                put(vec, (i, j, out_name), -W[(i, j, out_name)])
+                rows.append(vec)
+            if factored:  # dU = E U, dO = -O E
+                U, O = W[(i, j, "U")], W[(i, j, "O")]
+                for u, v in unit(arch.value_ranks[i - 1]):
+                    vec = np.zeros(P, dtype=dtype)
+                    dU, dO = np.zeros_like(U), np.zeros_like(O)
+                    dU[u, :] = U[v, :]
+                    dO[:, v] = -O[:, u]
+                    put(vec, (i, j, "U"), dU)
+                    put(vec, (i, j, "O"), dO)
+                    rows.append(vec)
+        if i < l and not arch.residual:
+            for u, v in unit(arch.widths[i]):  # d(V or O)_i = E (.); d(Q, K, V or U)_{i+1} = -(.) E
+                vec = np.zeros(P, dtype=dtype)
+                for j in range(1, arch.head_count(i) + 1):
+                    M = W[(i, j, out_name)]
+                    dM = np.zeros_like(M)
+                    dM[u, :] = M[v, :]
+                    put(vec, (i, j, out_name), dM)
+                for j in range(1, arch.head_count(i + 1) + 1):
+                    for name in ("Q", "K", in_name):
+                        M = W[(i + 1, j, name)]
+                        dM = np.zeros_like(M)
+                        dM[:, v] = -M[:, u]
+                        put(vec, (i + 1, j, name), dM)
+                rows.append(vec)
+    return np.array(rows, dtype=dtype).reshape(len(rows), P)
+
+
+def exact_field_rank(arch: Arch, point: list) -> int:
+    """Rank over Q of the symmetry fields at a rational point: the dimension of its orbit.
+
+    The checker's own index formulas (no kernel fields: those are mod ``p`` only).
+
+    Parameters
+    ----------
+    arch : Arch
+    point : list
+        ``arch.parameters`` integers or ``fmpq`` in flattening order.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    One layer ``3 -> 3`` of rank 2: ``GL_2 x C^*`` has dimension 5, reached at
+    a generic point; all ones is special (``GL_2`` moves only row and column
+    sums), the origin is fixed, and softmax keeps only ``GL_2``:
+
+    >>> from attngeo.check.arch import Arch
+    >>> from attngeo.check.dimension.dense import exact_field_rank
+    >>> arch = Arch((3, 3), (2,), 2)
+    >>> exact_field_rank(arch, list(range(1, 22))), exact_field_rank(arch, [1] * 21), exact_field_rank(arch, [0] * 21)
+    (5, 4, 0)
+    >>> exact_field_rank(Arch((3, 3), (2,), 2, "softmax"), list(range(1, 22)))
+    4
+    """
+    values = np.empty(len(point), dtype=object)
+    values[:] = point  # one rational per entry (numpy would otherwise try to unpack them)
+    F = _field_rows(arch, values, None)
+    return fmpq_mat([[fmpq(x) if isinstance(x, int) else x for x in row] for row in F.tolist()]).rank() if len(F) else 0
+
+
+def _check_structured_lower(cert: dict, lw: dict, arch: Arch) -> int:
+    """The coefficient Jacobian's rank at the plain point, recomputed block by block (check/dimension/plainpoint.py)."""
+    if lw["structured"] == "head point":  # one multi-head layer (check/dimension/headpoint.py)
+        return headpoint.check_lower(cert, lw, arch)
+    if not arch.plain:
+        reject("structured witnesses are for one head per layer, V unfactored, no residual and no mask")
+    if lw["structured"] == "identity values":  # deep networks at V = I (check/dimension/identitypoint.py)
+        return identitypoint.check_lower(cert, lw, arch)
+    if set(lw) != {"structured", "prime", "rank", "blocks", "largest_block"} or lw["structured"] != "plain point":
+        reject("a structured lower witness holds structured = 'plain point', prime, rank, blocks and largest_block")
+    p = prime(lw["prime"], "lower_witness.prime")
+    rank, blocks, largest = plainpoint.plain_rank(arch, p)
+    if (lw["rank"], lw["blocks"], lw["largest_block"]) != (rank, blocks, largest) \
+            or integer(field(cert, "lower"), "lower") != rank:
+        reject(f"the coefficient Jacobian at the plain point has rank {rank} mod {p} in {blocks} blocks")
+    return rank
+
+
+def _check_structured_upper(cert: dict, uw: dict, arch: Arch) -> int:
+    if uw["structured"] == "head point":
+        return headpoint.check_upper(cert, uw, arch, _expected_families(arch) + kernelfields.expected(arch))
+    if not arch.plain:
+        reject("structured witnesses are for one head per layer, V unfactored, no residual and no mask")
+    if uw["structured"] == "identity values":
+        return identitypoint.check_upper(cert, uw, arch, _expected_families(arch) + kernelfields.expected(arch))
+    if set(uw) != {"structured", "prime", "families", "field_rank", "columns", "determinant"} \
+            or uw["structured"] != "plain point":
+        reject("a structured upper witness holds structured = 'plain point', prime, families, field_rank, columns "
+               "and determinant")
+    p = prime(uw["prime"], "upper_witness.prime")
+    if uw["families"] != _expected_families(arch) or kernelfields.expected(arch):
+        reject("upper_witness.families must be the symmetry groups of this architecture, in canonical order")
+    a = arch.ranks[0]
+    rank = integer(uw["field_rank"], "upper_witness.field_rank", 0)
+    if rank != a * a + 1:
+        reject("the plain point's fields are the a^2 intra fields and the scaling")
+    cols = index_list(uw["columns"], rank, arch.parameters, "upper_witness.columns")
+    det = plainpoint.field_minor(arch, cols, p)
+    if det == 0 or integer(uw["determinant"], "upper_witness.determinant", 0, p - 1) != det:
+        reject(f"the field minor at the plain point has determinant {det} mod {p}")
+    upper = integer(field(cert, "upper"), "upper")
+    if upper != arch.parameters - rank:
+        reject(f"upper must be parameters - field rank = {arch.parameters - rank}")
+    return upper
+
+
+def _span_bound(arch: Arch) -> int | None:
+    """One lightning layer beyond [HMK]'s model lies in the span of ``X [+] L(sym T)`` (docs/multihead.md §4)."""
+    if arch.plain or len(arch.ranks) != 1 or arch.normalization != "lightning":
+        return None
+    d, dd = arch.widths
+    return dd * d * (d + 1) * (d + 2) // 6 if arch.tokens == 1 else dd * d * d * (d + 1) // 2
+
+
+def _check_span_upper(cert: dict, uw: dict, arch: Arch) -> int:
+    span = _span_bound(arch)
+    if span is None or set(uw) != {"ambient", "coefficients"} or uw["ambient"] != "symmetric tensor":
+        reject("a span upper bound is for one lightning layer beyond [HMK]'s model: ambient = 'symmetric tensor' "
+               "and coefficients")
+    if integer(uw["coefficients"], "upper_witness.coefficients", 0) != span \
+            or integer(field(cert, "upper"), "upper") != span:
+        reject(f"the span of this layer's functions has dimension at most {span}; upper and coefficients must say so")
+    return span
+
+
+def _check_upper(cert: dict, arch: Arch) -> int:
+    uw0 = field(cert, "upper_witness")
+    if isinstance(uw0, dict) and "structured" in uw0:
+        return _check_structured_upper(cert, uw0, arch)
+    if isinstance(uw0, dict) and "ambient" in uw0:
+        return _check_span_upper(cert, uw0, arch)
+    uw, p, point = _witness(cert, "upper_witness", arch)
+    P = arch.parameters
+    fams = field(uw, "families", "upper_witness.")
+    groups, kernel = _expected_families(arch), kernelfields.expected(arch)
+    found = []
+    if isinstance(fams, list) and len(fams) == len(groups + kernel) + 1 and isinstance(fams[-1], dict) \
+            and fams[-1].get("kind") == "discovered":
+        found = discovery.verified(arch, fams[-1])  # each field's identity re-proved by expansion here
+        fams = fams[:-1]
+    if json.dumps(fams) != json.dumps(groups + kernel):  # as text: true is not 1
+        reject("upper_witness.families must be the symmetry groups and then the kernel families that apply to this "
+               "architecture, in canonical order (docs/invariance.md)")
+    for kind in {f["kind"] for f in groups}:
+        holds = _identities_hold(kind, arch.normalization != "lightning") if arch.plain \
+            else _head_identities_hold(kind, arch.value_ranks is not None)
+        if not holds:  # pragma: no cover - own definitions
+            reject(f"the invariance identity of the {kind} family does not hold")
+    rank = integer(field(uw, "field_rank", "upper_witness."), "upper_witness.field_rank", 0)
+    entries = (sum(f["size"] for f in groups + kernel) + (len(found) if found else 0)) * P
+    if entries > MAX_FIELD_ENTRIES:
+        raise CertificateFormatError(f"the upper witness needs a field matrix of {entries:,} entries, above the "
+                                     f"checker's limit of {MAX_FIELD_ENTRIES:,} (docs/trust.md)")
+    F = _field_rows(arch, point, p)
+    offsets = {(i, j, name): off for i, j, name, _, _, off in arch.blocks()}
+
+    def put(i, name, mat):
+        vec = np.zeros(P, dtype=np.int64)
+        vec[offsets[(i, 1, name)] : offsets[(i, 1, name)] + mat.size] = np.mod(mat, p).ravel()
+        return vec
+
+    def put_heads(i, *moves):
+        vec = np.zeros(P, dtype=np.int64)
+        for j, name, mat in moves:
+            vec[offsets[(i, j, name)] : offsets[(i, j, name)] + mat.size] = np.mod(mat, p).ravel()
+        return vec
+
+    W = _weights(point, arch)
+    if arch.plain:
+        extra = kernelfields.rows(arch, {(i, name): M for (i, _, name), M in W.items()}, put, p) if kernel else []
+    else:
+        extra = kernelfields.head_rows(arch, W, put_heads, p)
+    extra += [np.mod(C @ point.astype(object), p).astype(np.int64) for C in found]
+    if extra:
+        F = np.vstack([F, np.array(extra)])
+    rows = index_list(field(uw, "rows", "upper_witness."), rank, F.shape[0], "upper_witness.rows")
+    cols = index_list(field(uw, "columns", "upper_witness."), rank, P, "upper_witness.columns")
+    _check_minor(F[np.ix_(rows, cols)], p, field(uw, "determinant", "upper_witness."), "field")
+    upper = integer(field(cert, "upper", ""), "upper")
+    if upper != P - rank:
+        reject(f"upper = {upper} but parameters - field rank = {P} - {rank} = {P - rank}")
+    return upper
+
+
+def check(cert: dict) -> str:
+    """Re-verify a dimension certificate from its data alone; the claim it proves.
+
+    The lower bound: the recorded minor of the Jacobian (forward mode, or a ball
+    determinant for normalized networks) must be nonsingular with the recorded
+    determinant. The upper bound: the families must be exactly those that
+    apply, their identities must hold, and the recorded minor of the fields
+    must be nonsingular. Then the claim follows from the verified numbers.
+
+    Parameters
+    ----------
+    cert : dict
+        A parsed certificate of kind ``dimension`` (as
+        :meth:`attngeo.DimensionCertificate.to_json` gives it).
+
+    Returns
+    -------
+    str
+        ``dim M = ...``, or the bounds when they differ.
+
+    Raises
+    ------
+    CertificateRejected
+        Naming the first field that does not verify.
+
+    Examples
+    --------
+    >>> from attngeo import Architecture, certify_dimension
+    >>> from attngeo.check.dimension.dense import check
+    >>> cert = certify_dimension(Architecture((2, 2), (1,), tokens=2), seed=0).to_json()
+    >>> check(cert)
+    'dim M = 6 for widths 2,2, ranks 1, t=2'
+    >>> check(dict(cert, lower=7))
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateRejected: lower = 7 but the witness has rank 6
+
+    A forged determinant, or an upper witness without its scaling family, is refused:
+
+    >>> p = cert["lower_witness"]["prime"]
+    >>> forged = dict(cert, lower_witness=dict(cert["lower_witness"], determinant=(cert["lower_witness"]["determinant"] + 1) % p))
+    >>> check(forged)   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateRejected: the Jacobian minor has determinant ..., the certificate records ...
+    >>> check(dict(cert, upper_witness=dict(cert["upper_witness"], families=cert["upper_witness"]["families"][:1])))   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateRejected: upper_witness.families must be the symmetry groups and then the kernel families ...
+
+    The claim names the kernel fields beyond the groups when there are any:
+
+    >>> check(certify_dimension(Architecture((2, 3, 2), (2, 2)), seed=0).to_json())
+    'dim M = 10 for widths 2,3,2, ranks 2,2, t=2 (kernel fields beyond the groups: annihilator(2))'
+    """
+    arch = architecture(cert)
+    P = arch.parameters
+    if integer(field(cert, "parameters"), "parameters") != P:
+        reject(f"parameters = {cert['parameters']} but the architecture has {P}")
+    lower = _check_lower(cert, arch)
+    upper = _check_upper(cert, arch)
+    if lower > upper:
+        reject(f"lower bound {lower} exceeds upper bound {upper}")
+    certified = field(cert, "certified")
+    if certified is not (lower == upper):
+        reject(f"certified = {certified!r} but lower = {lower}, upper = {upper}")
+    dim = field(cert, "dimension")
+    if isinstance(dim, bool) or dim != (lower if lower == upper else None):
+        reject(f"dimension does not follow from lower = {lower}, upper = {upper}")
+    uw = cert["upper_witness"]
+    named = "families" in uw and "ambient" not in uw  # a span bound uses no field: name none
+    names = [f"{f['kind']}({f['layer']})" for f in kernelfields.expected(arch)] if named else []
+    hidden = f" (kernel fields beyond the groups: {', '.join(names)})" if names else ""
+    if lower == upper:
+        return f"dim M = {lower} for {arch.describe()}{hidden}"
+    return f"{lower} <= dim M <= {upper} for {arch.describe()} (bounds, not a dimension){hidden}"
+
+
+def certified_dimension(cert: dict) -> int:
+    """The dimension an *already verified* embedded dimension certificate proves (rejects bounds).
+
+    Parameters
+    ----------
+    cert : dict
+        A dimension certificate that :func:`check` has accepted.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    CertificateRejected
+        When it proves only bounds.
+
+    Examples
+    --------
+    >>> from attngeo import Architecture, certify_dimension
+    >>> from attngeo.check.dimension.dense import certified_dimension, check
+    >>> cert = certify_dimension(Architecture((2, 2), (1,), tokens=2), seed=0).to_json()
+    >>> check(cert), certified_dimension(cert)
+    ('dim M = 6 for widths 2,2, ranks 1, t=2', 6)
+    >>> certified_dimension(dict(cert, upper=7, certified=False, dimension=None))
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateRejected: the embedded dimension certificate must certify the dimension (its bounds must meet)
+    """
+    if cert.get("certified") is not True or isinstance(cert.get("dimension"), bool) \
+            or not isinstance(cert.get("dimension"), int):
+        reject("the embedded dimension certificate must certify the dimension (its bounds must meet)")
+    return cert["dimension"]

@@ -1,0 +1,185 @@
+"""Independent re-verification of singular-point certificates (kind ``singular-point``).
+
+The tangent images are recomputed by a different route than the prover's
+(which differentiates the Gram tensor by hand): here each weight is moved to
+``w + eps`` and the coefficient of ``eps`` is read off the polynomial matrix
+``F(y) = (V y)(A^T y)^T`` (python-flint polynomials in ``eps, y``). Rows are the
+coefficients of the monomials of every ``F_kp``, a rescaling of the prover's
+Gram coordinates, which leaves every rank unchanged. The embedded dimension and
+fiber certificates are re-checked by their own checkers.
+"""
+
+from __future__ import annotations
+
+from flint import fmpq_mat, fmpq_mpoly_ctx
+
+from ..arch import single_layer
+from ..dimension.dense import certified_dimension
+from ..fibers.layer import forms, split
+from ..poly import parse, ring
+from ..schema import ARCHITECTURE, CHECKED, HEADER, NUMBER, Embedded
+from ..values import boolean, field, integer, matrix, reject, seq
+
+SCHEMA = {
+    **HEADER, "architecture": ARCHITECTURE, "point": CHECKED, "verdict": CHECKED, "certified": CHECKED,
+    "dimension": CHECKED, "span": CHECKED, "preimages": CHECKED, "seconds": NUMBER,
+    "preimage_weights": CHECKED,
+    "dimension_certificate": Embedded("dimension"),
+    "fiber_certificate": Embedded("fiber", ("architecture", "point")),
+    "implicit_certificate": Embedded("implicit"),
+    "jacobian_rank": CHECKED,
+}
+
+
+def _tangent(Q: fmpq_mat, K: fmpq_mat, V: fmpq_mat) -> list[list]:
+    """Columns: d/d eps of every coefficient of F at (Q, K, V) + eps E_j, one per weight."""
+    a, d, dd = Q.nrows(), Q.ncols(), V.nrows()
+    ctx = fmpq_mpoly_ctx.get(("eps",) + tuple(f"y{i}" for i in range(d)), "degrevlex")
+    eps, y = ctx.gens()[0], ctx.gens()[1:]
+    monomials = [(m, n) for m in range(d) for n in range(m, d)]
+    cols = []
+    for which, rows in (("Q", a), ("K", a), ("V", dd)):
+        for i in range(rows):
+            for j in range(d):
+                mats = {name: [[ctx.constant(M[r, c]) for c in range(d)] for r in range(M.nrows())]
+                        for name, M in (("Q", Q), ("K", K), ("V", V))}
+                mats[which][i][j] += eps
+                A = [[sum((mats["K"][u][m] * mats["Q"][u][p] for u in range(a)), ctx.constant(0)) for p in range(d)]
+                     for m in range(d)]
+                ell = [sum((mats["V"][k][m] * y[m] for m in range(d)), ctx.constant(0)) for k in range(dd)]
+                em = [sum((A[n][p] * y[n] for n in range(d)), ctx.constant(0)) for p in range(d)]
+                col = []
+                for k in range(dd):
+                    for p in range(d):
+                        terms = (ell[k] * em[p]).to_dict()
+                        for m, n in monomials:
+                            e = [0] * (d + 1)
+                            e[0] = 1
+                            e[1 + m] += 1
+                            e[1 + n] += 1
+                            col.append(terms.get(tuple(e), 0))
+                cols.append(col)
+    return cols
+
+
+def _by_equations(cert: dict, F: list[list], d: int, dd: int, w: str, span: int, dim: int) -> str:
+    """A verdict read off the Jacobian of the implicit equations (the embedded certificate, verified) at the point."""
+    eq = cert["implicit_certificate"]
+    if span > dim:
+        reject("the equations are consulted only where the tangent images do not already prove singularity")
+    coords = []
+    for k in range(dd):
+        for p in range(d):
+            terms = F[k][p].to_dict()
+            for m in range(d):
+                for n in range(m, d):
+                    coords.append(terms.get(tuple(int(i == m) + int(i == n) for i in range(d)), 0))
+    cctx = ring(eq["coordinates"])
+    G = [parse(t, cctx, f"implicit_certificate.equations[{k}]") for k, t in enumerate(eq["equations"])]
+    if any(g(*coords) != 0 for g in G):
+        reject("the point's coordinates do not satisfy the implicit equations")
+    rank = fmpq_mat([[g.derivative(i)(*coords) for i in range(len(coords))] for g in G]).rank()
+    codim = len(coords) - dim
+    if integer(field(cert, "jacobian_rank"), "jacobian_rank", 0) != rank:
+        reject(f"the Jacobian of the implicit equations has rank {rank}")
+    expected = "smooth" if rank == codim else "singular"
+    if cert.get("verdict") != expected or cert.get("certified") is not True:
+        reject(f"Jacobian rank {rank} against codim M = {codim} means a certified {expected} point")
+    return f"{expected} point of M ({w}): Jacobian of the implicit equations has rank {rank}, codim M = {codim}"
+
+
+def check(cert: dict) -> str:
+    """The claim of a singular-point certificate: singular, smooth, or undecided, from the tangent images.
+
+    Singular: the tangent images at all the preimages span more than
+    ``dim M``. Smooth: one fiber line, a smooth domain at ``A`` and a
+    differential of rank ``dim M``. Or the Jacobian of the (embedded, verified)
+    implicit equations at the point. ``dim M`` comes from the embedded
+    dimension certificate, the preimages from the embedded fiber certificate.
+    Called by the kernel after the schema check and the embedded certificates;
+    use :func:`attngeo.check_certificate` on a certificate.
+
+    Raises
+    ------
+    CertificateRejected
+        A preimage computing another function, a wrong span, or a verdict the ranks do not give.
+
+    Examples
+    --------
+    At ``V = 0`` (the zero function) the tangent images at the preimages span
+    all 12 coordinates of ``F``, more than ``dim M = 6``; at a generic point
+    one fiber line and a differential of rank ``dim M`` make it smooth:
+
+    >>> from attngeo import Architecture, is_singular
+    >>> from attngeo.check.loci.singular import check
+    >>> arch = Architecture((2, 2), (1,), tokens=2)
+    >>> check(is_singular(arch, [[[[3, 0]], [[3, 0]], [[0, 0], [0, 0]]]]).to_json())
+    'singular point of M (widths 2,2, rank 1): tangent images span 12 > dim M = 6'
+    >>> cert = is_singular(arch, [[[[3, 0]], [[3, 0]], [[-3, -1], [1, 0]]]]).to_json()
+    >>> check(cert)
+    'smooth point of M (widths 2,2, rank 1): one fiber line, smooth domain at A, d psi of rank 6'
+    >>> cert["verdict"] = "singular"
+    >>> check(cert)
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateRejected: a certified singular verdict needs a span above dim M = 6, got 6
+    """
+    arch, d, dd, a = single_layer(cert)
+    P = 2 * a * d + dd * d
+    point = seq(field(cert, "point"), "point", P)
+    Q0, K0, V0 = split(point, a, d, dd, "point")
+    ctx = fmpq_mpoly_ctx.get(("y", d), "degrevlex")
+    F = forms(K0.transpose() * Q0, V0, ctx)
+    pre = seq(field(cert, "preimage_weights"), "preimage_weights")
+    if not pre:
+        reject("preimage_weights must be a nonempty list")
+    if integer(field(cert, "preimages"), "preimages", 1) != len(pre):
+        reject(f"preimages must count the {len(pre)} preimage weights")
+    columns = []
+    for k, triple in enumerate(pre):
+        seq(triple, f"preimage {k}", 3)
+        Q = matrix(triple[0], a, d, f"preimage {k} Q")
+        K = matrix(triple[1], a, d, f"preimage {k} K")
+        V = matrix(triple[2], dd, d, f"preimage {k} V")
+        if forms(K.transpose() * Q, V, ctx) != F:
+            reject(f"preimage {k} computes a different function")
+        columns.append(_tangent(Q, K, V))
+    first = fmpq_mat(columns[0]).rank()
+    span = fmpq_mat([c for cols in columns for c in cols]).rank()
+    if integer(field(cert, "span"), "span") != span:
+        reject(f"span must be {span}, the rank of the tangent images")
+    dim = certified_dimension(field(cert, "dimension_certificate"))
+    if integer(field(cert, "dimension"), "dimension") != dim:
+        reject("the dimension must be the certified one of the embedded certificate")
+    verdict = field(cert, "verdict")
+    certified = boolean(field(cert, "certified"), "certified")
+    w = f"widths {d},{dd}, rank {a}"
+    fib = field(cert, "fiber_certificate")  # verified and bound to this point by the kernel
+    if "implicit_certificate" in cert:
+        return _by_equations(cert, F, d, dd, w, span, dim)
+    if "jacobian_rank" in cert:
+        reject("jacobian_rank belongs to a verdict from the implicit equations")
+    if verdict == "singular":
+        if span <= dim or not certified:
+            reject(f"a certified singular verdict needs a span above dim M = {dim}, got {span}")
+        return f"singular point of M ({w}): tangent images span {span} > dim M = {dim}"
+    if verdict == "smooth":
+        lines = fib["components"]
+        if fib["case"] in ("zero", "outside") or len(lines) != 1:
+            reject("smooth needs a fiber of exactly one line")
+        A = matrix(lines[0]["A"], d, d, "fiber line A")
+        if a < d and A.rank() != a:
+            reject(f"smooth needs a smooth domain at A: rank A = a = {a} on the fiber line (or a >= d)")
+        r = min(a, d)
+        if dim != r * (2 * d - r) + dd * d - 1:
+            reject("smooth needs dim M = dim {rank A <= a} x C^{d' x d} - 1 (the scaling quotient)")
+        if first != dim or span != dim:
+            reject(f"smooth needs d psi of rank dim M = {dim} at the preimage, got {first}")
+        if not certified:
+            reject("a smooth verdict is certified")
+        return f"smooth point of M ({w}): one fiber line, smooth domain at A, d psi of rank {dim}"
+    if verdict == "undecided":
+        if certified or span > dim:
+            reject("an undecided verdict is not certified and has span <= dim M")
+        return f"undecided point of M ({w}): span {span} <= dim M = {dim} (no verdict)"
+    reject("verdict must be singular, smooth or undecided")

@@ -1,0 +1,213 @@
+"""What the lightning and the normalized dimension provers share: the symmetry upper bound and the sampling.
+
+The upper bound ``P - rank(fields at W)`` is the same for every normalization
+(only the families differ: the groups of :func:`attngeo.geometry.symmetry.families`
+and the kernel fields of :func:`attngeo.geometry.dimension.kernelfields.kernel_families`); the lower bounds
+differ (a minor mod p, or a ball determinant), so they live in
+:mod:`attngeo.geometry.dimension.dense` and :mod:`attngeo.geometry.dimension.ball`, which both import this.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+
+from ...model.architecture import Architecture
+from ...exact.rank import det_mod_p, maximal_minor_mod_p
+from .kernelfields import kernel_families, kernel_rows
+from ..symmetry import families, field_matrix, gauge_minor, identities_for
+
+#: Entries of random points and inputs are drawn from ``[-ENTRY_BOUND, ENTRY_BOUND]``.
+ENTRY_BOUND = 1 << 15
+
+
+def random_ints(rng: random.Random, shape) -> np.ndarray:
+    """Random integers in ``[-ENTRY_BOUND, ENTRY_BOUND]`` (reproducible from ``rng``).
+
+    Parameters
+    ----------
+    rng : random.Random
+        The only source of randomness: a seeded ``rng`` makes a certificate reproducible.
+    shape : int or tuple of int
+
+    Returns
+    -------
+    numpy.ndarray
+        ``int64`` of that shape.
+
+    Examples
+    --------
+    >>> import random
+    >>> import numpy as np
+    >>> from attngeo.geometry.dimension.bounds import ENTRY_BOUND, random_ints
+    >>> x = random_ints(random.Random(7), (3, 4))
+    >>> x.shape, x.dtype, int(np.abs(x).max()) <= ENTRY_BOUND == 2**15
+    ((3, 4), dtype('int64'), True)
+    >>> np.array_equal(x, random_ints(random.Random(7), (3, 4)))
+    True
+    """
+    # one draw from rng seeds numpy's generator: vectorized (Python's randint cost 10% of a certification) and
+    # still reproducible from the caller's seed
+    return np.random.default_rng(rng.getrandbits(64)).integers(-ENTRY_BOUND, ENTRY_BOUND + 1, size=shape,
+                                                                dtype=np.int64)
+
+
+def upper_bound(arch: Architecture, point: np.ndarray, p: int, discovered=()) -> tuple[int, dict, list[int]]:
+    """Upper bound, its witness, and a gauge (columns complementary to the field minor).
+
+    The bound is ``P - r`` with ``r`` the rank mod ``p`` of the symmetry fields
+    and the kernel fields at ``point``: they lie in the kernel of the Jacobian
+    everywhere, and a rank mod ``p`` is at most the rank over Q.
+
+    Parameters
+    ----------
+    arch : Architecture
+    point : numpy.ndarray
+        ``arch.parameter_count`` integers.
+    p : int
+        A prime below ``2^31``.
+
+    Returns
+    -------
+    upper : int
+    witness : dict
+        The certificate's ``upper_witness``: prime, point, families, ``field_rank``,
+        the rows, columns and determinant of a nonsingular minor, the identities.
+    gauge : list of int
+        The ``P - r`` columns outside that minor.
+
+    Examples
+    --------
+    One layer ``3 -> 3`` of rank 2: the 5 fields of ``GL_2 x C^*`` give
+    ``21 - 5 = 16``; the Jacobian restricted to the gauge has rank 16, so
+    ``dim M = 16``:
+
+    >>> import random
+    >>> from attngeo import Architecture
+    >>> from attngeo.exact.rank import rank_mod_p
+    >>> from attngeo.geometry.dimension.bounds import random_ints, upper_bound
+    >>> from attngeo.model.jacobian import jacobian_mod_p
+    >>> arch, rng, p = Architecture((3, 3), (2,)), random.Random(0), 1000003
+    >>> point = random_ints(rng, (arch.parameter_count,))
+    >>> upper, witness, gauge = upper_bound(arch, point, p)
+    >>> upper, witness["field_rank"], len(gauge)
+    (16, 5, 16)
+    >>> rank_mod_p(jacobian_mod_p(arch, point, random_ints(rng, (4, 3, 2)), p)[:, gauge], p)
+    16
+
+    Widening ``2 -> 3 -> 2`` adds six annihilator fields to the 19 of the
+    groups; together they have rank 22, and ``32 - 22 = 10`` is met again:
+
+    >>> arch = Architecture((2, 3, 2), (2, 2))
+    >>> point = random_ints(rng, (arch.parameter_count,))
+    >>> upper, witness, gauge = upper_bound(arch, point, p)
+    >>> [f["kind"] for f in witness["families"]][-1], witness["field_rank"], upper
+    ('annihilator', 22, 10)
+    >>> rank_mod_p(jacobian_mod_p(arch, point, random_ints(rng, (8, 2, 2)), p)[:, gauge], p)
+    10
+    """
+    F = field_matrix(arch, point, p)
+    extra = kernel_rows(arch, point, p)
+    if discovered:  # linear fields v(W) = C W verified over Q (attngeo.geometry.dimension.discovery): their values here
+        found = [np.mod(np.array(f.matrix, dtype=object) @ np.array(point, dtype=object), p).astype(np.int64)
+                 for f in discovered]
+        extra = np.vstack([extra, np.array(found)]) if len(extra) else np.array(found)
+    minor = gauge_minor(arch, point, F, p) if not len(extra) else None
+    F = np.vstack([F, extra]) if len(extra) else F
+    if minor is not None:
+        cols, det = minor
+        rank, rows, how = F.shape[0], list(range(F.shape[0])), "block-triangular gauge minor"
+    else:
+        rank, rows, cols = maximal_minor_mod_p(F, p)
+        det = det_mod_p(F[np.ix_(rows, cols)], p)
+        how = "pivots of a reduced echelon form"
+    identities = identities_for(arch)
+    if not all(i.holds for i in identities):  # pragma: no cover - would be a bug in symmetry.py
+        raise AssertionError("an invariance identity failed; the upper bound would be unsound")
+    witness = {
+        "prime": p,
+        "point": point.tolist(),
+        "families": [f.to_dict() for f in families(arch)] + [f.to_dict() for f in kernel_families(arch)]
+        + ([{"kind": "discovered", "layer": 0, "size": len(discovered),
+             "fields": [[list(row) for row in f.matrix] for f in discovered]}] if discovered else []),
+        "field_rank": rank,
+        "rows": rows,
+        "columns": cols,
+        "determinant": det,
+        "identities": [{"family": i.family, "statement": i.statement} for i in identities],
+        "method": f"free-algebra identities; nonsingular minor of the field matrix mod p ({how})",
+    }
+    chosen = set(cols)
+    gauge = [c for c in range(arch.parameter_count) if c not in chosen]
+    span = span_bound(arch)
+    if span is not None and span < arch.parameter_count - rank:
+        return span, {"ambient": "symmetric tensor", "coefficients": span,
+                      "method": "M lies in the linear span of the single-layer functions (docs/multihead.md §4)"}, gauge
+    return arch.parameter_count - rank, witness, gauge
+
+
+def span_bound(arch: Architecture) -> int | None:
+    """For one lightning layer beyond [HMK]'s model, the dimension of a linear space that contains ``M``; else None.
+
+    Every head adds ``sum_s (x_s^T A x_j) V x_s``, linear in the tensor
+    ``T[o, r, p, q] = V_or A_pq`` and symmetric in ``(p, r)`` (both index the
+    same token ``x_s``), so the network is ``X [+] L(sym T)`` for a linear ``L``,
+    whatever the heads, value ranks and mask: ``dim M <= d' d d (d + 1) / 2``;
+    with one token all three indices meet the same ``x``: ``d' C(d + 2, 3)``.
+    Heads stop adding dimension there (docs/multihead.md §4). [HMK]'s own
+    architectures keep their field bound (None), so their certificates do not change.
+
+    Examples
+    --------
+    Three heads on ``2 -> 2`` would have ``36 - 15 - 6 = 15`` by their fields, but
+    their functions live in a space of dimension ``2 * 2 * 3 = 12``:
+
+    >>> from attngeo import Architecture
+    >>> from attngeo.geometry.dimension.bounds import span_bound
+    >>> span_bound(Architecture((2, 2), (2,), heads=3, tokens=3)), span_bound(Architecture((2, 2), (2,)))
+    (12, None)
+    """
+    if arch.is_plain or arch.depth != 1 or arch.normalization != "lightning":
+        return None
+    d, dd = arch.widths
+    return dd * d * (d + 1) * (d + 2) // 6 if arch.tokens == 1 else dd * d * d * (d + 1) // 2
+
+
+def functional_count(arch: Architecture, rows: int | None = None) -> int:
+    """Random functionals per input for the lower bound (at most ``rows``).
+
+    ``max(2, t^2)`` (an input reveals about ``t^2`` numbers per attention
+    matrix), never more than the ``d_l t`` outputs nor than ``rows``.
+
+    Parameters
+    ----------
+    arch : Architecture
+    rows : int, optional
+        The number of Jacobian rows wanted.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> from attngeo import Architecture
+    >>> from attngeo.geometry.dimension.bounds import functional_count
+    >>> functional_count(Architecture((3, 3), (2,), tokens=2))           # t^2 = 4 < d_l t = 6
+    4
+    >>> functional_count(Architecture((3, 3), (2,), tokens=2), rows=3)
+    3
+    >>> functional_count(Architecture((2, 2), (1,), tokens=5))           # d_l t = 10 < t^2 = 25
+    10
+    >>> functional_count(Architecture((3, 3), (2,), tokens=1))           # t = 1: still 2 of the d_l t = 3
+    2
+    """
+    # A few random functionals per input reach the full rank with far fewer rows
+    # than all d_l t outputs (measured: d = 16, l = 2, t = 3 needs 30 inputs of
+    # 48 rows, or 60 inputs of 8 functionals, for the same rank 478). Never more
+    # than the ``rows`` wanted: each costs d_l t random integers, and widths 1,64
+    # at t = 64 drew 16.7 million of them (11 s) for a rank of 64.
+    d_l, t = arch.output_shape
+    c = min(d_l * t, max(2, t * t))
+    return c if rows is None else min(c, rows)
