@@ -276,14 +276,15 @@ def test_a_narrow_value_map_gives_annihilator_moves_the_checker_rebuilds():
 
 
 def test_one_token_heads_see_only_symmetric_scores():
-    """t = 1: each head's score x^T A_j x sees sym(A_j); the skew moves of every A_j are kernel fields."""
+    """t = 1: each head's score x^T A_j x sees sym(A_j); the skew moves of every A_j are kernel fields, and
+    with 2a >= d the symmetric parts re-split between the heads (symmetric-mixing, one field per ordered pair)."""
     arch = Architecture((3, 3, 3), (2, 2), tokens=1, heads=2, causal=True)
     rng = np.random.default_rng(7)
     point, X = rng.integers(-9, 10, arch.parameter_count), rng.integers(-9, 10, (40, 3, 1))
     R = kernel_rows(arch, point, P_TEST)
-    assert R.shape[0] == 2 * 2 * 2 and not np.any(matmul(jacobian_mod_p(arch, point, X, P_TEST), R.T, P_TEST))
+    assert R.shape[0] == 2 * (2 * 2 + 2) and not np.any(matmul(jacobian_mod_p(arch, point, X, P_TEST), R.T, P_TEST))
     cert = json.loads(json.dumps(certify_dimension(arch, seed=0).to_json()))
-    assert "symmetric-score(1), symmetric-score(2)" in check(cert)
+    assert "symmetric-score(1), symmetric-mixing(1), symmetric-score(2), symmetric-mixing(2)" in check(cert)
     forged = copy.deepcopy(cert)
     forged["upper_witness"]["families"] = [f for f in forged["upper_witness"]["families"]
                                            if f["kind"] != "symmetric-score"]

@@ -195,3 +195,52 @@ def kernel_over_q(M: fmpq_mat) -> list[list[fmpq]]:
             v[p] = -R[i, f]
         basis.append(v)
     return basis
+
+
+def null_basis_mod_p(array: np.ndarray, p: int) -> list[np.ndarray]:
+    """The canonical basis of ``{x : M x = 0}`` mod ``p``: free variables of the reduced echelon form set to unit vectors.
+
+    Canonical (it depends on the space only, not on how it was computed), so a
+    prover and a checker that build rows from it agree entry by entry.
+
+    Examples
+    --------
+    >>> M = np.array([[1, 2, 3], [2, 4, 6]])                # rank 1: x_1, x_2 free
+    >>> [x.tolist() for x in null_basis_mod_p(M, 7)]         # -2 = 5, -3 = 4 mod 7
+    [[5, 1, 0], [4, 0, 1]]
+    >>> all(not np.any(M @ x % 7) for x in null_basis_mod_p(M, 7))
+    True
+    """
+    rows, cols = array.shape
+    echelon, rank = to_nmod_mat(array, p).rref() if rows else (None, 0)
+    pivots = _pivots(echelon, rank) if rank else []
+    basis = []
+    for free in (c for c in range(cols) if c not in pivots):
+        x = np.zeros(cols, dtype=np.int64)
+        x[free] = 1
+        for r, c in enumerate(pivots):
+            x[c] = (-int(echelon[r, free])) % p
+        basis.append(x)
+    return basis
+
+
+def adjugate_mod_p(array: np.ndarray, p: int) -> np.ndarray:
+    """``adj(G)`` mod ``p`` by cofactors: ``G adj(G) = det(G) I`` also where ``G`` is singular (no inverse is used).
+
+    The adjugate of a ``1 x 1`` matrix is ``[[1]]``.
+
+    Examples
+    --------
+    >>> G = np.array([[2, 1], [4, 2]])                      # singular: adj G = [[2, -1], [-4, 2]]
+    >>> adjugate_mod_p(G, 7).tolist(), (G @ adjugate_mod_p(G, 7) % 7).tolist()
+    ([[2, 6], [3, 2]], [[0, 0], [0, 0]])
+    """
+    n = array.shape[0]
+    if n == 1:
+        return np.ones((1, 1), dtype=np.int64)
+    adj = np.zeros((n, n), dtype=np.int64)
+    for r in range(n):
+        for c in range(n):
+            minor = np.delete(np.delete(array, r, axis=0), c, axis=1)
+            adj[c, r] = (-1) ** (r + c) * det_mod_p(minor, p) % p
+    return adj

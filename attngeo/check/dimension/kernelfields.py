@@ -19,23 +19,22 @@ Written again from the lemmas, not imported from the prover:
   lies in the span of ``B = [V_1 | ... | V_h]`` (the ``O`` when factored); when ``B``
   has fewer columns than rows, each ``n`` with ``nᵀ B = 0`` moves every row of every
   head's ``Q``, ``K`` and ``V`` (or ``U``) of layer ``i`` by ``nᵀ`` without effect.
-* ``mixing`` at layer ``i`` (lightning, ``h_i >= 2`` heads, ``a_i >= d_{i-1}``, ``V``
-  unfactored): heads re-split. For heads ``j != k``, with ``G = K_jᵀ K_j`` and
-  ``c = det G``: ``δQ_j = -K_j adj(G) K_kᵀ Q_k`` and ``δV_k = c V_j``; then
-  ``δ(K_jᵀ Q_j) = -c K_kᵀ Q_k`` (``G adj G = c I``) and the bilinear head terms cancel.
+* the mixing of heads (``mixing``, ``rank-mixing``, ``symmetric-mixing``, ``value-mixing``):
+  :mod:`attngeo.check.dimension.mixing`, with its own lemma replay and a check at the point.
 * ``co-annihilator`` at layer ``i < l`` (normalized, one token): the network is
   ``V_l ... V_1 X``; with ``d_k = min(d_{i+1}, ..., d_l)`` (``k`` the first such index)
   below ``d_i``, moving ``V_i`` by ``u e_cᵀ`` with ``C u = 0``, ``C = V_k ... V_{i+1}``,
-  changes nothing (where ``rank C = d_k``; canonical null basis of ``C``).
+  changes nothing (where ``rank C = d_k``; canonical null basis of ``C``). With heads the network is
+  ``S_l ... S_1 x`` (``S_i = Σ_j V_ij``, ``V`` unfactored, no residual) and head 1's ``V_i`` moves.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from flint import nmod_mat
 
 from ..arch import Arch
-from ..values import reject
+from ..linalg import nmod, null_basis
+from . import mixing
 
 
 def _score_moves(kind: str, Q: np.ndarray, K: np.ndarray):
@@ -58,22 +57,6 @@ def _score_moves(kind: str, Q: np.ndarray, K: np.ndarray):
 def _value_width(arch: Arch, i: int) -> int:
     """Columns of ``[V_i1 | ... | V_ih]`` (the ``O`` when factored), whose span holds layer ``i``'s output."""
     return arch.head_count(i) * (arch.value_ranks[i - 1] if arch.value_ranks else arch.widths[i - 1])
-
-
-def _mixes(arch: Arch, i: int) -> bool:
-    return (arch.normalization == "lightning" and arch.head_count(i) >= 2 and arch.value_ranks is None
-            and arch.ranks[i - 1] >= arch.widths[i - 1])
-
-
-def _cofactors(G: np.ndarray, p: int) -> np.ndarray:
-    """``adj(G)`` mod ``p``, entry by entry from the ``(n-1)``-minors (no inverse, so singular ``G`` is fine)."""
-    n = G.shape[0]
-    out = np.ones((1, 1), dtype=np.int64) if n == 1 else np.zeros((n, n), dtype=np.int64)
-    for r in range(n if n > 1 else 0):
-        for c in range(n):
-            M = np.delete(np.delete(G, r, 0), c, 1)
-            out[c, r] = (-1) ** (r + c) * int(nmod_mat(n - 1, n - 1, M.ravel().tolist(), p).det()) % p
-    return out
 
 
 def head_rows(arch: Arch, W: dict, put, p: int) -> list:
@@ -100,9 +83,9 @@ def head_rows(arch: Arch, W: dict, put, p: int) -> list:
         if fam["kind"] == "annihilator":
             last = "V" if arch.value_ranks is None else "O"
             B = np.hstack([W[(i - 1, j, last)] for j in range(1, arch.head_count(i - 1) + 1)])
-            if _mat(B, p).rank() < B.shape[1]:
+            if nmod(B, p).rank() < B.shape[1]:
                 continue
-            for n in _null(B.T, p):
+            for n in null_basis(B.T, p):
                 for j in range(1, h + 1):
                     for name in ("Q", "K", "V" if arch.value_ranks is None else "U"):
                         for r in range(W[(i, j, name)].shape[0]):
@@ -115,15 +98,23 @@ def head_rows(arch: Arch, W: dict, put, p: int) -> list:
                 for name, delta in _score_moves(fam["kind"], W[(i, j, "Q")], W[(i, j, "K")]):
                     out.append(put(i, (j, name, delta)))
             continue
-        for j in range(1, h + 1):
-            K = W[(i, j, "K")]
-            G = np.mod(K.T @ K, p)  # inner size a_i <= 2047, residues < p < 2**26: below 2**63
-            c = int(nmod_mat(G.shape[0], G.shape[0], G.ravel().tolist(), p).det())
-            KA = np.mod(K @ _cofactors(G, p), p)
-            for k in range(1, h + 1):
-                if k != j:
-                    A = np.mod(W[(i, k, "K")].T @ W[(i, k, "Q")], p)
-                    out.append(put(i, (j, "Q", np.mod(-(KA @ A), p)), (k, "V", np.mod(c * W[(i, j, "V")], p))))
+        if fam["kind"] == "co-annihilator":  # normalized, one token: (sum_j V_lj) ... (sum_j V_1j) x
+            k = _first_narrowest_after(arch.widths, i)
+            C = np.eye(arch.widths[i], dtype=np.int64)
+            for m in range(i + 1, k + 1):
+                S = np.mod(sum(W[(m, j, "V")] for j in range(1, arch.head_count(m) + 1)), p)
+                C = np.mod(S @ C, p)  # inner size d_i <= 2047, entries < p: below 2**63
+            if nmod(C, p).rank() < arch.widths[k]:
+                continue
+            for u in null_basis(C, p):
+                for c in range(arch.widths[i - 1]):
+                    delta = np.zeros((arch.widths[i], arch.widths[i - 1]), dtype=np.int64)
+                    delta[:, c] = u
+                    out.append(put(i, (1, "V", delta)))
+            continue
+        heads = [{name: W[(i, j, name)] for name in "QKV"} for j in range(1, h + 1)]
+        for field in mixing.moves(fam["kind"], heads, p):
+            out.append(put(i, *((j + 1, name, delta) for j, name, delta in field)))
     return out
 
 
@@ -171,8 +162,14 @@ def expected(arch: Arch) -> list[dict]:
                 out.append({"kind": "symmetric-score", "layer": i, "size": h * a * (a - 1)})
             elif arch.tokens == 1 and arch.normalization != "lightning":
                 out.append({"kind": "score-free", "layer": i, "size": h * 2 * a * d_in})
-            if _mixes(arch, i):
-                out.append({"kind": "mixing", "layer": i, "size": h * (h - 1)})
+            mix = mixing.expected_family(arch, i)
+            if mix:
+                out.append(mix)
+            if arch.tokens == 1 and arch.normalization != "lightning" and i < len(arch.ranks) \
+                    and not arch.residual and arch.value_ranks is None:
+                k = _first_narrowest_after(arch.widths, i)
+                if arch.widths[k] < arch.widths[i]:
+                    out.append({"kind": "co-annihilator", "layer": i, "size": d_in * (arch.widths[i] - arch.widths[k])})
         return out
     out = []
     for i, a in enumerate(arch.ranks, start=1):
@@ -191,26 +188,6 @@ def expected(arch: Arch) -> list[dict]:
         elif arch.normalization == "lightning" and rank_one and a >= 2:
             out.append({"kind": "symmetric-score", "layer": i, "size": a * (a - 1)})
     return out
-
-
-def _mat(M: np.ndarray, p: int) -> nmod_mat:
-    return nmod_mat(M.shape[0], M.shape[1], np.mod(M, p).ravel().tolist(), p)
-
-
-def _null(M: np.ndarray, p: int) -> list[np.ndarray]:
-    """The canonical basis of ``{x : M x = 0}`` mod p: free variables of ``rref(M)`` set to unit vectors."""
-    R, rank = _mat(M, p).rref()
-    pivots = [next(c for c in range(M.shape[1]) if int(R[r, c])) for r in range(rank)]
-    basis = []
-    for f in (c for c in range(M.shape[1]) if c not in pivots):
-        x = np.zeros(M.shape[1], dtype=np.int64)
-        x[f] = 1
-        for r, c in enumerate(pivots):
-            x[c] = (-int(R[r, f])) % p
-        if np.any(np.mod(np.mod(M, p) @ x, p)):  # (entries < p, inner size <= 2047: no int64 overflow)
-            reject("internal: a null vector does not solve M x = 0")  # pragma: no cover - rref is exact
-        basis.append(x)
-    return basis
 
 
 def rows(arch: Arch, W: dict, put, p: int) -> list[np.ndarray]:
@@ -254,9 +231,9 @@ def rows(arch: Arch, W: dict, put, p: int) -> list[np.ndarray]:
             B = np.eye(arch.widths[j], dtype=np.int64)
             for k in range(j + 1, i):
                 B = np.mod(W[(k, "V")] @ B, p)  # inner size d_j <= 2047 and entries < p: below 2**63
-            if _mat(B, p).rank() < arch.widths[j]:
+            if nmod(B, p).rank() < arch.widths[j]:
                 continue
-            for n in _null(B.T, p):
+            for n in null_basis(B.T, p):
                 for name, M in (("Q", Q), ("K", K), ("V", V)):
                     for r in range(M.shape[0]):
                         delta = np.zeros_like(M)
@@ -270,9 +247,9 @@ def rows(arch: Arch, W: dict, put, p: int) -> list[np.ndarray]:
             C = np.eye(arch.widths[i], dtype=np.int64)
             for m in range(i + 1, k + 1):
                 C = np.mod(W[(m, "V")] @ C, p)  # inner size d_i <= 2047, entries < p: below 2**63
-            if _mat(C, p).rank() < arch.widths[k]:
+            if nmod(C, p).rank() < arch.widths[k]:
                 continue
-            for u in _null(C, p):
+            for u in null_basis(C, p):
                 for c in range(V.shape[1]):
                     delta = np.zeros_like(V)
                     delta[:, c] = u

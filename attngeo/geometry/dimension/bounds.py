@@ -16,6 +16,7 @@ import numpy as np
 from ...model.architecture import Architecture
 from ...exact.rank import det_mod_p, maximal_minor_mod_p
 from .kernelfields import kernel_families, kernel_rows
+from .mixing import KINDS as MIXING, mixing_identities
 from ..symmetry import families, field_matrix, gauge_minor, identities_for
 
 #: Entries of random points and inputs are drawn from ``[-ENTRY_BOUND, ENTRY_BOUND]``.
@@ -122,7 +123,8 @@ def upper_bound(arch: Architecture, point: np.ndarray, p: int, discovered=()) ->
         rank, rows, cols = maximal_minor_mod_p(F, p)
         det = det_mod_p(F[np.ix_(rows, cols)], p)
         how = "pivots of a reduced echelon form"
-    identities = identities_for(arch)
+    identities = identities_for(arch) + tuple(i for kind in sorted({f.kind for f in kernel_families(arch)})
+                                              if kind in MIXING for i in mixing_identities(kind))
     if not all(i.holds for i in identities):  # pragma: no cover - would be a bug in symmetry.py
         raise AssertionError("an invariance identity failed; the upper bound would be unsound")
     witness = {

@@ -27,12 +27,13 @@ families close the gap; each is a family of polynomial vector fields ``v`` with
   ``C_i u = 0``, ``C_i = V_k ⋯ V_{i+1}``, changes nothing — the mirror image of
   ``annihilator``, with the canonical null basis of ``C_i`` where ``rank C_i = d_k``.
 
-* ``mixing`` (layer ``i``, lightning, ``h_i >= 2`` heads, ``a_i >= d_{i-1}``, ``V``
-  unfactored): a layer is ``Σ_j V_j Y M∘(Yᵀ A_j Y)``, bilinear in each ``(V_j, A_j)``,
-  and ``A_j = K_jᵀ Q_j`` can take any value, so heads re-split: with
-  ``G_j = K_jᵀ K_j`` and ``c_j = det G_j``, the move ``δQ_j = -K_j adj(G_j) A_k``,
-  ``δV_k = c_j V_j`` (``j ≠ k``) changes ``A_j`` by ``-c_j A_k`` and ``V_k`` by
-  ``c_j V_j``, and the two changes cancel (docs/multihead.md §3).
+* the mixing of heads (``mixing``, ``rank-mixing``, ``symmetric-mixing``,
+  ``value-mixing``; :mod:`attngeo.geometry.dimension.mixing`): a layer with several
+  heads is linear in ``Σ_j V_j ⊗ K_jᵀ Q_j`` (or, with one token, in its symmetric
+  part, or normalized, in ``Σ_j V_j``), so heads re-split (docs/multihead.md §3).
+* ``co-annihilator`` with heads (normalized, one token): the network is
+  ``S_l ⋯ S_1 x`` with ``S_i = Σ_j V_ij``; head 1's ``V_i`` moves by ``u e_cᵀ`` with
+  ``C_i u = 0``, as for one head.
 
 The upper bound uses the rank, mod ``p``, of these rows together with the
 group's fields (:func:`attngeo.geometry.symmetry.field_matrix`): all are values
@@ -48,9 +49,10 @@ import numpy as np
 from flint import nmod_mat
 
 from ...exact import modular
+from ...exact.rank import null_basis_mod_p, rank_mod_p
 from ...model.architecture import Architecture
-from ...exact.rank import det_mod_p
 from ...model.network import split_heads, split_point
+from .mixing import mixing_family, mixing_moves
 
 
 @dataclass(frozen=True)
@@ -106,12 +108,6 @@ def _value_width(arch: Architecture, i: int) -> int:
     return arch.heads[i - 1] * (arch.value_ranks[i - 1] if arch.value_ranks else arch.widths[i - 1])
 
 
-def _mixing(arch: Architecture, i: int) -> bool:
-    """Heads of layer ``i`` re-split: several heads, each ``A_j`` unconstrained, ``V`` unfactored, lightning."""
-    return (arch.normalization == "lightning" and arch.heads[i - 1] >= 2 and arch.value_ranks is None
-            and arch.ranks[i - 1] >= arch.widths[i - 1])
-
-
 def _rank_one_inputs(arch: Architecture, i: int) -> bool:
     """Every input to layer ``i`` (1-based) has rank <= 1: one token, or an earlier lightning layer of rank 1."""
     return arch.tokens == 1 or (arch.normalization == "lightning" and any(a == 1 for a in arch.ranks[: i - 1]))
@@ -150,8 +146,14 @@ def kernel_families(arch: Architecture) -> list[KernelFamily]:
                 out.append(KernelFamily("symmetric-score", i, h * a * (a - 1)))
             elif arch.tokens == 1 and arch.normalization != "lightning":  # a normalized 1 x 1 score is 1
                 out.append(KernelFamily("score-free", i, h * 2 * a * d_in))
-            if _mixing(arch, i):
-                out.append(KernelFamily("mixing", i, h * (h - 1)))
+            mixing = mixing_family(arch, i)
+            if mixing:
+                out.append(KernelFamily(*mixing[:1], i, mixing[1]))
+            if arch.tokens == 1 and arch.normalization != "lightning" and i < arch.depth and not arch.residual \
+                    and arch.value_ranks is None:  # the network is (sum_j V_lj) ... (sum_j V_1j) x
+                k = _narrowest_after(arch.widths, i)
+                if arch.widths[k] < arch.widths[i]:
+                    out.append(KernelFamily("co-annihilator", i, d_in * (arch.widths[i] - arch.widths[k])))
         return out
     out = []
     for i in range(1, arch.depth + 1):
@@ -171,25 +173,6 @@ def kernel_families(arch: Architecture) -> list[KernelFamily]:
     return out
 
 
-def _null_basis(M: np.ndarray, p: int) -> list[np.ndarray]:
-    """The canonical basis of ``{x : M x = 0}`` mod ``p`` (free variables set to unit vectors, from the rref)."""
-    rows, cols = M.shape
-    R, rank = nmod_mat(rows, cols, np.mod(M, p).ravel().tolist(), p).rref() if rows else (None, 0)
-    pivots = [next(c for c in range(cols) if int(R[r, c]) != 0) for r in range(rank)]
-    basis = []
-    for f in (c for c in range(cols) if c not in pivots):
-        x = np.zeros(cols, dtype=np.int64)
-        x[f] = 1
-        for r, c in enumerate(pivots):
-            x[c] = (-int(R[r, f])) % p
-        basis.append(x)
-    return basis
-
-
-def _rank_mod_p(M: np.ndarray, p: int) -> int:
-    return nmod_mat(M.shape[0], M.shape[1], np.mod(M, p).ravel().tolist(), p).rank() if M.size else 0
-
-
 def _score_moves(kind: str, Q: np.ndarray, K: np.ndarray):
     """``(name, delta)`` of the one-token families on one head: the skew moves of ``A`` or every entry of ``Q, K``."""
     if kind == "score-free":
@@ -207,19 +190,6 @@ def _score_moves(kind: str, Q: np.ndarray, K: np.ndarray):
                 yield name, delta
 
 
-def _adjugate(G: np.ndarray, p: int) -> np.ndarray:
-    """``adj(G)`` mod ``p`` by cofactors (also where ``G`` is singular mod ``p``, so no inverse is used)."""
-    n = G.shape[0]
-    if n == 1:
-        return np.ones((1, 1), dtype=np.int64)
-    adj = np.zeros((n, n), dtype=np.int64)
-    for r in range(n):
-        for c in range(n):
-            minor = np.delete(np.delete(G, r, axis=0), c, axis=1)
-            adj[c, r] = (-1) ** (r + c) * det_mod_p(minor, p) % p
-    return adj
-
-
 def _head_rows(arch: Architecture, point: np.ndarray, p: int) -> np.ndarray:
     """The kernel moves of an architecture beyond [HMK]'s model at ``point`` mod ``p``.
 
@@ -228,7 +198,8 @@ def _head_rows(arch: Architecture, point: np.ndarray, p: int) -> np.ndarray:
     space of ``B`` (canonical basis, where ``B`` has full column rank mod ``p``), the
     moves ``e_r n^T`` of every row of every head's ``Q``, ``K`` and ``V`` (or ``U``).
     ``symmetric-score`` / ``score-free`` (one token): per head, the skew moves of ``A`` / every entry of ``Q`` and ``K``.
-    ``mixing``: for each ordered pair of heads ``j != k``.
+    ``co-annihilator`` (normalized, one token): head 1's ``V_i`` moves by ``u e_c^T`` with ``C u = 0``.
+    The mixing kinds: :func:`attngeo.geometry.dimension.mixing.mixing_moves`.
     """
     layers = split_heads(arch, modular.reduce(point, p))
     blocks = {(b.layer, b.head, b.name): b for b in arch.blocks()}
@@ -236,9 +207,9 @@ def _head_rows(arch: Architecture, point: np.ndarray, p: int) -> np.ndarray:
     for fam in kernel_families(arch):
         if fam.kind == "annihilator":
             B = np.hstack([w[-1] for w in layers[fam.layer - 2]])  # the V, or the O of V = O U
-            if _rank_mod_p(B, p) < B.shape[1]:
+            if rank_mod_p(B, p) < B.shape[1]:
                 continue  # the annihilators vanish here mod p: no rows (a valid, weaker bound)
-            for n in _null_basis(B.T, p):
+            for n in null_basis_mod_p(B.T, p):
                 for b in arch.blocks():
                     if b.layer == fam.layer and b.name in "QKUV":
                         for r in range(b.rows):
@@ -254,20 +225,26 @@ def _head_rows(arch: Architecture, point: np.ndarray, p: int) -> np.ndarray:
                     vec[b.offset : b.offset + b.size] = np.mod(delta, p).ravel()
                     rows.append(vec)
             continue
-        heads = layers[fam.layer - 1]
-        for j, (Qj, Kj, Vj) in enumerate(heads, start=1):
-            G = modular.matmul(Kj.T, Kj, p)
-            c, adj = det_mod_p(G, p), _adjugate(G, p)
-            for k, (Qk, Kk, _) in enumerate(heads, start=1):
-                if k == j:
-                    continue
-                A = modular.matmul(Kk.T, Qk, p)
-                vec = np.zeros(arch.parameter_count, dtype=np.int64)
-                for name, head, mat in (("Q", j, -modular.matmul(modular.matmul(Kj, adj, p), A, p) % p),
-                                        ("V", k, c * Vj % p)):
-                    b = blocks[(fam.layer, head, name)]
-                    vec[b.offset : b.offset + b.size] = mat.ravel()
-                rows.append(vec)
+        if fam.kind == "co-annihilator":  # normalized, one token: move head 1's V_i by u e_c^T with C u = 0
+            k = _narrowest_after(arch.widths, fam.layer)
+            C = np.eye(arch.widths[fam.layer], dtype=np.int64)
+            for m in range(fam.layer + 1, k + 1):  # C = S_k ... S_{i+1}, S_m = sum_j V_mj
+                C = modular.matmul(sum(w[2] for w in layers[m - 1]) % p, C, p)
+            if rank_mod_p(C, p) < arch.widths[k]:
+                continue
+            b = blocks[(fam.layer, 1, "V")]
+            for u in null_basis_mod_p(C, p):
+                for c in range(b.cols):
+                    vec = np.zeros(arch.parameter_count, dtype=np.int64)
+                    vec[b.offset + c : b.offset + b.size : b.cols] = u
+                    rows.append(vec)
+            continue
+        for moves in mixing_moves(fam.kind, layers[fam.layer - 1], p):
+            vec = np.zeros(arch.parameter_count, dtype=np.int64)
+            for j, name, mat in moves:
+                b = blocks[(fam.layer, j + 1, name)]
+                vec[b.offset : b.offset + b.size] = np.mod(mat, p).ravel()
+            rows.append(vec)
     return np.array(rows, dtype=np.int64).reshape(len(rows), arch.parameter_count)
 
 
@@ -341,9 +318,9 @@ def kernel_rows(arch: Architecture, point: np.ndarray, p: int) -> np.ndarray:
             B = np.eye(arch.widths[j], dtype=np.int64)
             for k in range(j + 1, i):  # B = V_{i-1} ... V_{j+1}
                 B = modular.matmul(layers[k - 1][2], B, p)
-            if _rank_mod_p(B, p) < arch.widths[j]:
+            if rank_mod_p(B, p) < arch.widths[j]:
                 continue  # the annihilators vanish here mod p: no rows (a valid, weaker bound)
-            for n in _null_basis(B.T, p):
+            for n in null_basis_mod_p(B.T, p):
                 for name, M in (("Q", Q), ("K", K), ("V", V)):
                     for r in range(M.shape[0]):
                         delta = np.zeros_like(M)
@@ -357,9 +334,9 @@ def kernel_rows(arch: Architecture, point: np.ndarray, p: int) -> np.ndarray:
             C = np.eye(arch.widths[i], dtype=np.int64)
             for m in range(i + 1, k + 1):  # C = V_k ... V_{i+1}
                 C = modular.matmul(layers[m - 1][2], C, p)
-            if _rank_mod_p(C, p) < arch.widths[k]:
+            if rank_mod_p(C, p) < arch.widths[k]:
                 continue
-            for u in _null_basis(C, p):
+            for u in null_basis_mod_p(C, p):
                 for c in range(V.shape[1]):
                     delta = np.zeros_like(V)
                     delta[:, c] = u

@@ -1,0 +1,99 @@
+"""The checker's linear algebra mod p: FLINT matrices, determinants, adjugates, canonical null bases, products.
+
+Residues are below ``p < 2**26`` (``MAX_PRIME``), so a product of two is below
+``2**52`` and a sum of at most ``MAX_SIZE = 2047`` of them stays below ``2**63``:
+every product here reduces after each factor, and callers keep inner sizes to
+widths, ranks or head counts the limits bound.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from flint import nmod_mat
+
+from .values import reject
+
+
+def nmod(M: np.ndarray, p: int) -> nmod_mat:
+    """``M`` mod ``p`` as a FLINT matrix.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attngeo.check.linalg import nmod
+    >>> nmod(np.array([[-1, 9]]), 7)
+    [6, 2]
+    """
+    return nmod_mat(M.shape[0], M.shape[1], np.mod(M, p).ravel().tolist(), p)
+
+
+def det(M: np.ndarray, p: int) -> int:
+    """``det M`` mod ``p`` (1 for the empty matrix).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attngeo.check.linalg import det
+    >>> det(np.array([[1, 2], [3, 4]]), 7), det(np.zeros((0, 0), dtype=np.int64), 7)
+    (5, 1)
+    """
+    return int(nmod(M, p).det()) if M.shape[0] else 1
+
+
+def adjugate(G: np.ndarray, p: int) -> np.ndarray:
+    """``adj G`` mod ``p`` from cofactors, no inverse (``G adj G = det G · I`` also when ``G`` is singular).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attngeo.check.linalg import adjugate
+    >>> G = np.array([[2, 1], [4, 2]])
+    >>> adjugate(G, 7).tolist(), adjugate(np.array([[5]]), 7).tolist()
+    ([[2, 6], [3, 2]], [[1]])
+    """
+    n = G.shape[0]
+    out = np.ones((1, 1), dtype=np.int64) if n == 1 else np.zeros((n, n), dtype=np.int64)
+    for r in range(n if n > 1 else 0):
+        for c in range(n):
+            out[c, r] = (-1) ** (r + c) * det(np.delete(np.delete(G, r, 0), c, 1), p) % p
+    return out
+
+
+def null_basis(M: np.ndarray, p: int) -> list[np.ndarray]:
+    """The canonical basis of ``{x : M x = 0}`` mod p: free variables of ``rref(M)`` set to unit vectors.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attngeo.check.linalg import null_basis
+    >>> [x.tolist() for x in null_basis(np.array([[1, 2, 3], [2, 4, 6]]), 7)]
+    [[5, 1, 0], [4, 0, 1]]
+    """
+    R, rank = nmod(M, p).rref()
+    pivots = [next(c for c in range(M.shape[1]) if int(R[r, c])) for r in range(rank)]
+    basis = []
+    for f in (c for c in range(M.shape[1]) if c not in pivots):
+        x = np.zeros(M.shape[1], dtype=np.int64)
+        x[f] = 1
+        for r, c in enumerate(pivots):
+            x[c] = (-int(R[r, f])) % p
+        if np.any(np.mod(np.mod(M, p) @ x, p)):  # (entries < p, inner size <= 2047: no int64 overflow)
+            reject("internal: a null vector does not solve M x = 0")  # pragma: no cover - rref is exact
+        basis.append(x)
+    return basis
+
+
+def product(*factors: np.ndarray, p: int) -> np.ndarray:
+    """``F_1 F_2 ⋯`` mod ``p``, reduced after each factor.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attngeo.check.linalg import product
+    >>> product(np.array([[3]]), np.array([[5]]), np.array([[-1]]), p=7).tolist()
+    [[6]]
+    """
+    out = np.mod(factors[0], p)
+    for f in factors[1:]:
+        out = np.mod(out @ np.mod(f, p), p)
+    return out

@@ -1,0 +1,269 @@
+"""The mixing of heads: kernel fields that re-split a multi-head layer among its heads (docs/multihead.md §3).
+
+A lightning layer is ``Σ_j V_j Y M∘(Yᵀ A_j Y)`` (``A_j = K_jᵀ Q_j``): linear in the
+tensor ``T = Σ_j V_j ⊗ A_j``. Moving ``A_j`` by ``Σ_k c_k A_k`` and each ``V_k`` by
+``-c_k V_j`` fixes ``T`` (``V_j ⊗ c_k A_k - c_k V_j ⊗ A_k = 0``), whatever the mask and
+the residual connection; the move is a kernel direction as soon as ``δA_j`` lifts to
+``(δQ_j, δK_j)``. Four families, one per way the lift exists (docs/math.md §7.3):
+
+* ``mixing`` (``a >= d``): every ``A_j`` is reachable; ``G = K_jᵀ K_j``,
+  ``δQ_j = -K_j adj(G) A_k``, ``δV_k = det(G) V_j``. One field per ordered pair.
+* ``rank-mixing`` (``a < d``, ``h - 1 > (d - a)^2``): ``δA_j = X`` must be tangent to the
+  rank-``a`` matrices at ``A_j``: ``nᵀ X m = 0`` for ``n`` in the null space of
+  ``K_j`` and ``m`` in that of ``Q_j``, ``(d - a)^2`` linear conditions on the
+  ``h - 1`` coefficients ``c``. Lift: ``δQ_j = c_Q adj(G_K) K_j X``,
+  ``δK_j = adj(G_Q) Q_j Xᵀ (c_K I - Π_K)`` with ``G_K = K_j K_jᵀ``, ``c_K = det G_K``,
+  ``Π_K = K_jᵀ adj(G_K) K_j`` (and the same for ``Q``), ``δV_k = -c_K c_Q c_k V_j``;
+  ``h - 1 - (d - a)^2`` fields per head.
+* ``symmetric-mixing`` (one token, ``a < d <= 2a``): with one token the layer sees
+  only ``sym(A_j)``, and the symmetric parts are unconstrained when ``2a >= d``;
+  ``G = K_jᵀ K_j + Q_jᵀ Q_j``, ``B = A_k + A_kᵀ``, ``δQ_j = -K_j adj(G) B``,
+  ``δK_j = -Q_j adj(G) B``, ``δV_k = 2 det(G) V_j``. One field per ordered pair.
+* ``value-mixing`` (normalized, one token): every score is ``1``, the layer is
+  ``(Σ_j V_j) y``; ``δV_1 = E_uv``, ``δV_k = -E_uv`` (``k >= 2``): constant fields.
+
+All need ``V`` unfactored (a value rank below ``min(d, d')`` leaves ``δV_k ∝ V_j``
+outside the tangent space of the rank-``b`` matrices at ``V_k``). At a point mod
+``p`` the values are computed from canonical null bases (:func:`attngeo.exact.rank.null_basis_mod_p`);
+where a rank drops mod ``p`` a head contributes no rows, which only weakens the bound.
+:func:`mixing_identities` proves the size-free part of each lemma symbolically.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...exact import modular
+from ...exact.rank import adjugate_mod_p, det_mod_p, null_basis_mod_p, rank_mod_p
+from ...model.architecture import Architecture
+
+#: The mixing kinds in canonical order (at most one applies to a layer).
+KINDS = ("mixing", "rank-mixing", "symmetric-mixing", "value-mixing")
+
+
+def mixing_family(arch: Architecture, i: int) -> tuple[str, int] | None:
+    """``(kind, size)`` of the mixing family of layer ``i`` (1-based), or None.
+
+    Parameters
+    ----------
+    arch : Architecture
+    i : int
+
+    Returns
+    -------
+    tuple of (str, int), or None
+
+    Examples
+    --------
+    Three rank-2 heads on ``3 -> 3``: each ``A_j`` may move along the other two
+    heads' ``A_k`` subject to one condition (``(d - a)^2 = 1``), so one field per head:
+
+    >>> from attngeo import Architecture
+    >>> from attngeo.geometry.dimension.mixing import mixing_family
+    >>> mixing_family(Architecture((3, 3), (2,), heads=3), 1)
+    ('rank-mixing', 3)
+    >>> mixing_family(Architecture((3, 3), (2,), heads=2), 1) is None      # h - 1 = (d - a)^2: none
+    True
+    >>> mixing_family(Architecture((3, 3), (2,), tokens=1, heads=2), 1)    # one token: sym(A_j) re-split
+    ('symmetric-mixing', 2)
+    >>> mixing_family(Architecture((3, 3), (2,), tokens=1, heads=2, normalization="softmax"), 1)
+    ('value-mixing', 9)
+    """
+    h, a, d = arch.heads[i - 1], arch.ranks[i - 1], arch.widths[i - 1]
+    if h < 2 or arch.value_ranks is not None:
+        return None
+    if arch.normalization != "lightning":
+        return ("value-mixing", (h - 1) * arch.widths[i] * d) if arch.tokens == 1 else None
+    if a >= d:
+        return "mixing", h * (h - 1)
+    if arch.tokens == 1 and 2 * a >= d:  # the symmetric parts are free: more fields than rank-mixing's
+        return "symmetric-mixing", h * (h - 1)
+    per_head = h - 1 - (d - a) ** 2
+    return ("rank-mixing", h * per_head) if per_head > 0 else None
+
+
+def _mm(*factors: np.ndarray, p: int) -> np.ndarray:
+    out = factors[0]
+    for f in factors[1:]:
+        out = modular.matmul(out, f, p)
+    return out
+
+
+def _rank_mixing(heads: list, j: int, p: int) -> list:
+    """The rank-mixing fields of head ``j`` (0-based): canonical null bases of ``K_j``, ``Q_j`` and of ``L``."""
+    Q, K, V = heads[j]
+    a, d = Q.shape
+    N, M = null_basis_mod_p(K, p), null_basis_mod_p(Q, p)
+    if len(N) != d - a or len(M) != d - a:
+        return []  # K_j or Q_j drops rank mod p: the null vectors need not span, no rows
+    others = [k for k in range(len(heads)) if k != j]
+    A = {k: _mm(heads[k][1].T, heads[k][0], p=p) for k in others}
+    NT, Mm = np.array(N), np.array(M).T  # (d - a) x d and d x (d - a)
+    L = np.array([_mm(NT, A[k], Mm, p=p).ravel() for k in others]).T  # row (s, t): n_s^T A_k m_t
+    if rank_mod_p(L, p) < (d - a) ** 2:
+        return []  # the conditions are dependent here: their minor vectors vanish, no rows
+    GK, GQ = _mm(K, K.T, p=p), _mm(Q, Q.T, p=p)
+    cK, cQ, adjK, adjQ = det_mod_p(GK, p), det_mod_p(GQ, p), adjugate_mod_p(GK, p), adjugate_mod_p(GQ, p)
+    rest = (cK * np.eye(d, dtype=np.int64) - _mm(K.T, adjK, K, p=p)) % p  # c_K (I - projection onto row K)
+    out = []
+    for c in null_basis_mod_p(L, p):
+        X = np.zeros((d, d), dtype=np.int64)
+        for k, ck in zip(others, c):
+            X = (X + ck * A[k]) % p
+        moves = [(j, "Q", cQ * _mm(adjK, K, X, p=p) % p), (j, "K", _mm(adjQ, Q, X.T, rest, p=p))]
+        moves += [(k, "V", -(cK * cQ % p * int(ck) % p) * V % p) for k, ck in zip(others, c)]
+        out.append(moves)
+    return out
+
+
+def mixing_moves(kind: str, heads: list, p: int) -> list:
+    """The fields of a mixing family of one layer at a point mod ``p``, as moves.
+
+    Parameters
+    ----------
+    kind : str
+        One of :data:`KINDS`.
+    heads : list
+        The layer's heads ``(Q, K, V)`` mod ``p`` (from :func:`attngeo.model.network.split_heads`).
+    p : int
+        A prime below ``2^31``.
+
+    Returns
+    -------
+    list
+        One entry per field: a list of moves ``(head, name, delta)``, ``head`` 0-based.
+
+    Examples
+    --------
+    Three rank-2 heads on ``3 -> 3`` at a random point: one field per head, and
+    every one fixes ``T = Σ_j V_j ⊗ K_jᵀ Q_j`` to first order:
+
+    >>> import numpy as np
+    >>> from attngeo.geometry.dimension.mixing import mixing_moves
+    >>> p, rng = 1000003, np.random.default_rng(1)
+    >>> heads = [tuple(rng.integers(0, p, s) for s in ((2, 3), (2, 3), (3, 3))) for _ in range(3)]
+    >>> fields = mixing_moves("rank-mixing", heads, p)
+    >>> len(fields), [sorted({(j, n) for j, n, _ in f}) for f in fields][0]
+    (3, [(0, 'K'), (0, 'Q'), (1, 'V'), (2, 'V')])
+    >>> def dT(field):
+    ...     d = {(j, n): m for j, n, m in field}
+    ...     z = np.zeros((3, 3), dtype=object)
+    ...     return sum(np.kron(d.get((j, "V"), z).astype(object), (K.T @ Q).astype(object))
+    ...                + np.kron(V.astype(object), (d.get((j, "K"), np.zeros_like(K)).T @ Q
+    ...                                            + K.T @ d.get((j, "Q"), np.zeros_like(Q))).astype(object))
+    ...                for j, (Q, K, V) in enumerate(heads)) % p
+    >>> [int(np.count_nonzero(dT(f))) for f in fields]
+    [0, 0, 0]
+    """
+    h = len(heads)
+    out = []
+    if kind == "rank-mixing":
+        for j in range(h):
+            out += _rank_mixing(heads, j, p)
+        return out
+    if kind == "value-mixing":
+        d_out, d_in = heads[0][2].shape
+        for k in range(1, h):
+            for u in range(d_out):
+                for v in range(d_in):
+                    E = np.zeros((d_out, d_in), dtype=np.int64)
+                    E[u, v] = 1
+                    out.append([(0, "V", E), (k, "V", (p - E) % p)])
+        return out
+    for j, (Q, K, V) in enumerate(heads):
+        if kind == "mixing":
+            G = _mm(K.T, K, p=p)
+            lift, scale = _mm(K, adjugate_mod_p(G, p), p=p), det_mod_p(G, p)
+        else:  # symmetric-mixing: [K; Q]^T [dQ; dK] = -det(G) B with G = K^T K + Q^T Q
+            G = (_mm(K.T, K, p=p) + _mm(Q.T, Q, p=p)) % p
+            adj, scale = adjugate_mod_p(G, p), 2 * det_mod_p(G, p) % p
+        for k, (Qk, Kk, _) in enumerate(heads):
+            if k == j:
+                continue
+            A = _mm(Kk.T, Qk, p=p)
+            if kind == "mixing":
+                out.append([(j, "Q", (-_mm(lift, A, p=p)) % p), (k, "V", scale * V % p)])
+                continue
+            B = _mm(adj, (A + A.T) % p, p=p)
+            out.append([(j, "Q", (-_mm(K, B, p=p)) % p), (j, "K", (-_mm(Q, B, p=p)) % p), (k, "V", scale * V % p)])
+    return out
+
+
+def mixing_identities(kind: str) -> tuple:
+    """The size-free identities behind a mixing family (:class:`attngeo.geometry.symmetry.Identity`).
+
+    * ``pair`` (every kind): for heads ``j, k`` the tangent ``δA_j = A_k``,
+      ``δV_k = -V_j`` fixes ``value_j ⊗ M∘score_j + value_k ⊗ M∘score_k`` — in the
+      free algebra, with ``value ⊗ M∘score`` written as the word ``value M score``
+      (concatenation is bilinear, which is all the mask and the tensor need);
+      for ``value-mixing`` the heads are ``V_j y`` and the tangent ``δV_1 = E``, ``δV_k = -E``.
+    * ``lift``: the moves of ``Q_j, K_j`` change ``A_j = K_jᵀ Q_j`` as the lemma
+      says, for matrices of any size: SymPy matrix symbols of symbolic shape,
+      scalars commuting, ``adj`` of a symmetric matrix symmetric. The rest is
+      Cramer's rule ``G adj(G) = det(G) I`` (``mixing``, ``symmetric-mixing``)
+      and, for ``rank-mixing``, ``(c_K I - Π_K) X (c_Q I - Π_Q) = 0`` when ``nᵀ X m = 0``
+      (docs/math.md §7.3), which the checker also verifies at its point.
+
+    Parameters
+    ----------
+    kind : str
+        One of :data:`KINDS`.
+
+    Returns
+    -------
+    tuple of Identity
+
+    Examples
+    --------
+    >>> from attngeo.geometry.dimension.mixing import mixing_identities
+    >>> [(i.family, i.holds) for i in mixing_identities("rank-mixing")]
+    [('rank-mixing', True), ('rank-mixing', True)]
+    """
+    from ...exact.freealgebra import NCPoly
+    from ..symmetry import Identity
+
+    Vj, Vk, Aj, Ak, Y, Msep, E = (NCPoly.symbol(s) for s in ("V_j", "V_k", "A_j", "A_k", "Y", "M", "E"))
+    if kind == "value-mixing":
+        pair = (Vj @ Y + Vk @ Y).derivative({"V_j": E, "V_k": -E})
+        return (Identity(kind, "D(V_1 y + V_k y)[dV_1 = E, dV_k = -E] = 0", str(pair)),)
+    heads = Vj @ Y @ Msep @ Y.T @ Aj @ Y + Vk @ Y @ Msep @ Y.T @ Ak @ Y
+    pair = heads.derivative({"A_j": Ak, "V_k": -Vj})
+    out = [Identity(kind, "D(V_j Y (x) M.(Y' A_j Y) + V_k Y (x) M.(Y' A_k Y))[dA_j = A_k, dV_k = -V_j] = 0",
+                    str(pair))]
+    return tuple(out) + (Identity(kind, _LIFTS[kind], _lift_residual(kind)),)
+
+
+_LIFTS = {
+    "mixing": "K' dQ = -(K'K) adj(K'K) A_k for dQ = -K adj(K'K) A_k",
+    "rank-mixing": "K' dQ + dK' Q = c_K c_Q X - (c_K I - K' J K) X (c_Q I - Q' H Q) for dQ = c_Q J K X, "
+                   "dK = H Q X' (c_K I - K' J K), J = adj(K K'), H = adj(Q Q')",
+    "symmetric-mixing": "dA + dA' = -(G J B + B J G) for dQ = -K J B, dK = -Q J B, G = K'K + Q'Q, J = adj G, "
+                        "B = A_k + A_k'",
+}
+
+
+def _lift_residual(kind: str) -> str:
+    """``lhs - rhs`` of the lift identity of ``kind``, expanded by SymPy (``"0"`` when it holds)."""
+    from sympy import Identity as Eye, MatrixSymbol, symbols
+
+    a, d = symbols("a d", integer=True, positive=True)
+    cK, cQ = symbols("c_K c_Q")
+    K, Q, X = MatrixSymbol("K", a, d), MatrixSymbol("Q", a, d), MatrixSymbol("X", d, d)
+    Kk, Qk = MatrixSymbol("K_k", a, d), MatrixSymbol("Q_k", a, d)
+    if kind == "rank-mixing":
+        J, H = MatrixSymbol("J", a, a), MatrixSymbol("H", a, a)  # adj(K K'), adj(Q Q'): symmetric
+        rest = cK * Eye(d) - K.T * J * K
+        dQ, dK = cQ * J * K * X, H * Q * X.T * rest
+        diff = K.T * dQ + dK.T * Q - (cK * cQ * X - rest * X * (cQ * Eye(d) - Q.T * H * Q))
+        symmetric = (J, H)
+    elif kind == "mixing":
+        J = MatrixSymbol("J", d, d)  # adj(K'K)
+        diff = K.T * (-K * J * Kk.T * Qk) + K.T * K * J * Kk.T * Qk
+        symmetric = (J,)
+    else:
+        J = MatrixSymbol("J", d, d)  # adj(K'K + Q'Q)
+        B, G = Kk.T * Qk + Qk.T * Kk, K.T * K + Q.T * Q
+        dA = K.T * (-K * J * B) + (-Q * J * B).T * Q
+        diff = dA + dA.T + G * J * B + B * J * G
+        symmetric = (J,)
+    return str(diff.doit().xreplace({S.T: S for S in symmetric}).doit().expand())
