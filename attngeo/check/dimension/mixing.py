@@ -15,6 +15,10 @@ with heads ``j`` depends on its weights through ``T = Σ_j V_j ⊗ A_j``
   where ``K_j``, ``Q_j`` or ``L`` drop rank mod p.
 * ``symmetric-mixing`` (one token, ``a < d <= 2a``): ``G = K_jᵀ K_j + Q_jᵀ Q_j``,
   ``B = A_k + A_kᵀ``, ``δQ_j = -K_j adj(G) B``, ``δK_j = -Q_j adj(G) B``, ``δV_k = 2 det(G) V_j``.
+* ``symmetric-rank-mixing`` (one token, ``2a < d``, ``h - 1 > ρ(ρ + 1)/2``, ``ρ = d - 2a``): ``c`` in
+  the null space of ``n_sᵀ (A_k + A_kᵀ) n_t`` (``s <= t``; ``n`` the canonical null basis of
+  ``R = [K_j; Q_j]``), ``X = Σ_k c_k (A_k + A_kᵀ)``, ``G = R Rᵀ``, ``c = det G``,
+  ``[δQ_j; δK_j] = adj(G) R X (2c I - Rᵀ adj(G) R)``, ``δV_k = -2 c^2 c_k V_j``.
 * ``value-mixing`` (normalized, one token): ``δV_1 = E_uv``, ``δV_k = -E_uv``.
 
 Before any row is used, the size-free part of each lemma is re-proved here with
@@ -29,7 +33,7 @@ import numpy as np
 from ..linalg import adjugate, det, nmod, null_basis, product
 from ..values import reject
 
-KINDS = ("mixing", "rank-mixing", "symmetric-mixing", "value-mixing")
+KINDS = ("mixing", "rank-mixing", "symmetric-mixing", "symmetric-rank-mixing", "value-mixing")
 
 
 def expected_family(arch, i: int) -> dict | None:
@@ -54,6 +58,9 @@ def expected_family(arch, i: int) -> dict | None:
             kind, size = "mixing", h * (h - 1)
         elif arch.tokens == 1 and d <= 2 * a:
             kind, size = "symmetric-mixing", h * (h - 1)
+        elif arch.tokens == 1:
+            rho = d - 2 * a
+            kind, size = "symmetric-rank-mixing", h * max(0, h - 1 - rho * (rho + 1) // 2)
         else:
             kind, size = "rank-mixing", h * max(0, h - 1 - (d - a) * (d - a))
     elif arch.tokens == 1:
@@ -137,8 +144,9 @@ def lemma_holds(kind: str) -> bool:
     Examples
     --------
     >>> from attngeo.check.dimension.mixing import lemma_holds
-    >>> [lemma_holds(k) for k in ("mixing", "rank-mixing", "symmetric-mixing", "value-mixing", "other")]
-    [True, True, True, True, False]
+    >>> [lemma_holds(k) for k in ("mixing", "rank-mixing", "symmetric-mixing", "symmetric-rank-mixing",
+    ...                           "value-mixing", "other")]
+    [True, True, True, True, True, False]
     """
     if kind not in KINDS:
         return False
@@ -163,6 +171,18 @@ def lemma_holds(kind: str) -> bool:
                              "K": _times(L["H"], L["Q"], L["X'"], rest_K)}, sym)
         want = _plus(_times(_scalar("c_K"), _scalar("c_Q"), L["X"]), neg(_times(rest_K, L["X"], rest_Q)))
         return _plus(dA, neg(want)) == {}
+    if kind == "symmetric-rank-mixing":  # R = [K; Q], adj(R R') = [J11 J12; J12' J22], X symmetric
+        sym = {"J11", "J22", "X"}
+        L = _letters("K Q X J11 J12 J22", sym)
+        P = _plus(*(_times(L[u + "'"], L[j], L[v]) for u, j, v in
+                    (("K", "J11", "K"), ("K", "J12", "Q"), ("Q", "J12'", "K"), ("Q", "J22", "Q"))))
+        tail = _plus(_poly((2, ("c",), ())), neg(P))
+        dA = _derivative(_times(L["K'"], L["Q"]), {
+            "Q": _times(_plus(_times(L["J11"], L["K"]), _times(L["J12"], L["Q"])), L["X"], tail),
+            "K": _times(_plus(_times(L["J12'"], L["K"]), _times(L["J22"], L["Q"])), L["X"], tail)}, sym)
+        rest = _plus(_scalar("c"), neg(P))
+        want = _plus(_poly((2, ("c", "c"), ["X"])), _times(_poly((-2, (), ())), rest, L["X"], rest))
+        return _plus(dA, _transpose(dA, sym), neg(want)) == {}
     B = _plus(Ak, _transpose(Ak, sym))
     G = _plus(_times(L["K'"], L["K"]), _times(L["Q'"], L["Q"]))
     dA = _derivative(A, {"Q": neg(_times(L["K"], L["J"], B)), "K": neg(_times(L["Q"], L["J"], B))}, sym)
@@ -172,31 +192,46 @@ def lemma_holds(kind: str) -> bool:
 # -- values at a point mod p ---------------------------------------------------------------------------
 
 
-def _rank_mixing_head(heads: list, j: int, p: int) -> list:
+def _constrained_head(heads: list, j: int, p: int, symmetric: bool) -> list:
+    """rank-mixing (``symmetric`` False) or symmetric-rank-mixing fields of head ``j`` (0-based)."""
     Q, K, V = heads[j]["Q"], heads[j]["K"], heads[j]["V"]
     a, d = Q.shape
-    r = d - a
-    N, M = null_basis(K, p), null_basis(Q, p)
-    if len(N) != r or len(M) != r:
+    R = np.concatenate([K, Q]) if symmetric else K
+    rho = d - R.shape[0]
+    left = null_basis(R, p)
+    right = left if symmetric else null_basis(Q, p)
+    if len(left) != rho or len(right) != rho:
         return []
     others = [k for k in range(len(heads)) if k != j]
-    A = [product(heads[k]["K"].T, heads[k]["Q"], p=p) for k in others]
-    L = np.zeros((r * r, len(others)), dtype=np.int64)
-    for col, Ak in enumerate(A):
-        for s in range(r):
-            for t in range(r):
-                L[s * r + t, col] = int(product(N[s][None, :], Ak, M[t][:, None], p=p)[0, 0])
-    if nmod(L, p).rank() < r * r:
+    basis = []
+    for k in others:
+        A = product(heads[k]["K"].T, heads[k]["Q"], p=p)
+        basis.append(np.mod(A + A.T, p) if symmetric else A)
+    conditions = [(s, t) for s in range(rho) for t in range(s if symmetric else 0, rho)]
+    L = np.zeros((len(conditions), len(others)), dtype=np.int64)
+    for row, (s, t) in enumerate(conditions):
+        for col, B in enumerate(basis):
+            L[row, col] = int(product(left[s][None, :], B, right[t][:, None], p=p)[0, 0])
+    if nmod(L, p).rank() < len(conditions):
         return []
-    GK, GQ = product(K, K.T, p=p), product(Q, Q.T, p=p)
-    cK, cQ, JK, HQ = det(GK, p), det(GQ, p), adjugate(GK, p), adjugate(GQ, p)
-    rest = np.mod(cK * np.eye(d, dtype=np.int64) - product(K.T, JK, K, p=p), p)
+    G = product(R, R.T, p=p)
+    c, J = det(G, p), adjugate(G, p)
+    Pi = product(R.T, J, R, p=p)
+    if symmetric:
+        tail, scale = np.mod(2 * c * np.eye(d, dtype=np.int64) - Pi, p), 2 * c * c % p
+    else:
+        GQ = product(Q, Q.T, p=p)
+        cQ, HQ = det(GQ, p), adjugate(GQ, p)
+        rest, scale = np.mod(c * np.eye(d, dtype=np.int64) - Pi, p), c * cQ % p
     fields = []
-    for c in null_basis(L, p):
-        X = np.mod(sum(int(ck) * Ak for ck, Ak in zip(c, A)), p)
-        moves = [(j, "Q", np.mod(cQ * product(JK, K, X, p=p), p)), (j, "K", product(HQ, Q, X.T, rest, p=p))]
-        scale = cK * cQ % p
-        moves += [(k, "V", np.mod(-(scale * int(ck) % p) * V, p)) for k, ck in zip(others, c)]  # < 2**52
+    for coeffs in null_basis(L, p):
+        X = np.mod(sum(int(ck) * B for ck, B in zip(coeffs, basis)), p)
+        if symmetric:
+            Y = product(J, R, X, tail, p=p)
+            moves = [(j, "Q", Y[:a]), (j, "K", Y[a:])]
+        else:
+            moves = [(j, "Q", np.mod(cQ * product(J, K, X, p=p), p)), (j, "K", product(HQ, Q, X.T, rest, p=p))]
+        moves += [(k, "V", np.mod(-(scale * int(ck) % p) * V, p)) for k, ck in zip(others, coeffs)]  # < 2**52
         fields.append(moves)
     return fields
 
@@ -237,7 +272,7 @@ def _fixes_the_layer(kind: str, heads: list, moves: list, p: int) -> bool:
         zero_q = np.zeros_like(h["Q"])
         A = product(h["K"].T, h["Q"], p=p)
         dA = np.mod(product(delta.get((j, "K"), zero_q).T, h["Q"], p=p) + product(h["K"].T, delta.get((j, "Q"), zero_q), p=p), p)
-        if kind == "symmetric-mixing":
+        if kind.startswith("symmetric"):
             A, dA = np.mod(A + A.T, p), np.mod(dA + dA.T, p)
         U += [delta.get((j, "V"), np.zeros_like(h["V"])).ravel(), h["V"].ravel()]
         W += [A.ravel(), dA.ravel()]
@@ -266,8 +301,8 @@ def moves(kind: str, heads: list, p: int) -> list:
     """
     if not lemma_holds(kind):  # pragma: no cover - own definitions
         reject(f"the lemma of the {kind} family does not hold")
-    if kind == "rank-mixing":
-        fields = [f for j in range(len(heads)) for f in _rank_mixing_head(heads, j, p)]
+    if kind in ("rank-mixing", "symmetric-rank-mixing"):
+        fields = [f for j in range(len(heads)) for f in _constrained_head(heads, j, p, kind != "rank-mixing")]
     elif kind == "value-mixing":
         d_out, d_in = heads[0]["V"].shape
         fields = []

@@ -19,6 +19,11 @@ the residual connection; the move is a kernel direction as soon as ``δA_j`` lif
   only ``sym(A_j)``, and the symmetric parts are unconstrained when ``2a >= d``;
   ``G = K_jᵀ K_j + Q_jᵀ Q_j``, ``B = A_k + A_kᵀ``, ``δQ_j = -K_j adj(G) B``,
   ``δK_j = -Q_j adj(G) B``, ``δV_k = 2 det(G) V_j``. One field per ordered pair.
+* ``symmetric-rank-mixing`` (one token, ``2a < d``, ``h - 1 > ρ(ρ + 1)/2``, ``ρ = d - 2a``):
+  the symmetric parts ``S_j = A_j + A_jᵀ`` have rank ``<= 2a``; ``X = Σ_k c_k S_k`` must be
+  tangent there (``nᵀ X n' = 0`` for ``n, n'`` in the null space of ``R = [K_j; Q_j]``).
+  Lift: ``[δQ_j; δK_j] = adj(G) R X (2 c I - Π)`` with ``G = R Rᵀ``, ``c = det G``,
+  ``Π = Rᵀ adj(G) R``; then ``δS_j = 2 c^2 X`` and ``δV_k = -2 c^2 c_k V_j``.
 * ``value-mixing`` (normalized, one token): every score is ``1``, the layer is
   ``(Σ_j V_j) y``; ``δV_1 = E_uv``, ``δV_k = -E_uv`` (``k >= 2``): constant fields.
 
@@ -38,7 +43,7 @@ from ...exact.rank import adjugate_mod_p, det_mod_p, null_basis_mod_p, rank_mod_
 from ...model.architecture import Architecture
 
 #: The mixing kinds in canonical order (at most one applies to a layer).
-KINDS = ("mixing", "rank-mixing", "symmetric-mixing", "value-mixing")
+KINDS = ("mixing", "rank-mixing", "symmetric-mixing", "symmetric-rank-mixing", "value-mixing")
 
 
 def mixing_family(arch: Architecture, i: int) -> tuple[str, int] | None:
@@ -66,6 +71,8 @@ def mixing_family(arch: Architecture, i: int) -> tuple[str, int] | None:
     True
     >>> mixing_family(Architecture((3, 3), (2,), tokens=1, heads=2), 1)    # one token: sym(A_j) re-split
     ('symmetric-mixing', 2)
+    >>> mixing_family(Architecture((5, 5), (2,), tokens=1, heads=3), 1)    # one condition on rank(S_j) <= 4
+    ('symmetric-rank-mixing', 3)
     >>> mixing_family(Architecture((3, 3), (2,), tokens=1, heads=2, normalization="softmax"), 1)
     ('value-mixing', 9)
     """
@@ -78,8 +85,11 @@ def mixing_family(arch: Architecture, i: int) -> tuple[str, int] | None:
         return "mixing", h * (h - 1)
     if arch.tokens == 1 and 2 * a >= d:  # the symmetric parts are free: more fields than rank-mixing's
         return "symmetric-mixing", h * (h - 1)
-    per_head = h - 1 - (d - a) ** 2
-    return ("rank-mixing", h * per_head) if per_head > 0 else None
+    if arch.tokens == 1:  # rank(S_j) <= 2a: (d - 2a)(d - 2a + 1)/2 conditions, fewer than rank-mixing's
+        kind, per_head = "symmetric-rank-mixing", h - 1 - (d - 2 * a) * (d - 2 * a + 1) // 2
+    else:
+        kind, per_head = "rank-mixing", h - 1 - (d - a) ** 2
+    return (kind, h * per_head) if per_head > 0 else None
 
 
 def _mm(*factors: np.ndarray, p: int) -> np.ndarray:
@@ -89,29 +99,49 @@ def _mm(*factors: np.ndarray, p: int) -> np.ndarray:
     return out
 
 
-def _rank_mixing(heads: list, j: int, p: int) -> list:
-    """The rank-mixing fields of head ``j`` (0-based): canonical null bases of ``K_j``, ``Q_j`` and of ``L``."""
+def _constrained(heads: list, j: int, p: int, symmetric: bool) -> list:
+    """The rank-mixing (or, ``symmetric``, symmetric-rank-mixing) fields of head ``j`` (0-based).
+
+    The coefficients ``c`` span the canonical null space of the conditions ``nᵀ X m = 0`` on
+    ``X = Σ_k c_k A_k`` (``A_k + A_kᵀ`` when symmetric), ``n``, ``m`` from the canonical null bases.
+    """
     Q, K, V = heads[j]
     a, d = Q.shape
-    N, M = null_basis_mod_p(K, p), null_basis_mod_p(Q, p)
-    if len(N) != d - a or len(M) != d - a:
-        return []  # K_j or Q_j drops rank mod p: the null vectors need not span, no rows
+    R = np.vstack([K, Q]) if symmetric else K
+    N = null_basis_mod_p(R, p)
+    M = N if symmetric else null_basis_mod_p(Q, p)
+    rho = d - R.shape[0]
+    if len(N) != rho or len(M) != rho:
+        return []  # a rank drops mod p: the null vectors need not span, no rows
     others = [k for k in range(len(heads)) if k != j]
     A = {k: _mm(heads[k][1].T, heads[k][0], p=p) for k in others}
-    NT, Mm = np.array(N), np.array(M).T  # (d - a) x d and d x (d - a)
-    L = np.array([_mm(NT, A[k], Mm, p=p).ravel() for k in others]).T  # row (s, t): n_s^T A_k m_t
-    if rank_mod_p(L, p) < (d - a) ** 2:
+    if symmetric:
+        A = {k: (A[k] + A[k].T) % p for k in others}
+    pairs = [(s, t) for s in range(rho) for t in range(rho) if not symmetric or s <= t]
+    L = np.array([[_mm(N[s][None, :], A[k], M[t][:, None], p=p)[0, 0] for k in others] for s, t in pairs],
+                 dtype=np.int64).reshape(len(pairs), len(others))
+    if rank_mod_p(L, p) < len(pairs):
         return []  # the conditions are dependent here: their minor vectors vanish, no rows
-    GK, GQ = _mm(K, K.T, p=p), _mm(Q, Q.T, p=p)
-    cK, cQ, adjK, adjQ = det_mod_p(GK, p), det_mod_p(GQ, p), adjugate_mod_p(GK, p), adjugate_mod_p(GQ, p)
-    rest = (cK * np.eye(d, dtype=np.int64) - _mm(K.T, adjK, K, p=p)) % p  # c_K (I - projection onto row K)
+    G = _mm(R, R.T, p=p)
+    c, adj = det_mod_p(G, p), adjugate_mod_p(G, p)
+    Pi = _mm(R.T, adj, R, p=p)
+    if symmetric:  # [dQ; dK] = adj(G) R X (2c I - Pi): dS_j = 2 c^2 X
+        tail, scale = (2 * c * np.eye(d, dtype=np.int64) - Pi) % p, 2 * c * c % p
+    else:  # dQ = c_Q adj(K K^T) K X, dK = adj(Q Q^T) Q X^T (c_K I - Pi_K): dA_j = c_K c_Q X
+        GQ = _mm(Q, Q.T, p=p)
+        cQ, adjQ, rest = det_mod_p(GQ, p), adjugate_mod_p(GQ, p), (c * np.eye(d, dtype=np.int64) - Pi) % p
+        scale = c * cQ % p
     out = []
-    for c in null_basis_mod_p(L, p):
+    for coeffs in null_basis_mod_p(L, p):
         X = np.zeros((d, d), dtype=np.int64)
-        for k, ck in zip(others, c):
+        for k, ck in zip(others, coeffs):
             X = (X + ck * A[k]) % p
-        moves = [(j, "Q", cQ * _mm(adjK, K, X, p=p) % p), (j, "K", _mm(adjQ, Q, X.T, rest, p=p))]
-        moves += [(k, "V", -(cK * cQ % p * int(ck) % p) * V % p) for k, ck in zip(others, c)]
+        if symmetric:
+            Y = _mm(adj, R, X, tail, p=p)
+            moves = [(j, "Q", Y[:a]), (j, "K", Y[a:])]  # R^T [dQ; dK] = K^T dQ + Q^T dK
+        else:
+            moves = [(j, "Q", cQ * _mm(adj, K, X, p=p) % p), (j, "K", _mm(adjQ, Q, X.T, rest, p=p))]
+        moves += [(k, "V", -(scale * int(ck) % p) * V % p) for k, ck in zip(others, coeffs)]
         out.append(moves)
     return out
 
@@ -157,9 +187,9 @@ def mixing_moves(kind: str, heads: list, p: int) -> list:
     """
     h = len(heads)
     out = []
-    if kind == "rank-mixing":
+    if kind in ("rank-mixing", "symmetric-rank-mixing"):
         for j in range(h):
-            out += _rank_mixing(heads, j, p)
+            out += _constrained(heads, j, p, kind == "symmetric-rank-mixing")
         return out
     if kind == "value-mixing":
         d_out, d_in = heads[0][2].shape
@@ -239,6 +269,8 @@ _LIFTS = {
                    "dK = H Q X' (c_K I - K' J K), J = adj(K K'), H = adj(Q Q')",
     "symmetric-mixing": "dA + dA' = -(G J B + B J G) for dQ = -K J B, dK = -Q J B, G = K'K + Q'Q, J = adj G, "
                         "B = A_k + A_k'",
+    "symmetric-rank-mixing": "dA + dA' = 2 c^2 X - 2 (c I - P) X (c I - P) for [dQ; dK] = J R X (2c I - P), "
+                             "R = [K; Q], J = adj(R R') = [J11 J12; J12' J22], P = R' J R, X = X'",
 }
 
 
@@ -260,6 +292,15 @@ def _lift_residual(kind: str) -> str:
         J = MatrixSymbol("J", d, d)  # adj(K'K)
         diff = K.T * (-K * J * Kk.T * Qk) + K.T * K * J * Kk.T * Qk
         symmetric = (J,)
+    elif kind == "symmetric-rank-mixing":  # R = [K; Q], adj(R R') in blocks, X symmetric
+        c = symbols("c")
+        J11, J12, J22 = MatrixSymbol("J11", a, a), MatrixSymbol("J12", a, a), MatrixSymbol("J22", a, a)
+        P = K.T * J11 * K + K.T * J12 * Q + Q.T * J12.T * K + Q.T * J22 * Q
+        tail = 2 * c * Eye(d) - P
+        dQ, dK = (J11 * K + J12 * Q) * X * tail, (J12.T * K + J22 * Q) * X * tail
+        dA = K.T * dQ + dK.T * Q
+        diff = dA + dA.T - 2 * c ** 2 * X + 2 * (c * Eye(d) - P) * X * (c * Eye(d) - P)
+        symmetric = (J11, J22, X)
     else:
         J = MatrixSymbol("J", d, d)  # adj(K'K + Q'Q)
         B, G = Kk.T * Qk + Qk.T * Kk, K.T * K + Q.T * Q
