@@ -58,7 +58,7 @@ BUDGET = 10.0
 KINDS = {
     "dimension": ["dimension", "dimension-deep", "dimension-gap", "dimension-softmax", "dimension-kernel-fields",
                   "dimension-structured", "dimension-identity", "dimension-identity-softmax", "dimension-multihead",
-                  "dimension-span"],
+                  "dimension-span", "dimension-rank-mixing"],
     "fiber": ["fiber-random", "fiber-rank1-swap", "fiber-rank1-parallel", "fiber-zero"],
     "deep-fiber": ["deep-fiber-orbit", "deep-fiber-hidden", "deep-fiber-line"],
     "singular-point": ["singular-random", "singular-rank1-swap", "singular-rank1-parallel", "singular-by-equations"],

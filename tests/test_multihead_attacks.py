@@ -138,6 +138,8 @@ HONEST = {
     "narrow_rank": ((3, 3), (2,), 2, dict(heads=2)),
     "factored_heads": ((2, 2), (2,), 2, dict(heads=2, value_ranks=1)),
     "annihilator": ((3, 3, 3), (1, 1), 3, dict(heads=2, value_ranks=1)),
+    "rank_mixing": ((3, 3), (2,), 2, dict(heads=3, causal=True)),
+    "symmetric_mixing": ((3, 3), (2,), 1, dict(heads=2, residual=True)),
 }
 
 
@@ -175,6 +177,9 @@ KILLED = [
     ((2, 2, 2), (2, 2), 2, dict(heads=2)),                                 # mixing in both layers
     ((3, 3), (3,), 2, dict(heads=3, residual=True)),                       # mixing, no inter
     ((2, 4, 2), (2, 4), 2, dict(heads=[1, 3], causal=True)),               # annihilator and mixing
+    ((3, 3, 3), (2, 2), 3, dict(heads=3, causal=True)),                    # rank-mixing in both layers
+    ((5, 5), (2,), 1, dict(heads=3, residual=True)),                       # symmetric-rank-mixing
+    ((3, 3), (2,), 1, dict(heads=3)),                                      # symmetric-mixing
 ]
 
 

@@ -80,6 +80,8 @@ def honest_pool() -> dict[str, dict]:
         "dimension-multihead": certify_dimension(Architecture((3, 3, 3), (1, 2), tokens=3, heads=2, value_ranks=1,
                                                               causal=True), seed=1).to_json(),
         "dimension-span": certify_dimension(Architecture((2, 2), (2,), tokens=2, heads=3), seed=1).to_json(),
+        # heads re-split inside the rank-a matrices (rank-mixing, docs/math.md §7.3)
+        "dimension-rank-mixing": certify_dimension(Architecture((3, 3), (2,), tokens=2, heads=3), seed=1).to_json(),
     }
     for kind in ("random", "rank1-swap", "rank1-parallel", "zero"):
         pool[f"fiber-{kind}"] = fiber(small, special_point(small, kind, random.Random(1))).to_json()

@@ -36,6 +36,8 @@ where a rank drops mod ``p`` a head contributes no rows, which only weakens the 
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from ...exact import modular
@@ -274,6 +276,7 @@ _LIFTS = {
 }
 
 
+@lru_cache(maxsize=None)  # SymPy takes about a second per process; the identity does not change
 def _lift_residual(kind: str) -> str:
     """``lhs - rhs`` of the lift identity of ``kind``, expanded by SymPy (``"0"`` when it holds)."""
     from sympy import Identity as Eye, MatrixSymbol, symbols

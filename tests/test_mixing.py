@@ -1,0 +1,278 @@
+"""The mixing of heads (docs/math.md §7.3, docs/multihead.md §3): kernel fields, their lemma, their certificates.
+
+Each family's fields must lie in the kernel of the Jacobian (reverse mode, computed
+by the network code the fields know nothing of), prover and checker must build
+the same rows from their separate code, the bounds they give must meet the
+Jacobian rank, and a certificate altered in any way the families could be
+abused — an invented family, a predicate misapplied, another architecture,
+another point — must be refused.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+
+import numpy as np
+import pytest
+
+from attngeo import Architecture, certify_dimension, check_certificate
+from attngeo.check.arch import Arch
+from attngeo.check.dimension import kernelfields as checker_fields
+from attngeo.check.dimension import mixing as checker_mixing
+from attngeo.exact.modular import matmul
+from attngeo.exact.rank import random_prime, rank_mod_p
+from attngeo.exceptions import CertificateFormatError, CertificateRejected
+from attngeo.geometry.dimension.bounds import random_ints
+from attngeo.geometry.dimension.kernelfields import kernel_families, kernel_rows
+from attngeo.geometry.dimension.mixing import mixing_family, mixing_identities
+from attngeo.geometry.symmetry import field_matrix
+from attngeo.model.jacobian import jacobian_mod_p
+
+REFUSED = (CertificateRejected, CertificateFormatError)
+
+# (widths, ranks, tokens, keywords, the mixing kind)
+CASES = [
+    ((3, 3), (2,), 2, dict(heads=3), "rank-mixing"),
+    ((3, 3), (2,), 3, dict(heads=3, residual=True, causal=True), "rank-mixing"),
+    ((4, 4), (2,), 2, dict(heads=6), "rank-mixing"),               # (d - a)^2 = 4 conditions on 5 coefficients
+    ((3, 3, 3), (2, 2), 2, dict(heads=3), "rank-mixing"),           # both layers of a deep network
+    ((3, 3), (2,), 1, dict(heads=2), "symmetric-mixing"),
+    ((3, 3, 3), (2, 2), 1, dict(heads=2, causal=True), "symmetric-mixing"),
+    ((5, 5), (2,), 1, dict(heads=3), "symmetric-rank-mixing"),
+    ((3, 3), (3,), 2, dict(heads=2), "mixing"),
+]
+
+
+def _arch(widths, ranks, tokens, kw) -> Architecture:
+    return Architecture(widths, ranks, tokens=tokens, **kw)
+
+
+def _checker_arch(arch: Architecture) -> Arch:
+    return Arch(arch.widths, arch.ranks, arch.tokens, arch.normalization, heads=arch.heads,
+                value_ranks=arch.value_ranks, residual=arch.residual, causal=arch.causal)
+
+
+def _checker_rows(arch: Architecture, point: np.ndarray, p: int) -> np.ndarray:
+    """The checker's kernel rows at ``point`` (its own weights split, its own families)."""
+    carch = _checker_arch(arch)
+    offsets = {(i, j, n): off for i, j, n, _, _, off in carch.blocks()}
+    W = {(i, j, n): np.mod(point[off: off + r * c], p).reshape(r, c) for i, j, n, r, c, off in carch.blocks()}
+
+    def put(i, *moves):
+        vec = np.zeros(carch.parameters, dtype=np.int64)
+        for j, name, mat in moves:
+            vec[offsets[(i, j, name)]: offsets[(i, j, name)] + mat.size] = np.mod(mat, p).ravel()
+        return vec
+
+    rows = checker_fields.head_rows(carch, W, put, p)
+    return np.array(rows, dtype=np.int64).reshape(len(rows), carch.parameters)
+
+
+@pytest.mark.parametrize("widths,ranks,tokens,kw,kind", CASES, ids=str)
+def test_the_fields_are_in_the_kernel_and_prover_and_checker_build_the_same_rows(widths, ranks, tokens, kw, kind):
+    arch = _arch(widths, ranks, tokens, kw)
+    assert kind in [f.kind for f in kernel_families(arch)]
+    rng = random.Random(sum(widths) + tokens)
+    p = random_prime(rng)
+    point = random_ints(rng, (arch.parameter_count,))
+    R = kernel_rows(arch, point, p)
+    sizes = sum(f.size for f in kernel_families(arch))
+    assert R.shape == (sizes, arch.parameter_count)  # a random point: no head drops rank, no row is skipped
+    X = random_ints(rng, (arch.parameter_count // (arch.widths[-1] * tokens) + 6,) + arch.input_shape)
+    J = jacobian_mod_p(arch, point, X, p)
+    assert not np.any(matmul(J, R.T, p))  # J v = 0 mod p for every field v
+    assert np.array_equal(R, _checker_rows(arch, point, p))  # two codes, one canonical form
+
+
+@pytest.mark.parametrize("widths,ranks,tokens,kw,kind", CASES, ids=str)
+def test_the_fields_are_independent_of_the_groups_and_the_bounds_meet(widths, ranks, tokens, kw, kind):
+    """Rank of groups and fields together = groups + fields (the fields add exactly their count); then the
+    certificate's bounds meet and the independent checker accepts it."""
+    arch = _arch(widths, ranks, tokens, kw)
+    rng = random.Random(7)
+    p = random_prime(rng)
+    point = random_ints(rng, (arch.parameter_count,))
+    F, R = field_matrix(arch, point, p), kernel_rows(arch, point, p)
+    assert rank_mod_p(np.vstack([F, R]), p) == rank_mod_p(F, p) + rank_mod_p(R, p) == rank_mod_p(F, p) + len(R)
+    cert = certify_dimension(arch, seed=3)
+    assert cert.certified and cert.upper_witness.get("field_rank") == rank_mod_p(F, p) + len(R)
+    assert check_certificate(json.loads(json.dumps(cert.to_json()))).claim.startswith(f"dim M = {cert.dimension} ")
+
+
+def test_rank_mixing_counts_one_field_per_head_beyond_the_tangent_conditions():
+    """h (h - 1 - (d - a)^2) fields: none where the conditions use up the coefficients, none for a >= d (mixing)."""
+    count = {(d, a, h): (mixing_family(Architecture((d, d), (a,), heads=h), 1) or ("", 0))
+             for d in (3, 4, 5) for a in range(1, d + 1) for h in (2, 3, 5, 6)}
+    assert count[(3, 2, 2)] == ("", 0) and count[(3, 2, 3)] == ("rank-mixing", 3)
+    assert count[(4, 2, 5)] == ("", 0) and count[(4, 2, 6)] == ("rank-mixing", 6)
+    assert count[(5, 4, 5)] == ("rank-mixing", 15) and count[(5, 5, 3)] == ("mixing", 6)
+    assert all(kind != "rank-mixing" or size == h * (h - 1 - (d - a) ** 2) for (d, a, h), (kind, size) in count.items())
+
+
+def test_value_mixing_and_the_head_co_annihilator_fix_the_linear_network():
+    """Normalized, one token: every score is 1, the network is (V_21 + V_22)(V_11 + V_12) x; every row of these
+    families (constant along the row: value-mixing; C u = 0: co-annihilator) leaves that product unchanged."""
+    arch = Architecture((2, 3, 2), (1, 1), tokens=1, normalization="softmax", heads=2)
+    assert [(f.kind, f.layer, f.size) for f in kernel_families(arch)] == [
+        ("score-free", 1, 8), ("value-mixing", 1, 6), ("co-annihilator", 1, 2), ("score-free", 2, 12),
+        ("value-mixing", 2, 6)]
+    rng = random.Random(2)
+    p = random_prime(rng)
+    point = random_ints(rng, (arch.parameter_count,))
+    R = kernel_rows(arch, point, p)
+    assert np.array_equal(R, _checker_rows(arch, point, p))
+    blocks = {(b.layer, b.head, b.name): b for b in arch.blocks()}
+
+    def product(w):
+        S = [sum(w[b.offset: b.offset + b.size].reshape(b.rows, b.cols) for b in (blocks[(i, 1, "V")],
+                                                                                  blocks[(i, 2, "V")]))
+             for i in (1, 2)]
+        return matmul(S[1] % p, S[0] % p, p)
+
+    scores = [c for b in arch.blocks() if b.name in "QK" for c in range(b.offset, b.offset + b.size)]
+    value_rows = [r for r in R if not np.any(r[scores])]
+    assert len(value_rows) == 6 + 2 + 6
+    assert all(np.array_equal(product((point + r) % p), product(point % p)) for r in value_rows)
+    cert = certify_dimension(arch, seed=1)
+    assert cert.certified and check_certificate(cert.to_json()).claim.startswith("dim M = 4 ")  # all 2 x 2 maps
+
+
+def test_the_lemma_is_proved_by_both_sides_and_a_wrong_lift_is_not():
+    kinds = ("mixing", "rank-mixing", "symmetric-mixing", "symmetric-rank-mixing", "value-mixing")
+    assert all(i.holds for k in kinds for i in mixing_identities(k))
+    assert all(checker_mixing.lemma_holds(k) for k in kinds) and not checker_mixing.lemma_holds("invented")
+    # the checker's word algebra sees a wrong lift: dK = H Q X' K (the rest c_K - K'JK dropped) is not tangent
+    L = checker_mixing._letters("K Q X J H", {"J", "H"})
+    dA = checker_mixing._derivative(checker_mixing._times(L["K'"], L["Q"]),
+                                    {"Q": checker_mixing._times(checker_mixing._scalar("c_Q"), L["J"], L["K"], L["X"]),
+                                     "K": checker_mixing._times(L["H"], L["Q"], L["X'"], L["K"])}, {"J", "H"})
+    want = checker_mixing._times(checker_mixing._scalar("c_K"), checker_mixing._scalar("c_Q"), L["X"])
+    assert checker_mixing._plus(dA, checker_mixing._poly(*((-c, s, w) for (s, w), c in want.items()))) != {}
+
+
+def test_a_field_that_does_not_fix_the_layer_is_caught_at_the_point():
+    p, rng = 1000003, np.random.default_rng(4)
+    heads = [{"Q": rng.integers(0, p, (2, 3)), "K": rng.integers(0, p, (2, 3)), "V": rng.integers(0, p, (3, 3))}
+             for _ in range(3)]
+    field = checker_mixing.moves("rank-mixing", heads, p)[0]
+    assert checker_mixing._fixes_the_layer("rank-mixing", heads, field, p)
+    for k in range(len(field)):
+        j, name, M = field[k]
+        bad = field[:k] + [(j, name, (M + 1) % p)] + field[k + 1:]
+        assert not checker_mixing._fixes_the_layer("rank-mixing", heads, bad, p)
+
+
+def test_where_a_head_drops_rank_it_contributes_no_rows_on_both_sides():
+    """K_1 of rank 1 mod p: its null vectors need not span, so head 1 gives no rank-mixing row (a weaker bound)."""
+    arch = Architecture((3, 3), (2,), tokens=2, heads=3)
+    rng = random.Random(5)
+    p = random_prime(rng)
+    point = random_ints(rng, (arch.parameter_count,))
+    K1 = next(b for b in arch.blocks() if (b.head, b.name) == (1, "K"))
+    point[K1.offset + 3: K1.offset + 6] = 2 * point[K1.offset: K1.offset + 3]
+    R = kernel_rows(arch, point, p)
+    assert len(R) == 2 and np.array_equal(R, _checker_rows(arch, point, p))
+    assert not np.any(R[:, K1.offset: K1.offset + 6])
+
+
+# -- certificates under attack -------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def certs():
+    def make(*args, **kw):
+        return json.loads(json.dumps(certify_dimension(Architecture(*args, **kw), seed=0).to_json()))
+
+    return {"rank": make((3, 3), (2,), tokens=2, heads=3), "symmetric": make((3, 3), (2,), tokens=1, heads=2),
+            "two-heads": make((3, 3), (2,), tokens=2, heads=2), "value": make((3, 3), (2,), 1, "softmax", heads=2)}
+
+
+def _refused(cert):
+    with pytest.raises(REFUSED):
+        check_certificate(cert)
+
+
+def _families(cert):
+    return copy.deepcopy(cert["upper_witness"]["families"])
+
+
+def _with(cert, families=None, **arch):
+    out = copy.deepcopy(cert)
+    if families is not None:
+        out["upper_witness"]["families"] = families
+    out["architecture"].update(arch)
+    return out
+
+
+def test_the_honest_certificates_verify_with_the_documented_values(certs):
+    assert check_certificate(certs["rank"]).claim == ("dim M = 45 for widths 3,3, ranks 2, heads 3, t=2 (kernel fields "
+                                                      "beyond the groups: rank-mixing(1))")
+    assert check_certificate(certs["symmetric"]).claim.startswith("dim M = 26 for widths 3,3, ranks 2, heads 2, t=1")
+    assert check_certificate(certs["value"]).claim.startswith("dim M = 9 ")
+
+
+@pytest.mark.parametrize("kind", ["hidden-mixing", "rank-mixing2", "discovered-mixing"])
+def test_an_invented_family_is_refused(certs, kind):
+    fams = _families(certs["rank"])
+    fams[-1]["kind"] = kind
+    _refused(_with(certs["rank"], fams))
+    _refused(_with(certs["rank"], _families(certs["rank"]) + [{"kind": kind, "layer": 1, "size": 1}]))
+
+
+def test_a_misapplied_predicate_is_refused(certs):
+    # two rank-2 heads on 3 -> 3: h - 1 = (d - a)^2, no rank-mixing field exists
+    fams = _families(certs["two-heads"])
+    assert not any(f["kind"].endswith("mixing") for f in fams)
+    _refused(_with(certs["two-heads"], fams + [{"kind": "rank-mixing", "layer": 1, "size": 2}]))
+    # one token uses the symmetric parts: rank-mixing (or symmetric-mixing at t = 2) is the wrong family
+    fams = _families(certs["symmetric"])
+    for f in fams:
+        if f["kind"] == "symmetric-mixing":
+            f.update(kind="rank-mixing", size=0)
+    _refused(_with(certs["symmetric"], fams))
+    fams = _families(certs["rank"])
+    fams[-1].update(kind="symmetric-mixing", size=6)
+    _refused(_with(certs["rank"], fams))
+    for size in (0, 2, 4, 6):  # the size is part of the family
+        fams = _families(certs["rank"])
+        fams[-1]["size"] = size
+        _refused(_with(certs["rank"], fams))
+
+
+@pytest.mark.parametrize("change", [dict(normalization="softmax"), dict(value_ranks=[1]), dict(tokens=1),
+                                    dict(heads=[2]), dict(ranks=[1]), dict(ranks=[3]), dict(widths=[3, 2])],
+                         ids=str)
+def test_the_family_on_an_architecture_it_does_not_apply_to_is_refused(certs, change):
+    _refused(_with(certs["rank"], **change))
+
+
+def test_tampered_field_values_are_refused(certs):
+    """The checker computes the field values itself from the point: a point where a head's K drops rank (no
+    rank-mixing row there), another determinant, another minor or another rank does not verify. (Another point
+    where the same minor keeps its determinant would still be a valid proof; the fuzz tests check that whatever is
+    accepted proves the honest claim.)"""
+    cert = certs["rank"]
+    uw = cert["upper_witness"]
+    forged = copy.deepcopy(cert)
+    forged["upper_witness"]["point"][9:12] = [2 * x for x in uw["point"][6:9]]  # K_1's rows proportional
+    _refused(forged)
+    forged = copy.deepcopy(cert)
+    forged["upper_witness"]["determinant"] = (uw["determinant"] + 1) % uw["prime"]
+    _refused(forged)
+    forged = copy.deepcopy(cert)
+    forged["upper_witness"]["rows"] = uw["rows"][:-1] + [uw["rows"][-1] + 1]
+    _refused(forged)
+    forged = copy.deepcopy(cert)
+    forged["upper"], forged["upper_witness"]["field_rank"] = 44, 19
+    _refused(forged)
+
+
+def test_the_cli_prints_the_certified_dimensions(capsys):
+    from attngeo.ui.cli import main
+
+    for argv, dim in ((["--heads", "3", "--tokens", "2"], 45), (["--heads", "2", "--tokens", "1"], 26)):
+        assert main(["dim", "--widths", "3,3", "--ranks", "2", *argv]) == 0
+        out = capsys.readouterr().out
+        assert f"dimension      {dim}  certified" in out
