@@ -8,9 +8,13 @@ permutations. Per architecture:
 
 * the dimension is certified first (attngeo dim). When dim M < P - dim G the
   generic fiber is bigger than any orbit: every fiber component has dimension
-  >= P - dim M, so the fiber meets the gauge slice in a set of dimension
-  >= P - dim M - dim G > 0 (certified by the dimension certificate; the
-  elimination is not run);
+  >= P - dim M (exactly P - dim M at generic points), so the fiber meets the
+  gauge slice in a set of dimension >= P - dim M - dim G > 0 at every slice point
+  (certified by the dimension certificate; the elimination is not run). Where the
+  certificate's lower and upper witnesses share their point W_1, the Jacobian has
+  rank dim M there and the fields span its kernel: the fiber through W_1 is smooth
+  of dimension P - dim M at W_1, spanned by the group's and the kernel families'
+  directions (docs/fibers.md §4);
 * otherwise, at a few random points of the gauge slice, phi(W) = phi(W_0) is
   solved over Q (the deep-fiber certificate: Groebner basis, D standard
   monomials, factor verdicts, every listed point checked exactly). Exactly the
@@ -31,10 +35,11 @@ from attngeo.theorems.proof import INSTANCES, CaseOutcome, Claim, Entry, main_gu
 
 #: (d, a, heads, value rank, flags): the default grid settles each in seconds.
 FAST = [(d, a, h, b, {}) for d in (2, 3) for a in range(1, d + 1) for h in (2, 3) for b in (None, 1)
-        if (d, a, h, b) not in {(3, 1, 3, None), (3, 1, 3, 1), (3, 2, 3, None)}]
+        if (d, a, h, b) not in {(3, 1, 3, None), (3, 1, 3, 1)}]
 FAST += [(2, 1, 2, 1, {"causal": True}), (3, 2, 2, 1, {"residual": True}), (3, 2, 2, 1, {"causal": True})]
-#: Half a minute to minutes each (3-head eliminations on 3 -> 3); d = 3, a = 2, h = 3 has no certified dimension.
-SLOW = [(3, 1, 3, None, {}), (3, 1, 3, 1, {}), (3, 2, 3, None, {})]
+#: Half a minute to minutes each (3-head eliminations on 3 -> 3). (d = 3, a = 2, h = 3 is positive-dimensional by
+#: its certified dimension 45 < 48: rank-mixing, docs/math.md §7.3; no elimination.)
+SLOW = [(3, 1, 3, None, {}), (3, 1, 3, 1, {})]
 
 ORBIT = Claim("orbit", r"a generic fiber is one orbit of the group and the head permutations "
                        r"($h!$ points in the gauge slice)", INSTANCES, "points")
@@ -43,6 +48,10 @@ SPAN = Claim("span", r"$\dim \mathcal M < P - \dim G$: the generic fiber is posi
 
 SWAP = ("a = b = 1: each head is o (u.y)(k.y) q^T, symmetric in u and k, so swapping U_j and K_j is a hidden "
         "symmetry per head: h! 2^h points in the slice")
+QUARTIC = ("d = 2, two heads: each head is a pair of binary quadrics sharing a root times a vector "
+           "(f_j(y) = (k_j.y) V_j y with q_j, or g_j(y) = (u_j.y) A_j^T y with o_j); the pencil spanned by F's "
+           "columns (rows) has 4 members sharing a root (the resultant on the pencil is a quartic), and each "
+           "ordered pair of distinct members is one point: 4 * 3 = 12 (tests/test_head_pencil.py matches them)")
 PENCIL = ("d = 3, a = 2, V unfactored, h = 2: det(s A_1 + t A_2) is a cubic form vanishing at (1:0) and (0:1), so "
           "the pencil has a third rank-2 member A_1 - c A_2; V_1 (x) A_1 + V_2 (x) A_2 = V_1 (x) (A_1 - c A_2) + "
           "(V_2 + c V_1) (x) A_2 re-splits the heads: one point per ordered pair of the 3 members, 6 in all")
@@ -64,6 +73,8 @@ def explain(arch: Architecture, points: int) -> str | None:
         return SWAP
     if (d, a, h, b) == (3, 2, 2, None) and points == 6:
         return PENCIL
+    if (d, h) == (2, 2) and (a, b) in ((1, None), (2, (1,))) and points == 12:
+        return QUARTIC
     return None
 
 
@@ -77,8 +88,14 @@ def outcomes(args):
         unknowns = arch.parameter_count - len(gauge(arch))
         dim = certify_dimension(arch, seed=args.seed)
         if dim.dimension is not None and dim.dimension < unknowns:
+            P = arch.parameter_count
+            at_point = dim.lower_witness.get("point") is not None \
+                and dim.lower_witness.get("point") == dim.upper_witness.get("point")
             row = (f"{label}{unknowns:>5}{'':>6}{'':>6}{'':>8}  positive-dimensional: dim(fiber n slice) >= "
-                   f"{unknowns} - dim M = {unknowns - dim.dimension} (certified dim M = {dim.dimension}; no elimination)")
+                   f"{unknowns} - dim M = {unknowns - dim.dimension} (certified dim M = {dim.dimension}; generic "
+                   f"fibers of dimension P - dim M = {P - dim.dimension}"
+                   + ("; smooth of that dimension at the witness point, spanned by the fields" if at_point else "")
+                   + "; no elimination)")
             yield CaseOutcome(f"{name}_dimension", dim, row, entries=[Entry(SPAN.key, _sizes(arch), "certified")])
             continue
         for p in range(args.points):
