@@ -4,8 +4,9 @@ Statement (attngeo, docs/multihead.md): for lightning and softmax networks with
 ``h_i`` heads per layer, optionally factored value maps ``V = O U`` (value rank
 ``b_i``), residual connections and a causal mask, the symmetry families (per head
 ``GL_a``, the scaling for lightning, ``GL_b`` when factored; ``GL_{d_i}`` between
-layers unless residual), the mixing of heads (lightning, ``a_i >= d_{i-1}``) and,
-for one lightning layer, the span of its functions bound the dimension from
+layers unless residual), the mixing of heads (lightning: free for ``a_i >= d_{i-1}``,
+inside the rank-``a_i`` matrices otherwise, docs/math.md §7.3) and, for one
+lightning layer, the span of its functions bound the dimension from
 above; the Jacobian rank bounds it from below. Each case prints the certified
 dimension (or bounds) beside the count "parameters - dimension of the group"
 (``naive``) and, for one softmax layer with a factored value map, beside the

@@ -141,7 +141,8 @@ STATEMENTS: tuple[Statement, ...] = (
         "multihead-dimension", "finding", "attngeo (docs/multihead.md, docs/findings.md 17-19)",
         "Dimension of multi-head attention with value bottlenecks, residual connections and causal masks",
         r"per-head $GL_a$ (and $\mathbb{C}^*$ for lightning), $GL_b$ on $V = OU$, $GL_{d_i}$ between layers "
-        r"unless residual, the mixing of heads ($a \ge d$), the annihilators of narrow value maps and, for one "
+        r"unless residual, the mixing of heads (free for $a \ge d$, inside the rank-$a$ matrices for $a < d$, on "
+        r"the symmetric parts for one token), the annihilators of narrow value maps and, for one "
         r"lightning layer, the span $d' d^2 (d+1)/2$ bound $\dim \mathcal M$; the dimension is compared "
         r"with parameters $-\dim G$ and, for one softmax layer, with the published "
         r"$h(2ad + b(d + d')) - h(a^2 + b^2)$",
