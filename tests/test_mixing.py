@@ -186,7 +186,21 @@ def certs():
         return json.loads(json.dumps(certify_dimension(Architecture(*args, **kw), seed=0).to_json()))
 
     return {"rank": make((3, 3), (2,), tokens=2, heads=3), "symmetric": make((3, 3), (2,), tokens=1, heads=2),
+            "symmetric-rank": make((5, 5), (2,), tokens=1, heads=3),
             "two-heads": make((3, 3), (2,), tokens=2, heads=2), "value": make((3, 3), (2,), 1, "softmax", heads=2)}
+
+
+#: each family's certificate, and architectures (as changes) where that family does not apply
+FAMILIES = {
+    "rank-mixing": ("rank", [dict(normalization="softmax"), dict(value_ranks=[1]), dict(tokens=1), dict(heads=[2]),
+                             dict(ranks=[1]), dict(ranks=[3]), dict(widths=[3, 2])]),
+    "symmetric-mixing": ("symmetric", [dict(tokens=2), dict(ranks=[1]), dict(ranks=[3]), dict(value_ranks=[1]),
+                                       dict(normalization="softmax"), dict(heads=[1])]),
+    "symmetric-rank-mixing": ("symmetric-rank", [dict(tokens=2), dict(ranks=[3]), dict(ranks=[1]),
+                                                 dict(heads=[2]), dict(value_ranks=[2])]),
+    "value-mixing": ("value", [dict(normalization="lightning"), dict(tokens=2), dict(value_ranks=[1]),
+                               dict(heads=[1])]),
+}
 
 
 def _refused(cert):
@@ -213,12 +227,29 @@ def test_the_honest_certificates_verify_with_the_documented_values(certs):
     assert check_certificate(certs["value"]).claim.startswith("dim M = 9 ")
 
 
-@pytest.mark.parametrize("kind", ["hidden-mixing", "rank-mixing2", "discovered-mixing"])
-def test_an_invented_family_is_refused(certs, kind):
-    fams = _families(certs["rank"])
-    fams[-1]["kind"] = kind
-    _refused(_with(certs["rank"], fams))
-    _refused(_with(certs["rank"], _families(certs["rank"]) + [{"kind": kind, "layer": 1, "size": 1}]))
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_an_invented_dropped_or_resized_family_is_refused(certs, family):
+    cert = certs[FAMILIES[family][0]]
+    fams = _families(cert)
+    at = next(k for k, f in enumerate(fams) if f["kind"] == family)
+    for kind in ("hidden-mixing", family + "2", "discovered"):
+        forged = _families(cert)
+        forged[at]["kind"] = kind
+        _refused(_with(cert, forged))
+        _refused(_with(cert, fams + [{"kind": kind, "layer": 1, "size": 1}]))
+    for size in (0, fams[at]["size"] - 1, fams[at]["size"] + 1, 2 * fams[at]["size"]):
+        forged = _families(cert)
+        forged[at]["size"] = size
+        _refused(_with(cert, forged))
+    _refused(_with(cert, fams[:at] + fams[at + 1:]))
+    _refused(_with(cert, fams + [fams[at]]))
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_the_family_on_an_architecture_it_does_not_apply_to_is_refused(certs, family):
+    name, changes = FAMILIES[family]
+    for change in changes:
+        _refused(_with(certs[name], **change))
 
 
 def test_a_misapplied_predicate_is_refused(certs):
@@ -226,38 +257,25 @@ def test_a_misapplied_predicate_is_refused(certs):
     fams = _families(certs["two-heads"])
     assert not any(f["kind"].endswith("mixing") for f in fams)
     _refused(_with(certs["two-heads"], fams + [{"kind": "rank-mixing", "layer": 1, "size": 2}]))
-    # one token uses the symmetric parts: rank-mixing (or symmetric-mixing at t = 2) is the wrong family
-    fams = _families(certs["symmetric"])
-    for f in fams:
-        if f["kind"] == "symmetric-mixing":
-            f.update(kind="rank-mixing", size=0)
-    _refused(_with(certs["symmetric"], fams))
-    fams = _families(certs["rank"])
-    fams[-1].update(kind="symmetric-mixing", size=6)
-    _refused(_with(certs["rank"], fams))
-    for size in (0, 2, 4, 6):  # the size is part of the family
-        fams = _families(certs["rank"])
-        fams[-1]["size"] = size
-        _refused(_with(certs["rank"], fams))
+    # each mixing family in the place of another (the predicates are exclusive)
+    for family, (name, _) in FAMILIES.items():
+        for other in FAMILIES:
+            if other != family:
+                fams = _families(certs[name])
+                at = next(k for k, f in enumerate(fams) if f["kind"] == family)
+                fams[at]["kind"] = other
+                _refused(_with(certs[name], fams))
+                _refused(_with(certs[name], fams[:at + 1] + [dict(fams[at], kind=family)] + fams[at + 1:]))
 
 
-@pytest.mark.parametrize("change", [dict(normalization="softmax"), dict(value_ranks=[1]), dict(tokens=1),
-                                    dict(heads=[2]), dict(ranks=[1]), dict(ranks=[3]), dict(widths=[3, 2])],
-                         ids=str)
-def test_the_family_on_an_architecture_it_does_not_apply_to_is_refused(certs, change):
-    _refused(_with(certs["rank"], **change))
-
-
-def test_tampered_field_values_are_refused(certs):
-    """The checker computes the field values itself from the point: a point where a head's K drops rank (no
-    rank-mixing row there), another determinant, another minor or another rank does not verify. (Another point
-    where the same minor keeps its determinant would still be a valid proof; the fuzz tests check that whatever is
-    accepted proves the honest claim.)"""
-    cert = certs["rank"]
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_tampered_field_values_are_refused(certs, family):
+    """The checker computes the field values itself from the point: another determinant, another minor or
+    another rank does not verify, nor (where the rows need full-rank null spaces) a point where head 1's K drops
+    rank. (Another point where the same minor keeps its determinant would still be a valid proof; the fuzz tests
+    check that whatever is accepted proves the honest claim.)"""
+    cert = certs[FAMILIES[family][0]]
     uw = cert["upper_witness"]
-    forged = copy.deepcopy(cert)
-    forged["upper_witness"]["point"][9:12] = [2 * x for x in uw["point"][6:9]]  # K_1's rows proportional
-    _refused(forged)
     forged = copy.deepcopy(cert)
     forged["upper_witness"]["determinant"] = (uw["determinant"] + 1) % uw["prime"]
     _refused(forged)
@@ -265,8 +283,18 @@ def test_tampered_field_values_are_refused(certs):
     forged["upper_witness"]["rows"] = uw["rows"][:-1] + [uw["rows"][-1] + 1]
     _refused(forged)
     forged = copy.deepcopy(cert)
-    forged["upper"], forged["upper_witness"]["field_rank"] = 44, 19
+    forged["upper_witness"]["columns"] = uw["columns"][:-1] + [(uw["columns"][-1] + 1) % cert["parameters"]]
     _refused(forged)
+    forged = copy.deepcopy(cert)
+    forged["upper"], forged["upper_witness"]["field_rank"] = cert["upper"] - 1, uw["field_rank"] + 1
+    _refused(forged)
+    if family in ("rank-mixing", "symmetric-rank-mixing"):
+        arch = Architecture.from_dict(cert["architecture"])
+        K = next(b for b in arch.blocks() if (b.head, b.name) == (1, "K"))
+        forged = copy.deepcopy(cert)
+        first = uw["point"][K.offset: K.offset + K.cols]
+        forged["upper_witness"]["point"][K.offset + K.cols: K.offset + 2 * K.cols] = [2 * x for x in first]
+        _refused(forged)
 
 
 def test_the_cli_prints_the_certified_dimensions(capsys):

@@ -225,7 +225,7 @@ def _constrained_head(heads: list, j: int, p: int, symmetric: bool) -> list:
         rest, scale = np.mod(c * np.eye(d, dtype=np.int64) - Pi, p), c * cQ % p
     fields = []
     for coeffs in null_basis(L, p):
-        X = np.mod(sum(int(ck) * B for ck, B in zip(coeffs, basis)), p)
+        X = np.mod(sum(np.mod(int(ck) * B, p) for ck, B in zip(coeffs, basis)), p)  # h terms < p: no overflow
         if symmetric:
             Y = product(J, R, X, tail, p=p)
             moves = [(j, "Q", Y[:a]), (j, "K", Y[a:])]
