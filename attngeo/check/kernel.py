@@ -25,6 +25,7 @@ KINDS = {
     "dimension": "dimension.dense",
     "fiber": "fibers.layer",
     "deep-fiber": "fibers.deep",
+    "virtual-fiber": "fibers.virtual",
     "singular-point": "loci.singular",
     "strata": "loci.strata",
     "implicit": "loci.implicit",

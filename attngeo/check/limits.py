@@ -41,6 +41,9 @@ MAX_MONOMIALS = 2_000_000
 #: Monomial divisibility tests (monomials enumerated x leading monomials) for all the staircase and
 #: Hilbert counts of one certificate: the honest 3,1 a = 3 equations need about 1.7e8.
 MAX_MONOMIAL_TESTS = 300_000_000
+#: Monomials of the largest polynomial a virtual-fiber certificate makes the checker multiply back (degree
+#: 3^l - 1 in d_0 variables; products cost about its square): widths 6,6,6 need 1,287, 4,4,4,4 need 3,654.
+MAX_PEELED_MONOMIALS = 20_000
 #: Nodes of the branch-and-bound search for the dimension of a monomial ideal.
 MAX_SEARCH_NODES = 2_000_000
 #: Precision of a ball witness (bits).
