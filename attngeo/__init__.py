@@ -25,6 +25,8 @@ _WHERE = {
     "check_folder": "check",
     "DeepFiber": "geometry.fibers.deep",
     "deep_fiber": "geometry.fibers.deep",
+    "VirtualFiber": "geometry.fibers.virtual",
+    "virtual_fiber": "geometry.fibers.virtual",
     "certify_dimension": "geometry.dimension.dense",
     "dimension": "geometry.dimension.dense",
     "AttngeoError": "exceptions",

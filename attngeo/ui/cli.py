@@ -243,13 +243,14 @@ def _cmd_fiber(args) -> int:
 
     arch = _architecture(args)
     _check_certificate_path(args)
-    if arch.depth > 1 or not arch.is_plain:  # heads: elimination in a gauge slice (docs/fibers.md §4)
-        from ..geometry.fibers.deep import deep_fiber
+    if arch.depth > 1 or not arch.is_plain:  # virtual weights, else elimination in a gauge slice (docs/fibers.md §3-5)
+        from ..geometry.fibers.virtual import fiber_at_random_point
 
         if args.random is None:
             raise InvalidInputError(f"fibers of {'deep networks' if arch.depth > 1 else 'multi-head layers'} are "
                                     "computed at a random point of the gauge slice: use --random SEED")
-        result = deep_fiber(arch, seed=args.random, engine=args.engine, timeout=args.timeout)
+        result = fiber_at_random_point(arch, seed=args.random, method=args.method, engine=args.engine,
+                                       timeout=args.timeout)
     else:
         from ..geometry.fibers.layer import fiber, special_point
         from ..model.weights import load_weights
@@ -552,6 +553,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=_seed, default=0, help="seed for the vectors of a --special point (default 0)")
     p.add_argument("--engine", default="auto", choices=["auto", "msolve", "singular", "flint", "sympy"],
                    help="Groebner engine for deep networks (default: msolve when installed)")
+    p.add_argument("--method", default="auto", choices=["auto", "virtual", "groebner"],
+                   help="deep networks: peel virtual weights where the hypotheses hold (docs/fibers.md §5), else "
+                        "eliminate (auto, the default); or force one of them")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--latex", action="store_true", help="print the components in LaTeX")
     p.add_argument("--certificate", metavar="FILE", help="write the certificate to FILE")

@@ -1,0 +1,248 @@
+"""Deep fibers by virtual weights (docs/math.md §7.2): the lemma's identities, the cross-check with
+elimination on the sizes both reach, and the negative corpus of the virtual-fiber checker."""
+
+import copy
+import random
+
+import pytest
+from flint import fmpq, fmpq_mat, fmpq_mpoly_ctx
+
+from attngeo import Architecture, CertificateFormatError, CertificateRejected, check_certificate
+from attngeo.geometry.fibers.deep import deep_fiber, gauge_point, same_function
+from attngeo.geometry.fibers.layer import fiber, str_rows
+from attngeo.geometry.fibers.virtual import (HypothesisFailed, fiber_at_random_point, jacobian, peeling_exponents,
+                                             unsupported, virtual_fiber, virtual_weights)
+from attngeo.geometry.symmetry import SymmetryGroup, act
+from attngeo.model.network import ExactOps, attention, object_array, split_heads
+
+needs_msolve = pytest.mark.msolve
+
+
+def _linear_part_in_y(arch, point, d):
+    """Output token 2's part of degree 1 in the second token, by the prover's own network, expanded."""
+    ctx = fmpq_mpoly_ctx.get(tuple(f"x{r}" for r in range(d)) + tuple(f"y{r}" for r in range(d)), "degrevlex")
+    g = ctx.gens()
+    X = object_array(d, 2, [v for r in range(d) for v in (g[r], g[d + r])])
+    Y = attention(ExactOps(), arch, split_heads(arch, [ctx.constant(v) for v in point]), X)
+    return ctx, g[:d], g[d:], [ctx.from_dict({m: c for m, c in e.to_dict().items() if sum(m[d:]) == 1})
+                               for e in Y[:, 1]]
+
+
+@pytest.mark.parametrize("widths, ranks", [((3, 3, 3), (2, 2)), ((2, 2, 2, 2), (2, 2, 2)), ((3, 3, 2), (3, 1))])
+def test_the_part_linear_in_the_second_token_factors_as_the_lemma_says(widths, ranks):
+    arch = Architecture(widths, ranks, tokens=2)
+    point = gauge_point(arch, random.Random(4))
+    Ms, P, _ = virtual_weights(arch, point)
+    d, l = widths[0], len(ranks)
+    ctx, x, y, T1 = _linear_part_in_y(arch, point, d)
+    form = lambda M, u, v: sum((u[r] * M[r, c] * v[c] for r in range(d) for c in range(d)), ctx.constant(0))  # noqa: E731
+    rho = ctx.constant(1)
+    for j, e in peeling_exponents(l, 1):
+        rho *= form(Ms[j - 1], x, x) ** e
+    Px = [sum((P[k, c] * x[c] for c in range(d)), ctx.constant(0)) for k in range(P.nrows())]
+    assert T1 == [rho * form(Ms[0], x, y) * ell for ell in Px]
+
+
+def test_virtual_weights_are_invariant_under_the_matrix_groups_and_move_by_the_torus():
+    arch = Architecture((3, 3, 3), (2, 2), tokens=2)
+    p = gauge_point(arch, random.Random(2))
+    Ms, P, _ = virtual_weights(arch, p)
+    moved = act(arch, act(arch, p, "inter", 1, [[1, 2, 0], [0, 1, 1], [1, 0, 2]]), "intra", 2, [[2, 1], [1, 1]])
+    assert virtual_weights(arch, moved)[:2] == (Ms, P)
+    scaled = act(arch, p, "scaling", 1, 3)  # layer 1 scaled by 3: M_1 * 3, M_2 / 9, P / 3
+    Ms2, P2, _ = virtual_weights(arch, scaled)
+    assert (Ms2[0], Ms2[1] * 9, P2 * 3) == (Ms[0] * 3, Ms[1], P)
+
+
+def test_dominance_holds_for_rank_two_and_fails_for_rank_one():
+    rng = random.Random(0)
+    for d, a in [(2, 2), (3, 2), (4, 3), (6, 2)]:
+        Q = fmpq_mat([[rng.randint(-4, 4) for _ in range(d)] for _ in range(a)])
+        K = fmpq_mat([[rng.randint(-4, 4) for _ in range(d)] for _ in range(a)])
+        Y = fmpq_mat([[rng.randint(-3, 3) for _ in range(2)] for _ in range(d)])
+        J = jacobian(K.transpose() * Q, Y)
+        assert J.rank() == 2 * d
+        # rank one: every output token is a multiple of X X^T k, the image has dimension <= d + 1
+        k, q = K.table()[0], Q.table()[0]
+        assert jacobian(fmpq_mat(d, 1, k) * fmpq_mat(1, d, q), Y).rank() <= d + 1
+
+
+@pytest.mark.parametrize("widths, ranks", [((3, 3, 3), (2, 2)), ((4, 4, 4), (3, 3)), ((3, 3, 3, 3), (2, 2, 2)),
+                                           ((6, 6, 6), (3, 3)), ((3, 3, 1), (3, 2))])
+def test_generic_fibers_are_one_orbit_of_full_dimension_and_verify(widths, ranks):
+    arch = Architecture(widths, ranks, tokens=3)
+    fib = virtual_fiber(arch, seed=1)
+    assert fib.orbits == [fib.point] and fib.generic
+    assert fib.dimensions == [SymmetryGroup(arch).dimension]  # a generic orbit: no stabilizer
+    assert "generic" in check_certificate(fib.to_json()).claim
+
+
+def test_a_rank_one_last_layer_with_one_output_has_a_swap_and_both_orbits_are_fiber_points():
+    arch = Architecture((2, 2, 1), (2, 1), tokens=2)
+    fib = virtual_fiber(arch, seed=3)
+    assert len(fib.orbits) == 2 and not fib.generic and fib.last.case == "rank1-swap"
+    assert fib.orbits[0] == fib.point and same_function(arch, fib.point, fib.orbits[1])
+    M_a, P_a, _ = virtual_weights(arch, fib.orbits[0])
+    M_b, P_b, _ = virtual_weights(arch, fib.orbits[1])
+    assert M_a[0] == M_b[0] and M_a[1].rank() == M_b[1].rank() == 1 and not _proportional(M_a[1], M_b[1])
+    assert "2 orbit(s)" in check_certificate(fib.to_json()).claim
+
+
+def _proportional(A: fmpq_mat, B: fmpq_mat) -> bool:
+    return fmpq_mat(2, A.nrows() * A.ncols(), A.entries() + B.entries()).rank() <= 1
+
+
+def _same_orbit_up_to_torus(arch, p, q) -> bool:
+    """Virtual weights proportional layer by layer (the torus) and the same function."""
+    (Mp, Pp, _), (Mq, Pq, _) = virtual_weights(arch, p), virtual_weights(arch, q)
+    return all(_proportional(a, b) for a, b in zip(Mp + [Pp], Mq + [Pq])) and same_function(arch, p, q)
+
+
+@needs_msolve
+@pytest.mark.parametrize("widths, ranks, orbits", [((2, 2, 2), (2, 2), 1), ((2, 2, 3), (2, 2), 1),
+                                                   ((2, 2, 1), (2, 2), 1), ((2, 2, 2), (2, 1), 1),
+                                                   ((2, 2, 1), (2, 1), 2)])
+def test_elimination_and_virtual_weights_find_the_same_fiber(widths, ranks, orbits):
+    arch = Architecture(widths, ranks, tokens=2)
+    for seed in (0, 7)[:orbits]:  # the swap at two points, the orbits at one
+        grob, virt = deep_fiber(arch, seed=seed), virtual_fiber(arch, seed=seed)
+        assert grob.point == virt.point and grob.certified
+        assert grob.fiber_points == len(virt.orbits) == orbits
+        found = [grob.point] + grob.extra  # every slice point lies in exactly one listed orbit
+        for q in found:
+            assert sum(_same_orbit_up_to_torus(arch, q, p) for p in virt.orbits) == 1
+
+
+def test_the_automatic_choice_and_its_fallback():
+    assert type(fiber_at_random_point(Architecture((4, 4, 4), (3, 3), tokens=2), seed=0)).__name__ == "VirtualFiber"
+    small = Architecture((1, 1, 2), (1, 1), tokens=2)
+    assert type(fiber_at_random_point(small, seed=0, engine="flint")).__name__ == "DeepFiber"
+    with pytest.raises(HypothesisFailed, match="a_1 >= 2"):
+        fiber_at_random_point(Architecture((3, 3, 3), (1, 2), tokens=2), seed=0, method="virtual")
+
+
+@pytest.mark.parametrize("widths, ranks, match", [
+    ((3, 2, 2), (2, 1), "hidden width"), ((3, 3, 3), (1, 1), "a_1 >= 2"), ((3, 3), (2,), "two or more layers"),
+    ((3, 3, 3), (4, 2), "a_1 = 4 <= d = 3"), ((12, 12, 12, 12), (2, 2, 2), "monomials")])
+def test_architectures_outside_the_lemma_are_named(widths, ranks, match):
+    assert match in unsupported(Architecture(widths, ranks, tokens=2))
+
+
+def test_special_points_are_refused_with_the_hypothesis():
+    arch = Architecture((3, 3, 3), (2, 2), tokens=2)
+    p = gauge_point(arch, random.Random(0))
+    low = list(p)
+    low[9:12] = [fmpq(0)] * 3  # K_1's second row zero: rank A_1 = 1 < a_1
+    with pytest.raises(HypothesisFailed, match="rank A_1 = 1"):
+        virtual_fiber(arch, point=low)
+    singular = list(p)
+    singular[12:21] = [fmpq(v) for v in (1, 0, 0, 0, 1, 0, 1, 1, 0)]  # V_1 of rank 2
+    with pytest.raises(HypothesisFailed, match="V_1 is singular"):
+        virtual_fiber(arch, point=singular)
+
+
+# -- the negative corpus ----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def honest():
+    orbit = virtual_fiber(Architecture((3, 3, 3), (2, 2), tokens=2), seed=2).to_json()
+    swap = virtual_fiber(Architecture((2, 2, 1), (2, 1), tokens=2), seed=3).to_json()
+    for cert in (orbit, swap):
+        check_certificate(cert)
+    return {"orbit": orbit, "swap": swap}
+
+
+def _forged(cert, edit):
+    out = copy.deepcopy(cert)
+    edit(out)
+    return out
+
+
+def _rejected(cert, match):
+    with pytest.raises(CertificateRejected, match=match):
+        check_certificate(cert)
+
+
+def test_a_changed_factor_is_rejected(honest):
+    def bump(c):
+        c["virtual"]["M"][1][0][0] = str(fmpq(c["virtual"]["M"][1][0][0]) + 1)
+    _rejected(_forged(honest["orbit"], bump), "virtual weights")
+
+    def exponent(c):
+        c["layers"][0]["rho"] = [[1, 3], [2, 1]]
+    _rejected(_forged(honest["orbit"], exponent), "exponents")
+
+
+def test_a_dropped_fiber_point_is_rejected(honest):
+    _rejected(_forged(honest["swap"], lambda c: c["orbits"].pop()), "orbits must have 2 entries")
+
+    def drop_line(c):  # the embedded fiber without its second line: its own checker refuses it
+        c["last"]["fiber_certificate"]["components"].pop()
+        c["orbits"].pop()
+    _rejected(_forged(honest["swap"], drop_line), "2 line component.s., the certificate lists 1")
+
+    def claim_one(c):  # one orbit claimed generic, with the swap still recorded
+        c["generic"] = True
+    _rejected(_forged(honest["swap"], claim_one), "generic must be false")
+
+
+def test_another_architectures_factorization_is_rejected(honest):
+    other = virtual_fiber(Architecture((3, 3, 3), (3, 2), tokens=2), seed=2).to_json()
+    _rejected(_forged(honest["orbit"], lambda c: c.update(virtual=other["virtual"])), "virtual weights")
+    _rejected(_forged(honest["orbit"], lambda c: c["last"].update(fiber_certificate=other["last"]["fiber_certificate"])),
+              "not about the last virtual layer")
+    _rejected(_forged(honest["orbit"], lambda c: c["architecture"].update(ranks=[3, 2])), "point must have")
+
+
+def test_a_wrong_irreducibility_witness_is_rejected(honest):
+    arch = Architecture((3, 3, 3), (2, 2), tokens=2)
+    # K_1 = [[1, 0, 0], [0, 1, 1]]: A_1 = M_1 has rows e_0, e_1, e_1 (rank 2) and a zero minor at rows 1, 2
+    point = [1, 0, 0, 0, 1, 0, 1, 0, 0, 0, 1, 1, 1, 0, 0, 0, 1, 0, 0, 0, 1,
+             1, 0, 0, 0, 1, 0, 2, 1, -1, 1, 3, 2, 1, 2, 0, -1, 1, 3, 2, 0, 1]
+    cert = virtual_fiber(arch, point=point).to_json()
+    check_certificate(cert)
+    _rejected(_forged(cert, lambda c: c["layers"][0].update(minor=[[1, 2], [0, 1]])), "minor is zero")
+    _rejected(_forged(honest["orbit"], lambda c: c["layers"][0].update(dominance=[[0, 0]] * 3)),
+              "Jacobian of S_.M_1. is singular")
+
+
+def test_a_vanishing_symmetric_entry_is_no_witness():
+    arch = Architecture((2, 2, 2), (2, 2), tokens=2)
+    # Q_1 = I, K_1 = [[1, 2], [-2, 3]]: A_1 = K_1^T has A_01 + A_10 = 0 (and A_00 + A_00 = 2 is a witness)
+    point = [1, 0, 0, 1, 1, 2, -2, 3, 1, 0, 0, 1, 1, 0, 0, 1, 2, 1, 1, 3, 1, 2, 3, 1]
+    cert = virtual_fiber(arch, point=point).to_json()
+    assert cert["layers"][0]["symmetric"] == [0, 0]
+    _rejected(_forged(cert, lambda c: c["layers"][0].update(symmetric=[0, 1])), "not a witness")
+
+
+def test_a_singular_v1_claimed_invertible_is_rejected(honest):
+    arch = Architecture((3, 3, 3), (2, 2), tokens=2)
+    cert = honest["orbit"]
+    point = [fmpq(v) for v in cert["point"]]
+    point[12:21] = [fmpq(v) for v in (1, 0, 0, 0, 1, 0, 1, 1, 0)]  # V_1 singular, everything else recomputed
+    Ms, P, _ = virtual_weights(arch, point)
+    eye = [[int(r == c) for c in range(3)] for r in range(3)]
+    last = fiber(Architecture((3, 3), (3,), tokens=2), [[str_rows(Ms[-1]), eye, str_rows(P)]]).to_json()
+
+    def forge(c):
+        c["point"] = [str(v) for v in point]
+        c["virtual"] = {"M": [str_rows(M) for M in Ms], "P": str_rows(P)}
+        c["last"]["fiber_certificate"] = last
+        c["orbits"][0]["point"] = c["point"]
+    _rejected(_forged(cert, forge), "V_1 is singular")
+
+
+def test_orbit_points_and_dimensions_are_checked(honest):
+    _rejected(_forged(honest["orbit"], lambda c: c["orbits"][0].update(dimension=18)), "exact rank")
+
+    def off_line(c):
+        c["orbits"][0]["point"][-1] = str(fmpq(c["orbits"][0]["point"][-1]) + 1)
+    _rejected(_forged(honest["swap"], off_line), "orbits.0..point is not on line 0")
+    _rejected(_forged(honest["orbit"], lambda c: c.update(certified=False)), "certified must be true")
+
+
+def test_sizes_beyond_the_multiplication_limit_are_unusable(honest):
+    forged = _forged(honest["orbit"], lambda c: c["architecture"].update(widths=[12, 12, 12, 12], ranks=[2, 2, 2]))
+    with pytest.raises(CertificateFormatError, match="monomials"):
+        check_certificate(forged)
