@@ -61,6 +61,7 @@ KINDS = {
                   "dimension-span", "dimension-rank-mixing"],
     "fiber": ["fiber-random", "fiber-rank1-swap", "fiber-rank1-parallel", "fiber-zero"],
     "deep-fiber": ["deep-fiber-orbit", "deep-fiber-hidden", "deep-fiber-line"],
+    "virtual-fiber": ["virtual-fiber-orbit", "virtual-fiber-swap"],
     "singular-point": ["singular-random", "singular-rank1-swap", "singular-rank1-parallel", "singular-by-equations"],
     "strata": ["strata"],
     "implicit": ["implicit-proved", "implicit-elimination"],

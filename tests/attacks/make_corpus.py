@@ -91,6 +91,10 @@ def honest_pool() -> dict[str, dict]:
     for kind in ("random", "rank1-parallel", "zero"):
         pool[f"boundary-{kind}"] = is_boundary_point(wide, special_point(wide, kind, random.Random(1))).to_json()
     pool["boundary-definite"] = _definite_boundary_point(wide)
+    from attngeo.geometry.fibers.virtual import virtual_fiber
+
+    pool["virtual-fiber-orbit"] = virtual_fiber(Architecture((3, 3, 3), (2, 2), tokens=2), seed=1).to_json()
+    pool["virtual-fiber-swap"] = virtual_fiber(Architecture((2, 2, 1), (2, 1), tokens=2), seed=1).to_json()
     if find_msolve() is not None:
         from attngeo.geometry.fibers.deep import deep_fiber
         from attngeo.geometry.loci.implicit import implicit_equations

@@ -234,8 +234,8 @@ def dominance_input(M: fmpq_mat, rng: random.Random, tries: int = DOMINANCE_TRIE
 class VirtualFiber(Result):
     """The fiber of a deep network at a point, found by peeling virtual weights (every fiber point, over C).
 
-    ``orbits`` are weight points, one per orbit of the symmetry group; the fiber
-    is their union (``W_0`` first). ``generic`` says that the witnessed
+    ``orbits`` are weight points, one per orbit of the symmetry group, in the order
+    of the last layer's lines (``W_0`` is the point on its own line); the fiber is their union. ``generic`` says that the witnessed
     hypotheses are open and the fiber is one orbit, so the same holds for every
     ``W`` in a dense Zariski-open set.
 
@@ -432,7 +432,6 @@ def virtual_fiber(arch: Architecture, seed: int | None = None, point=None) -> Vi
     eye = [[int(r == c) for c in range(d)] for r in range(d)]
     last = fiber(Architecture((d, dl), (d,), tokens=2), [[str_rows(Ms[-1]), eye, str_rows(P)]])
     orbits = [_realize(arch, W0, Ms[-1], P, P_prev, A_c, V_c) for A_c, V_c in last.lines]
-    orbits.sort(key=lambda p: p != W0)  # W_0's own orbit first
     return VirtualFiber(arch, W0, Ms, P, steps, last_sym, last, orbits,
                         [orbit_dimension(arch, p) for p in orbits], time.perf_counter() - start)
 
