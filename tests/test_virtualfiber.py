@@ -247,3 +247,28 @@ def test_sizes_beyond_the_multiplication_limit_are_unusable(honest):
     forged = _forged(honest["orbit"], lambda c: c["architecture"].update(widths=[12, 12, 12, 12], ranks=[2, 2, 2]))
     with pytest.raises(CertificateFormatError, match="monomials"):
         check_certificate(forged)
+
+
+def test_a_narrow_last_layer_leaves_weights_with_a_singular_v1_in_the_fiber():
+    """2 a_l + d_l < d_0: M_l and P live on a proper subspace, so a singular V_1 reaches the same virtual weights."""
+    from attngeo.geometry.fibers.layer import rank_factorization
+
+    arch = Architecture((4, 4, 1), (2, 1), tokens=2)
+    assert "2 a_l + d_l >= d_0" in unsupported(arch)
+    W0 = gauge_point(arch, random.Random(5))
+    Ms, P, _ = virtual_weights(arch, W0)
+    span = fmpq_mat(Ms[1].tolist() + Ms[1].transpose().tolist() + P.tolist())
+    assert span.rank() == 3  # rows of M_2 (1), its columns (1), the output row (1)
+    basis = fmpq_mat(span.rref()[0].tolist()[:3])  # C: 3 x 4, row space containing every row above
+    right = basis.transpose() * (basis * basis.transpose()).inv()  # C C^+ = I
+    X = right.transpose() * Ms[1] * right
+    A2 = fmpq_mat(4, 4)
+    for r in range(3):
+        for c in range(3):
+            A2[r, c] = X[r, c]
+    Q2, K2 = rank_factorization(A2, 1)
+    V1 = fmpq_mat(basis.tolist() + [[0] * 4])  # rank 3: not in the orbit of W_0 (the group keeps V_1 invertible)
+    V2 = fmpq_mat(1, 4, (P * right).entries() + [0])
+    other = W0[:16] + V1.entries() + Q2.entries() + K2.entries() + V2.entries()
+    assert V1.rank() == 3 and virtual_weights(arch, other)[:2] == (Ms, P)
+    assert same_function(arch, W0, other)

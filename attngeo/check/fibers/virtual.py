@@ -167,7 +167,7 @@ def check(cert: dict) -> str:
     >>> from attngeo.check.fibers.virtual import check
     >>> cert = virtual_fiber(Architecture((2, 2, 2), (2, 2), tokens=2), seed=0).to_json()
     >>> check(cert)     # doctest: +ELLIPSIS
-    'fiber = 1 orbit(s) of the symmetry group for widths 2,2,2, ranks 2,2, t=2 (every weight with the same function, over C, and for every t >= 2); generic: ...'
+    'fiber = 1 orbit(s) of the symmetry group for widths 2,2,2, ranks 2,2 and every t >= 2 (every weight with the same function, over C); generic: ...'
 
     A rank-1 witness for ``M_1`` (its rows and columns repeated) is refused:
 
@@ -259,8 +259,10 @@ def check(cert: dict) -> str:
         reject(f"generic must be {str(generic).lower()} (one orbit and rank M_l >= 2 or rank P >= 2: open conditions)")
     tail = ("; generic: the same holds on the dense Zariski-open set of weights where the witnessed determinants, "
             "minors and entries are nonzero" if generic else "")
-    return (f"fiber = {len(lines)} orbit(s) of the symmetry group for {arch.describe()} (every weight with the same "
-            f"function, over C, and for every t >= 2){tail}")
+    # the lemma holds for every t >= 2, so the claim does not name the certificate's t (one claim per function)
+    sizes = f"widths {','.join(map(str, arch.widths))}, ranks {','.join(map(str, arch.ranks))}"
+    return (f"fiber = {len(lines)} orbit(s) of the symmetry group for {sizes} and every t >= 2 (every weight with "
+            f"the same function, over C){tail}")
 
 
 def _bind_last(embedded: dict, M_l: fmpq_mat, P: fmpq_mat, d: int, dl: int) -> list:

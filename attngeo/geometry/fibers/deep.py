@@ -51,7 +51,7 @@ from ...exact.engine import Basis, groebner, normal_form, ring
 from ...exceptions import InvalidInputError
 from ..symmetry import SymmetryGroup, orbit_dimension
 from ...exact.rank import kernel_over_q
-from ...model.network import ExactOps, attention, object_array, split_heads, symbolic_context
+from ...model.network import ExactOps, attention, object_array, read_point, split_heads, symbolic_context
 
 MAX_RETRIES = 2
 
@@ -802,7 +802,7 @@ class DeepFiber(Result):
 
 
 def deep_fiber(arch: Architecture, seed: int | None = None, engine: str = "auto", inputs: int | None = None,
-               timeout: float = 600.0) -> DeepFiber:
+               timeout: float = 600.0, point=None) -> DeepFiber:
     """Settle the fiber through a random gauge point of ``arch`` by elimination.
 
     Extra solutions are re-tested with twice the inputs (up to :data:`MAX_RETRIES`
@@ -820,6 +820,8 @@ def deep_fiber(arch: Architecture, seed: int | None = None, engine: str = "auto"
         Number of sample inputs; by default about twice the unknowns over the outputs.
     timeout : float
         Seconds the engine may take.
+    point : list, optional
+        Rational weights in the gauge slice instead of a random point (e.g. a special one).
 
     Returns
     -------
@@ -849,7 +851,7 @@ def deep_fiber(arch: Architecture, seed: int | None = None, engine: str = "auto"
                                 f"most {MAX_VARIABLES} (the checker's limit): choose a smaller architecture")
     rng = random.Random(seed)
     start = time.perf_counter()
-    point = gauge_point(arch, rng)
+    point = gauge_point(arch, rng) if point is None else _in_slice(arch, point)
     d, t = arch.input_shape
     unknowns = arch.parameter_count - len(gauge(arch))
     n = inputs or max(2, -(-2 * unknowns // (arch.widths[-1] * t)) + 1)
@@ -877,6 +879,17 @@ def deep_fiber(arch: Architecture, seed: int | None = None, engine: str = "auto"
     line = fiber_line(arch, point, free, eqs) if count is None else None
     return DeepFiber(arch, point, Xs, basis, count, extra, line, factors, param, len(perms), attempts,
                      time.perf_counter() - start)
+
+
+def _in_slice(arch: Architecture, point) -> list[fmpq]:
+    """``point`` read exactly, refused unless it lies in the gauge slice (with ``K_ij[0, 0] != 0``)."""
+    point = read_point(arch, point)
+    fixed = gauge(arch)
+    for name, v in zip(arch.variable_names(), point):
+        if name in fixed and (v == 0 if fixed[name] is None else v != fixed[name]):
+            raise InvalidInputError(f"the point is not in the gauge slice at {name} (docs/fibers.md §3): "
+                                    "move it there with the symmetry group first")
+    return point
 
 
 def line_degree(arch: Architecture) -> int:

@@ -74,6 +74,8 @@ def unsupported(arch: Architecture) -> str | None:
     True
     >>> unsupported(Architecture((3, 3, 1), (2, 1), tokens=2)) is None     # any last layer, any output width
     True
+    >>> print(unsupported(Architecture((6, 6, 1), (2, 2), tokens=2)))    # doctest: +ELLIPSIS
+    the virtual-weight path needs 2 a_l + d_l >= d_0 (5 < 6): ...
     >>> unsupported(Architecture((3, 2, 2), (2, 1), tokens=2))
     'the virtual-weight path needs every hidden width equal to d_0 = 3 (widths 3,2,2): V_1 .. V_{l-1} must be invertible'
     """
@@ -93,6 +95,11 @@ def unsupported(arch: Architecture) -> str | None:
         if a < 2 and i < l:
             return (f"the virtual-weight path needs a_{i} >= 2: with a_{i} = 1 layer {i}'s output has rank 1 and "
                     "S_M is not dominant (hidden symmetries, docs/findings.md 8 and 10; the Gröbner path decides)")
+    a_l, d_l = arch.ranks[-1], arch.widths[-1]
+    if 2 * a_l + d_l < d:
+        return (f"the virtual-weight path needs 2 a_l + d_l >= d_0 ({2 * a_l + d_l} < {d}): the last layer's rows, "
+                "columns and outputs then span a proper subspace, and weights with a singular V_{l-1} have the "
+                "same function (the fiber is larger than the orbit, docs/findings.md 22)")
     if d > MAX_LAYER_WIDTH or multiply_back_monomials(arch) > MAX_PEELED_MONOMIALS:
         return (f"the checker would expand polynomials of {multiply_back_monomials(arch):,} monomials "
                 f"(limit {MAX_PEELED_MONOMIALS:,}): choose fewer layers or narrower widths")
@@ -322,7 +329,7 @@ class VirtualFiber(Result):
         >>> cert["kind"], cert["layers"][0]["rho"], cert["last"]["fiber_certificate"]["case"]
         ('virtual-fiber', [[1, 2], [2, 1]], 'generic')
         >>> check_certificate(cert).claim     # doctest: +ELLIPSIS
-        'fiber = 1 orbit(s) of the symmetry group for widths 2,2,2, ranks 2,2, t=2 ...'
+        'fiber = 1 orbit(s) of the symmetry group for widths 2,2,2, ranks 2,2 and every t >= 2 ...'
         """
         return certificate_json(self.kind, {
             "architecture": self.arch.to_dict(),
@@ -365,7 +372,7 @@ def virtual_fiber(arch: Architecture, seed: int | None = None, point=None) -> Vi
     ----------
     arch : Architecture
         [HMK]'s lightning model, ``l >= 2`` layers, every hidden width equal to
-        ``d_0``, ``2 <= a_i <= d_0`` before the last layer, ``t >= 2``.
+        ``d_0``, ``2 <= a_i <= d_0`` before the last layer, ``2 a_l + d_l >= d_0``, ``t >= 2``.
     seed : int or None
         Seeds the point and the dominance inputs.
     point : list, optional
