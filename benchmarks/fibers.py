@@ -9,8 +9,13 @@ exact algebra; it decides nothing here and its error is printed).
 (b) Recovery from an exact black box for d = 4, 6, 8 (evaluations and time).
 (c) Each deep fiber case of proofs/deep_fibers.py, timed per engine that can
 take it: msolve, and python-flint / sympy where the system is small enough.
+(d) The targets of issue 21 (deep fibers at real sizes): the virtual-weight path
+(prove + independent check) beside the Gröbner path on the same point, the
+elimination bounded (``--groebner-timeout``, default 120 s; "> 120 s" when it
+does not finish). Times are wall-clock on a shared machine: compare the ratios
+printed in the same run, not the absolute figures.
 
-    python benchmarks/fibers.py [--full]
+    python benchmarks/fibers.py [--full] [--targets-only] [--groebner-timeout S]
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import numpy as np
 from attngeo import Architecture, check_certificate, evaluate
 from attngeo.exact.engine import EngineFailed, EngineUnavailable, available
 from attngeo.geometry.fibers.deep import deep_fiber
+from attngeo.geometry.fibers.virtual import virtual_fiber
 from attngeo.geometry.fibers.layer import fiber, recover_weights, special_point
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "proofs"))
@@ -106,15 +112,48 @@ def deep(cases, timeout: float) -> None:
               + "".join(times) + f"  {verdict}")
 
 
+#: Issue 21's targets: (widths, ranks, goal in seconds).
+TARGETS = [((3, 3, 3), (2, 2), 10), ((4, 4, 4), (3, 3), 60), ((3, 3, 3, 3), (2, 2, 2), 60), ((6, 6, 6), (3, 3), 300)]
+#: Smaller sizes where the Gröbner path finishes: the ratio between the two methods.
+BOTH_REACH = [((2, 2, 2), (2, 2)), ((2, 2, 3), (2, 2)), ((2, 2, 1), (2, 1))]
+
+
+def targets(groebner_timeout: float) -> None:
+    print(f"(d) deep fibers at issue 21's targets (t = 2, seed 0): virtual weights vs elimination "
+          f"(bounded at {groebner_timeout:.0f} s)")
+    print(f"    {'widths':<10}{'ranks':<8}{'goal':>7}{'virtual':>9}{'check':>8}{'orbits':>7}{'Groebner':>11}  ratio")
+    for widths, ranks, goal in [(w, r, None) for w, r in BOTH_REACH] + TARGETS:
+        arch = Architecture(widths, ranks, tokens=2)
+        start = time.perf_counter()
+        fib = virtual_fiber(arch, seed=0)
+        prove = time.perf_counter() - start
+        start = time.perf_counter()
+        check_certificate(fib.to_json())
+        check = time.perf_counter() - start
+        try:
+            grob = deep_fiber(arch, seed=0, timeout=groebner_timeout).seconds
+            shown, ratio = f"{grob:.2f} s", f"{grob / (prove + check):.0f}x"
+        except (EngineFailed, EngineUnavailable):
+            shown, ratio = f"> {groebner_timeout:.0f} s", f"> {groebner_timeout / (prove + check):.0f}x"
+        goal_s = "-" if goal is None else f"< {goal} s"
+        print(f"    {','.join(map(str, widths)):<10}{','.join(map(str, ranks)):<8}{goal_s:>7}{prove:>8.2f}s"
+              f"{check:>7.2f}s{len(fib.orbits):>7}{shown:>11}  {ratio}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--full", action="store_true", help="also the deep cases that take minutes")
+    parser.add_argument("--targets-only", action="store_true", help="only (d), issue 21's targets")
+    parser.add_argument("--groebner-timeout", type=float, default=120.0,
+                        help="seconds the elimination may take per target (default 120)")
     args = parser.parse_args()
-    for d in (10, 50):
-        recovery(d)
-    for d in (4, 6, 8):
-        black_box(d)
-    deep(SMALL_CASES + (LARGER_CASES if args.full else []), timeout=600 if args.full else 60)
+    if not args.targets_only:
+        for d in (10, 50):
+            recovery(d)
+        for d in (4, 6, 8):
+            black_box(d)
+        deep(SMALL_CASES + (LARGER_CASES if args.full else []), timeout=600 if args.full else 60)
+    targets(args.groebner_timeout)
 
 
 if __name__ == "__main__":

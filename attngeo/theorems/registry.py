@@ -88,9 +88,10 @@ STATEMENTS: tuple[Statement, ...] = (
         ("single-layer-dimension",)),
     Statement(
         "deep-fibers", "finding", "attngeo (docs/findings.md 8-11)",
-        "Fibers of two-layer networks and their hidden symmetries",
-        r"fiber $=$ symmetry orbit for ranks $\ge 2$; hidden $A_2 \mapsto A_2^T$, $A_2 \mapsto A_2 + sS$ and $S_3$ "
-        r"when $a_1 = 1$",
+        "Fibers of deep networks and their hidden symmetries",
+        r"generic fiber $=$ symmetry orbit when every hidden width is $d_0$, $a_i \ge 2$ before the last layer and "
+        r"$2 a_l + d_l \ge d_0$ (docs/math.md \S 7.2); hidden $A_2 \mapsto A_2^T$, $A_2 \mapsto A_2 + sS$ and $S_3$ "
+        r"when $a_1 = 1$; a swap at output width 1 with $a_l = 1$",
         "deep_fibers",
         ("single-layer-fibers", "deep-dimension")),
     Statement(
