@@ -272,3 +272,31 @@ def test_a_narrow_last_layer_leaves_weights_with_a_singular_v1_in_the_fiber():
     other = W0[:16] + V1.entries() + Q2.entries() + K2.entries() + V2.entries()
     assert V1.rank() == 3 and virtual_weights(arch, other)[:2] == (Ms, P)
     assert same_function(arch, W0, other)
+
+
+def test_the_fiber_command_takes_the_virtual_path_and_refuses_with_one_line(capsys, tmp_path):
+    import json
+
+    from attngeo.ui.cli import main
+
+    cert = tmp_path / "v.json"
+    assert main(["fiber", "--widths", "4,4,4", "--ranks", "3,3", "--random", "1", "--json",
+                 "--certificate", str(cert)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["orbits"] == 1 and out["generic"] and out["components"][0]["dimension"] == 36
+    assert main(["check", str(cert)]) == 0
+    assert main(["fiber", "--widths", "3,3,3", "--ranks", "1,2", "--random", "1", "--method", "virtual"]) == 2
+    err = capsys.readouterr().err
+    assert "a_1 >= 2" in err and len(err.strip().splitlines()) == 1
+
+
+def test_points_whose_coefficients_would_explode_are_unusable(honest):
+    huge = "1" + "0" * 1999  # 2,000 digits: within the rational grammar, 18,000-digit coefficients at l = 2 ...
+    forged = _forged(honest["orbit"], lambda c: c["point"].__setitem__(20, huge))
+    with pytest.raises(CertificateRejected):  # ... so it is read, and refused for what it is (another point)
+        check_certificate(forged)
+    deep = virtual_fiber(Architecture((3, 3, 3, 3, 3), (2, 2, 2, 2), tokens=2), seed=0).to_json()
+    check_certificate(deep)
+    with pytest.raises(CertificateFormatError, match="digits"):  # ... while at l = 4 they would be 162,000 long
+        check_certificate(_forged(deep, lambda c: c["point"].__setitem__(30, huge)))
+

@@ -44,6 +44,9 @@ MAX_MONOMIAL_TESTS = 300_000_000
 #: Monomials of the largest polynomial a virtual-fiber certificate makes the checker multiply back (degree
 #: 3^l - 1 in d_0 variables; products cost about its square): widths 6,6,6 need 1,287, 4,4,4,4 need 3,654.
 MAX_PEELED_MONOMIALS = 20_000
+#: Digits of the largest point entry times 3^l: the coefficients multiplied back grow like that (honest points have
+#: one-digit entries; 2,000-digit entries at l = 4 would make 3,321 coefficients of 162,000 digits each).
+MAX_PEELED_DIGITS = 100_000
 #: Nodes of the branch-and-bound search for the dimension of a monomial ideal.
 MAX_SEARCH_NODES = 2_000_000
 #: Precision of a ball witness (bits).

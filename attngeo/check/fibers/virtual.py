@@ -43,7 +43,7 @@ from flint import fmpq, fmpq_mat, fmpq_mpoly_ctx
 from ...exceptions import CertificateFormatError
 from ..arch import Arch, architecture
 from ..dimension.dense import exact_field_rank
-from ..limits import MAX_LAYER_WIDTH, MAX_PEELED_MONOMIALS
+from ..limits import MAX_LAYER_WIDTH, MAX_PEELED_DIGITS, MAX_PEELED_MONOMIALS
 from ..network import phi
 from ..schema import ARCHITECTURE, CHECKED, HEADER, NUMBER, Embedded
 from ..values import boolean, field, index_list, integer, matrix, rational, reject, seq
@@ -186,6 +186,10 @@ def check(cert: dict) -> str:
         raise CertificateFormatError(f"multiplying back {arch.describe()} expands polynomials of degree 3^{l} - 1 in "
                                      f"{d} variables, beyond the checker's limit of {MAX_PEELED_MONOMIALS} monomials")
     W0 = _point(field(cert, "point"), arch.parameters, "point")
+    digits = max(max(len(str(v.p)), len(str(v.q))) for v in W0)
+    if digits * 3**l > MAX_PEELED_DIGITS:
+        raise CertificateFormatError(f"point entries of {digits} digits would make the coefficients multiplied back "
+                                     f"about {digits * 3**l} digits long, beyond the checker's limit of {MAX_PEELED_DIGITS}")
     layers = _split(arch, W0)
     # the virtual weights, recomputed and compared before anything costly
     P = _eye(d)
