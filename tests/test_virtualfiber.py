@@ -300,3 +300,19 @@ def test_points_whose_coefficients_would_explode_are_unusable(honest):
     with pytest.raises(CertificateFormatError, match="digits"):  # ... while at l = 4 they would be 162,000 long
         check_certificate(_forged(deep, lambda c: c["point"].__setitem__(30, huge)))
 
+
+
+def test_multiplying_back_detects_a_wrong_factorization():
+    """The checker's step 4 is not vacuous: other exponents, or another M_1, do not multiply back to its network."""
+    from attngeo.check.arch import Arch
+    from attngeo.check.fibers.virtual import _multiply_back
+
+    arch = Architecture((3, 3, 3), (2, 2), tokens=2)
+    W0 = gauge_point(arch, random.Random(6))
+    Ms, P, _ = virtual_weights(arch, W0)
+    mine = Arch((3, 3, 3), (2, 2), 2)
+    _multiply_back(mine, W0, Ms, P, [{"rho": peeling_exponents(2, 1)}])  # honest: passes
+    with pytest.raises(CertificateRejected, match="does not multiply back"):
+        _multiply_back(mine, W0, Ms, P, [{"rho": [[1, 3], [2, 1]]}])
+    with pytest.raises(CertificateRejected, match="does not multiply back"):
+        _multiply_back(mine, W0, [Ms[0].transpose(), Ms[1]], P, [{"rho": peeling_exponents(2, 1)}])
