@@ -126,8 +126,9 @@ BOTH_REACH = [((2, 2, 2), (2, 2)), ((2, 2, 3), (2, 2)), ((2, 2, 1), (2, 1))]
 def bounded(run, seconds: float, memory_mb: int = 4096):
     """``run()`` in a forked child, in its own process group, with a wall-clock and address-space budget.
 
-    Returns its value, or ``None`` when it did not finish in time or memory. The whole group is killed
-    afterwards, so an msolve the child started cannot outlive the budget.
+    Returns ``(value, None)``, or ``(None, why)`` when it did not finish: ``"time"``, ``"memory"`` when
+    the child died first (FLINT aborts on a failed allocation), or the name of the exception it raised. The whole group is killed afterwards, so
+    an msolve the child started cannot outlive the budget.
     """
     read_fd, write_fd = os.pipe()
     pid = os.fork()
@@ -135,10 +136,11 @@ def bounded(run, seconds: float, memory_mb: int = 4096):
         os.close(read_fd)
         try:
             os.setpgid(0, 0)
+            os.dup2(os.open(os.devnull, os.O_WRONLY), 2)  # FLINT's abort message is the parent's to word
             resource.setrlimit(resource.RLIMIT_AS, (memory_mb << 20, memory_mb << 20))
-            answer = run()
-        except BaseException:  # over memory, an engine failure: no value
-            answer = None
+            answer = ("ok", run())
+        except BaseException as exc:  # an engine failure, a MemoryError: said, not raised
+            answer = ("error", type(exc).__name__)
         try:
             with os.fdopen(write_fd, "wb") as fh:
                 pickle.dump(answer, fh)
@@ -159,9 +161,10 @@ def bounded(run, seconds: float, memory_mb: int = 4096):
             pass
     os.waitpid(pid, 0)
     try:
-        return pickle.loads(b"".join(chunks))
-    except Exception:  # killed before it answered
-        return None
+        status, value = pickle.loads(b"".join(chunks))
+    except Exception:  # killed, or dead, before it answered
+        return None, "time" if time.monotonic() >= deadline else "memory"
+    return (value, None) if status == "ok" else (None, value)
 
 
 def targets(groebner_timeout: float) -> None:
@@ -177,12 +180,17 @@ def targets(groebner_timeout: float) -> None:
         check_certificate(fib.to_json())
         check = time.perf_counter() - start
         start = time.perf_counter()  # the whole run is bounded: building the equations is most of it at 6,6,6
-        grob = bounded(lambda: (deep_fiber(arch, seed=0, timeout=groebner_timeout).solutions,), groebner_timeout)
+        grob, why = bounded(lambda: (deep_fiber(arch, seed=0, timeout=groebner_timeout).solutions,),
+                            groebner_timeout)
+        took = time.perf_counter() - start
         if grob is not None:
-            took = time.perf_counter() - start
             shown, ratio = f"{took:.2f} s", f"{took / (prove + check):.0f}x"
-        else:
+        elif why == "time":
             shown, ratio = f"> {groebner_timeout:.0f} s", f"> {groebner_timeout / (prove + check):.0f}x"
+        elif why == "memory":
+            shown, ratio = f"> 4 GB ({took:.0f} s)", "-"
+        else:
+            shown, ratio = f"{why} ({took:.0f} s)", "-"
         goal_s = "-" if goal is None else f"< {goal} s"
         print(f"    {','.join(map(str, widths)):<10}{','.join(map(str, ranks)):<8}{goal_s:>7}{prove:>8.2f}s"
               f"{check:>7.2f}s{len(fib.orbits):>7}{shown:>11}  {ratio}")
