@@ -77,6 +77,10 @@ RESTS_ON = ("[HMK]'s generic statement now rests on: for each listed size, one c
             "witnessed nonvanishing polynomials, so fiber = orbit holds on a dense Zariski-open set of weights at "
             "that size and for every t >= 2 (docs/math.md §7.2); no sampling bound is involved. Sizes not listed, "
             "and sizes with a_1 = 1 or unequal hidden widths, are not covered by it.")
+RESTS_LATEX = (r"[HMK]'s generic fiber statement rests, at each size listed, on one virtual-fiber certificate whose "
+               r"hypotheses are witnessed nonvanishing polynomials in the weights: the fiber is the symmetry orbit on a "
+               r"dense Zariski-open set of weights, for every $t \ge 2$ (docs/math.md \S 7.2); no sampling bound is "
+               r"involved. Sizes not listed, $a_1 = 1$ and unequal hidden widths are not covered by it.")
 GENERIC = "the generic fiber is the symmetry orbit (every $t \\ge 2$)"
 HMK = Claim("[HMK]", rf"[HMK], equal widths and all ranks $\ge 2$: {GENERIC}", RANGE, "architectures", "tuples")
 OTHER = Claim("virtual, other", rf"every hidden width $= d_0$, $a_i \ge 2$ before the last layer (last rank or output "
@@ -120,7 +124,7 @@ def virtual_outcome(arch, seed: int) -> CaseOutcome:
     entry = Entry(claim.key, sizes, "certified" if ok else "refuted", "a random point",
                   f"{len(fib.orbits)} orbits", "one orbit")
     return CaseOutcome(_name(arch), fib, _row(arch, "virtual", len(fib.orbits), fib.seconds, fib.verdict),
-                       claim is HMK and not ok, entries=[entry])
+                       claim is HMK and not ok, entries=[entry], note=RESTS_LATEX if claim is HMK and ok else None)
 
 
 def _same_orbits(arch, grob, virt) -> bool:
