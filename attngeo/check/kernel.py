@@ -29,6 +29,7 @@ KINDS = {
     "strata": "loci.strata",
     "implicit": "loci.implicit",
     "boundary-point": "loci.boundary",
+    "local-rank": "loci.regularity",
 }
 
 
