@@ -47,17 +47,17 @@ class _Layer:
     def __init__(self, cert: dict, arch, p: int):
         self.arch, self.p = arch, p
         self.values = seq(field(cert, "point"), "point", arch.parameters)
-        residues = np.empty(len(self.values), dtype=np.int64)
-        inverse: dict[int, int] = {}
+        seen: dict = {}  # a trained layer repeats values: each distinct string is read once
+        residues = []
         for k, text in enumerate(self.values):
-            x = rational(text, f"point[{k}]")
-            den = int(x.q)
-            if den % p == 0:
-                reject(f"point[{k}] has a denominator divisible by the prime {p}")
-            if den not in inverse:
-                inverse[den] = pow(den, -1, p)
-            residues[k] = int(x.p) % p * inverse[den] % p
-        self.residues = residues
+            r = seen.get(text) if isinstance(text, str) else None
+            if r is None:
+                x = rational(text, f"point[{k}]")
+                if int(x.q) % p == 0:
+                    reject(f"point[{k}] has a denominator divisible by the prime {p}")
+                r = seen[text] = int(x.p) % p * pow(int(x.q), -1, p) % p
+            residues.append(r)
+        self.residues = np.array(residues, dtype=np.int64)
         self.blocks = {(j, name): (rows, cols, off) for _, j, name, rows, cols, off in arch.blocks()}
         self._exact: dict = {}
 
@@ -133,7 +133,7 @@ def _heads(layer: _Layer) -> list[dict]:
     return out
 
 
-def _image(arch, h: dict) -> int:
+def _image(arch, h: dict, parallel: bool) -> int:
     """I_j of docs/math.md §7.5 from the ranks (the checker's own count)."""
     d, dd = arch.widths
     q, k = h["rank_Q"], h["rank_K"]
@@ -144,7 +144,9 @@ def _image(arch, h: dict) -> int:
         return t_v if V0 else t_qk + t_v
     if A0 and V0:
         return 0
-    return t_qk if A0 else (t_v if V0 else t_qk + t_v - 1)
+    if A0 or V0:
+        return t_qk if A0 else t_v
+    return t_qk + t_v - (d if parallel else 1)  # the kernel of one head: lambda in C^d, or the scaling alone
 
 
 def _orbit(arch, h: dict) -> int:
@@ -173,11 +175,8 @@ def _check_heads_witness(layer: _Layer, heads: list, chosen) -> int:
                                              for j in S):
         reject(f"lower_witness.heads must list distinct heads among 1..{h_count}")
     info = {h["head"]: (h, par) for h, par in heads}
-    if len(S) == 1:
-        h, par = info[S[0]]
-        if h["rank_A"] == 0 or h["rank_V"] == 0 or par:
-            reject(f"head {S[0]} is degenerate (A = 0, V = 0 or rank-1 parallel): Lemma H does not apply")
-        return _image(arch, h)
+    if len(S) == 1:  # Lemma H: one head's image has exactly this dimension
+        return _image(arch, *info[S[0]])
     (d, dd), a = arch.widths, arch.ranks[0]
     if arch.value_ranks is None:
         reject("separated heads need value ranks (V_j = O_j U_j)")
@@ -185,8 +184,8 @@ def _check_heads_witness(layer: _Layer, heads: list, chosen) -> int:
     if len(S) * a > d or len(S) * b > dd:
         reject(f"{len(S)} separated heads need h a <= d and h b <= d'")
     for j in S:
-        h, _ = info[j]
-        if (h["rank_Q"], h["rank_K"], h["rank_U"], h["rank_O"]) != (a, a, b, b):
+        h, par = info[j]
+        if (h["rank_Q"], h["rank_K"], h["rank_U"], h["rank_O"]) != (a, a, b, b) or par:
             reject(f"head {j} is not of full rank: Theorem S needs rank Q = rank K = a, rank U = rank O = b")
         if a == 1 and b == 1 and _rank_p(np.concatenate([layer.mod_p(j, "U"), layer.mod_p(j, "K")]), p) < 2:
             reject(f"head {j}: row U = row K is not excluded (a = b = 1)")
@@ -201,7 +200,7 @@ def _check_heads_witness(layer: _Layer, heads: list, chosen) -> int:
                 if not any(size >= 2 and _rank_p(np.concatenate([layer.mod_p(i, n), layer.mod_p(j, n)]), p) > size
                            for n, size in (("K", a), ("U", b))):
                     reject(f"heads {i} and {j} are not shown to differ in row K (a >= 2) or row U (b >= 2)")
-    return sum(_image(arch, info[j][0]) for j in S)
+    return sum(_image(arch, *info[j]) for j in S)
 
 
 def _check_jacobian_witness(layer: _Layer, jw) -> int:
@@ -301,7 +300,7 @@ def check(cert: dict) -> str:
     for (h, _), given in zip(heads, recorded):
         if given != h:
             reject(f"heads[{h['head'] - 1}] must be {h}, the ranks of the point's matrices")
-    upper = min(sum(_image(arch, h) for h, _ in heads), P)
+    upper = min(sum(_image(arch, h, par) for h, par in heads), P)
     if integer(field(cert, "upper"), "upper") != upper:
         reject(f"upper = {cert['upper']} but the head ranks give the bound {upper}")
     lw = obj(field(cert, "lower_witness"), "lower_witness")

@@ -44,6 +44,7 @@ from ...model.jacobian import jacobian_mod_p
 from ...model.network import read_point, to_fmpq
 from ..certificate import Result, certificate_json
 from ..dimension.bounds import functional_count, random_ints
+from ..dimension.headpoint import batched_rank
 from ..dimension.dense import certify_dimension, estimate
 from ..fibers.layer import product_fiber_strata, str_rows
 from ..symmetry import vector_fields
@@ -51,7 +52,7 @@ from ..symmetry import vector_fields
 #: Up to this many parameters the network Jacobian at the point is ranked mod p (the exact path).
 EXACT_PARAMETERS = 4096
 #: Up to this many parameters the flat directions are listed as exact vectors.
-FLAT_PARAMETERS = 1200
+FLAT_PARAMETERS = 400
 #: The generic dimension of a normalized layer is certified (ball arithmetic) up to this many parameters.
 SOFTMAX_DIMENSION_PARAMETERS = 600
 
@@ -108,13 +109,16 @@ class _Point:
     def strings(self) -> list[str]:
         if self._rationals is not None:
             return [str(x) for x in self._rationals]
-        mantissa, exponent = np.frexp(self.floats)
+        # a trained layer repeats values (BF16 has 65,536): write each distinct one once
+        unique, where = np.unique(self.floats, return_inverse=True)
+        mantissa, exponent = np.frexp(unique)
         m = (mantissa * 2.0**53).astype(np.int64)
         e = exponent.astype(np.int64) - 53
         low = np.where(m == 0, 0, np.log2((m & -m).astype(np.float64)).astype(np.int64))  # trailing zero bits
         shift = np.where(e < 0, np.minimum(low, -e), 0)
         m, e = m >> shift, np.where(m == 0, 0, e + shift)
-        return [str(int(n) << int(k)) if k >= 0 else f"{int(n)}/{1 << int(-k)}" for n, k in zip(m.tolist(), e.tolist())]
+        text = [str(n << k) if k >= 0 else f"{n}/{1 << -k}" for n, k in zip(m.tolist(), e.tolist())]
+        return [text[i] for i in where.ravel().tolist()]
 
 
 # -- ranks of one head ------------------------------------------------------------------------
@@ -125,7 +129,7 @@ class HeadRanks:
     """Exact ranks of one head's matrices: ``Q, K, A = K^T Q``, ``U, O`` (value ranks) and ``V``.
 
     ``parallel`` marks the rank-1 parallel case (``rank A = rank V = 1`` and ``row V = col A``), where
-    one head's differential has a larger kernel than the scaling.
+    one head's differential has a ``d``-dimensional kernel, not just the scaling.
 
     Examples
     --------
@@ -148,27 +152,32 @@ class HeadRanks:
             out.update(rank_U=self.U, rank_O=self.O)
         return {**out, "rank_V": self.V}
 
-    @property
-    def degenerate(self) -> bool:
-        """``A = 0``, ``V = 0`` or the rank-1 parallel case: one head's differential is not as generic."""
-        return self.A == 0 or self.V == 0 or self.parallel
 
 
-def _rank(pt: _Point, head: int, name: str, p: int) -> int:
-    """Exact rank: mod ``p`` when that is full (a lower bound meeting the trivial upper one), else over Q."""
-    M = pt.block_mod_p(head, name, p)
-    r = rank_mod_p(M, p)
-    return r if r == min(M.shape) else pt.exact(head, name).rank()
+def _block_ranks(pt: _Point, names: tuple[str, ...], p: int) -> dict:
+    """Exact ranks of every head's blocks: mod ``p`` where that is full (which proves it), over Q otherwise.
+
+    Blocks of one shape are ranked together (numpy's batched elimination, along the shorter side).
+    """
+    out = {}
+    heads = range(1, pt.arch.heads[0] + 1)
+    for name in names:
+        stack = np.stack([pt.block_mod_p(j, name, p) for j in heads])
+        ranks = batched_rank(stack, p) if 0 not in stack.shape[1:] else np.zeros(len(stack), dtype=np.int64)
+        for j, r in zip(heads, ranks.tolist()):
+            out[(j, name)] = r if r == min(stack.shape[1:]) else pt.exact(j, name).rank()
+    return out
 
 
-def _product_rank(left: fmpq_mat, right: fmpq_mat, r_left: int, r_right: int) -> int:
-    """``rank(left right)`` for ``left`` ``n x k``, ``right`` ``k x m`` with known ranks: shortcuts, else exact."""
-    k = left.ncols()
-    if r_left == k:  # left injective
+def _product_rank(left, right, r_left: int, r_right: int, inner: int) -> int:
+    """``rank(left() right())`` for factors with known ranks and inner size ``inner``: shortcuts, else exact."""
+    if min(r_left, r_right) == 0:
+        return 0
+    if r_left == inner:  # left injective
         return r_right
-    if r_right == k:  # right surjective
+    if r_right == inner:  # right surjective
         return r_left
-    return (left * right).rank()
+    return (left() * right()).rank()
 
 
 def _nonzero_row(M: fmpq_mat) -> list:
@@ -206,22 +215,24 @@ def head_ranks(arch: Architecture, weights, p: int | None = None) -> list[HeadRa
         raise InvalidInputError(f"head ranks are for one layer; {arch} has {arch.depth}")
     pt = weights if isinstance(weights, _Point) else _Point(arch, weights)
     p = p or 67108859
+    a, factored = arch.ranks[0], arch.value_ranks is not None
+    rk = _block_ranks(pt, ("Q", "K", "U", "O") if factored else ("Q", "K", "V"), p)
     out = []
     for j in range(1, arch.heads[0] + 1):
-        rq, rk = _rank(pt, j, "Q", p), _rank(pt, j, "K", p)
-        ra = _product_rank(pt.exact(j, "K").transpose(), pt.exact(j, "Q"), rk, rq) if min(rq, rk) > 0 else 0
-        if arch.value_ranks is None:
-            ru = ro = None
-            rv = _rank(pt, j, "V", p)
+        rq, rkk = rk[(j, "Q")], rk[(j, "K")]
+        ra = _product_rank(lambda: pt.exact(j, "K").transpose(), lambda: pt.exact(j, "Q"), rkk, rq, a)
+        if factored:
+            ru, ro = rk[(j, "U")], rk[(j, "O")]
+            rv = _product_rank(lambda: pt.exact(j, "O"), lambda: pt.exact(j, "U"), ro, ru, arch.value_ranks[0])
         else:
-            ru, ro = _rank(pt, j, "U", p), _rank(pt, j, "O", p)
-            rv = _product_rank(pt.exact(j, "O"), pt.exact(j, "U"), ro, ru) if min(ru, ro) > 0 else 0
+            ru = ro = None
+            rv = rk[(j, "V")]
         parallel = False
         if ra == 1 and rv == 1:  # row V against col A: one row of V = O U, one column of A = K^T Q
-            V = pt.exact(j, "V") if ru is None else pt.exact(j, "O") * pt.exact(j, "U")
+            V = pt.exact(j, "V") if not factored else pt.exact(j, "O") * pt.exact(j, "U")
             A = pt.exact(j, "K").transpose() * pt.exact(j, "Q")
             parallel = fmpq_mat([_nonzero_row(V), _nonzero_row(A.transpose())]).rank() == 1
-        out.append(HeadRanks(j, rq, rk, ra, rv, ru, ro, parallel))
+        out.append(HeadRanks(j, rq, rkk, ra, rv, ru, ro, parallel))
     return out
 
 
@@ -247,10 +258,11 @@ def tangent_dimensions(arch: Architecture, r: HeadRanks) -> tuple[int, int]:
 
 
 def image_dimension(arch: Architecture, r: HeadRanks) -> int:
-    """``I_j``: an upper bound on ``dim Psi_j(T_j)``, exact unless the head is rank-1 parallel (docs/math.md §7.5).
+    """``I_j = dim Psi_j(T_j)``: the rank of ``d phi`` along one head's weights (docs/math.md §7.5, Lemma H).
 
-    Lightning: ``T_A + T_V - 1`` (the scaling), ``T_A`` if ``V = 0`` is not... see the cases below; softmax has
-    no scaling: ``T_A + T_V`` (``T_V`` when ``V = 0``).
+    Lightning (exact, ``t >= 2``): ``T_A + T_V - 1`` (the scaling), ``T_A + T_V - d`` for a rank-1 parallel head,
+    ``T_A`` when ``A = 0``, ``T_V`` when ``V = 0``, 0 when both are. Softmax (an upper bound): ``T_A + T_V``,
+    ``T_V`` when ``V = 0``.
 
     Examples
     --------
@@ -268,6 +280,8 @@ def image_dimension(arch: Architecture, r: HeadRanks) -> int:
         return tq
     if r.V == 0:
         return tv
+    if r.parallel:  # ker Psi_j = {(-lambda q^T, r lambda^T)}: d dimensions, all inside T_j (docs/math.md §7.5)
+        return tq + tv - arch.widths[0]
     return tq + tv - 1
 
 
@@ -393,9 +407,9 @@ class LocalRank(Result):
     orbit: int
     head: int
     fiber: dict
-    flat: list | None
     seconds: float
     reasons: list[str] = field(default_factory=list)
+    _flat: list | None = field(default=None, init=False)
 
     kind = "local-rank"
 
@@ -414,6 +428,26 @@ class LocalRank(Result):
         if self.upper < lo:
             return False
         return None
+
+    @property
+    def flat(self) -> list | None:
+        """Exact flat directions (a basis of the kernel modulo the orbit's tangent), computed on first use.
+
+        Only for lightning layers of at most :data:`FLAT_PARAMETERS` weights whose local rank is exact and
+        equal to the upper bound (then the structural vectors span the kernel); None otherwise.
+
+        Examples
+        --------
+        >>> from attngeo import Architecture
+        >>> res = local_rank(Architecture((3, 3), (2,)), [1, 2, 0, 2, 4, 0, 1, 0, 0, 0, 1, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1])
+        >>> len(res.flat) == res.flat_count == 1
+        True
+        """
+        if self._flat is None and self.arch.normalization == "lightning" and self.exact \
+                and self.arch.parameter_count <= FLAT_PARAMETERS \
+                and self.upper == sum(image_dimension(self.arch, r) for r in self.ranks):
+            self._flat = flat_directions(self.arch, self.point, self.ranks)
+        return self._flat
 
     @property
     def flat_count(self) -> int | None:
@@ -462,7 +496,8 @@ class LocalRank(Result):
                 "seconds": round(self.seconds, 3)}
         if self.dimension_certificate is not None:
             body["dimension_certificate"] = self.dimension_certificate
-        return certificate_json(self.kind, body)
+        point = body.pop("point")  # millions of strings: no prose to strip from them
+        return {**certificate_json(self.kind, body), "point": point}
 
     def __str__(self) -> str:
         lr = f"local rank {self.lower}" if self.exact else f"{self.lower} <= local rank <= {self.upper}"
@@ -749,9 +784,8 @@ def local_rank(arch: Architecture, weights, *, seed: int | None = 0, head: int =
     reasons = []
     lower, witness = 0, {"heads": []}
     if lightning and arch.tokens >= 2:
-        ones = [r for r in ranks if not r.degenerate]
-        if ones:
-            best = max(ones, key=lambda r: image_dimension(arch, r))
+        best = max(ranks, key=lambda r: image_dimension(arch, r))
+        if image_dimension(arch, best):
             lower, witness = image_dimension(arch, best), {"heads": [best.head]}
         if separated(arch) and arch.heads[0] > 1:
             progress.phase("separation", "stacked O, Q, K ranks")
@@ -786,11 +820,6 @@ def local_rank(arch: Architecture, weights, *, seed: int | None = 0, head: int =
         else:
             reasons.append(f"the generic dimension of a {arch.normalization} layer is certified up to "
                            f"{SOFTMAX_DIMENSION_PARAMETERS} parameters")
-    flat = None
-    if lightning and lower == upper == sum(image_dimension(arch, r) for r in ranks) \
-            and arch.parameter_count <= FLAT_PARAMETERS:
-        progress.phase("flat directions", "exact kernels of the heads' factorizations")
-        flat = flat_directions(arch, pt, ranks)
     fib = head_fiber(arch, ranks[head - 1])
     return LocalRank(arch, pt, ranks, lower, upper, witness, p, dim_cert, generic, orbit_dimension(arch, ranks),
-                     head, fib, flat, time.perf_counter() - start, reasons)
+                     head, fib, time.perf_counter() - start, reasons)
