@@ -466,3 +466,13 @@ def test_the_command_line_report_json_latex_and_certificate(tmp_path, capsys):
     assert out["fiber"] == {"head": 1, "case": "generic", "lines": 1, "dimension": 9}
     assert main(["check", str(cert)]) == 0
     assert "local rank 46 = dim M" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("d, h, a, b", [(8, 2, 4, 4), (9, 3, 3, 2), (6, 2, 1, 3)])
+def test_theorem_s_at_the_head_point_agrees_with_the_head_point_dimension_certificate(d, h, a, b):
+    from attngeo.geometry.dimension.headpoint import certify_heads, head_point
+
+    arch = Architecture((d, d), (a,), heads=h, value_ranks=b, causal=True)
+    res = local_rank(arch, head_point(arch).astype(float), dimension=False)  # selectors: (S1)-(S5) hold
+    assert res.lower_witness == {"heads": list(range(1, h + 1))}
+    assert res.lower == res.upper == certify_heads(arch, seed=0).dimension == arch.parameter_count - h * (a * a + b * b + 1)
