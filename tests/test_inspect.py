@@ -476,3 +476,23 @@ def test_theorem_s_at_the_head_point_agrees_with_the_head_point_dimension_certif
     res = local_rank(arch, head_point(arch).astype(float), dimension=False)  # selectors: (S1)-(S5) hold
     assert res.lower_witness == {"heads": list(range(1, h + 1))}
     assert res.lower == res.upper == certify_heads(arch, seed=0).dimension == arch.parameter_count - h * (a * a + b * b + 1)
+
+
+def test_a_softmax_layer_is_bounded_by_a_ball_minor_at_the_point_and_the_per_head_count():
+    arch = Architecture((4, 4), (2,), heads=2, value_ranks=2, normalization="softmax")
+    w = _point(arch, np.random.default_rng(21))
+    res = local_rank(arch, w)
+    assert "ball" in res.lower_witness and res.lower == res.upper == res.generic[0] == 64 - 2 * 8
+    cert = res.to_json()
+    assert check_certificate(cert).claim.startswith("local rank 48 = dim M")
+    moved = json.loads(json.dumps(cert))
+    moved["lower_witness"]["ball"]["point"][0] = "7/5"  # a minor at another point proves nothing here
+    with pytest.raises(Exception, match="must be the certificate's point"):
+        check_certificate(moved)
+    forged = dict(cert, lower_witness={"jacobian": {}})
+    with pytest.raises(Exception, match="lightning layers only"):
+        check_certificate(forged)
+    w[0:8] = [1, 2, 0, 1, 2, 4, 0, 2]  # Q_1 of rank 1: the per-head count drops below dim M
+    low = local_rank(arch, w)
+    assert low.regular is False and low.upper == 48 - 2 and low.fiber["case"] == "undecided"
+    assert check_certificate(low.to_json()).claim.startswith("local rank 46 < dim M = 48")

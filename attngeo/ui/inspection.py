@@ -114,7 +114,8 @@ def _rows(args, ck, res) -> list[tuple[str, str]]:
     rows.append(("orbit", f"dimension {res.orbit}" + (f"; flat directions beyond it: {flat}" if flat is not None else "")))
     f = res.fiber
     what = {"generic": "one line (lambda A, V / lambda)", "rank1-swap": "two lines (rank-1 swap)",
-            "rank1-parallel": "one line (rank-1 parallel)", "zero": "F = 0: {A = 0} u {V = 0}"}[f["case"]]
+            "rank1-parallel": "one line (rank-1 parallel)", "zero": "F = 0: {A = 0} u {V = 0}",
+            "undecided": "not decided (the fiber theorem is for lightning heads)"}[f["case"]]
     dim = f"; dimension {f['dimension']} in its weights" if f["dimension"] is not None else ""
     rows.append((f"fiber head {f['head']}", f"{what}{dim}"))
     if res.flat and arch.parameter_count <= 100:

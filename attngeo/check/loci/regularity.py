@@ -6,9 +6,11 @@ prime where that rank is full, which proves it; over Q otherwise), then:
 * the **upper bound** ``sum_j I_j`` from those ranks (docs/math.md §7.5, Lemma U);
 * the **lower bound** from its witness: a set of heads that the checker finds
   separated (stacked ``O``, ``Q`` and ``K`` of full rank mod ``p``, full head
-  ranks; Theorem S), or one non-degenerate head (Lemma H), or a minor of the
-  network's Jacobian at the point recomputed in forward mode
-  (:mod:`attngeo.check.dimension.dense`'s own columns at the point's residues);
+  ranks; Theorem S), or one head (Lemma H), or a minor of the network's
+  Jacobian at the point recomputed in forward mode
+  (:mod:`attngeo.check.dimension.dense`'s own columns at the point's residues),
+  or, for softmax, a minor at the point whose determinant ball excludes 0
+  (:mod:`attngeo.check.dimension.ball`'s replay, bound to the point);
 * the orbit dimension and the fiber of the reported head from the ranks;
 * ``regular`` against the embedded dimension certificate (verified by the kernel).
 
@@ -22,6 +24,7 @@ from flint import fmpq_mat, nmod_mat
 
 from ...exceptions import CertificateFormatError
 from ..arch import architecture
+from ..dimension.ball import check_ball_lower
 from ..dimension.dense import _check_minor, _jacobian_columns
 from ..fibers.layer import product_strata
 from ..limits import MAX_EXACT_RANK_ENTRIES, MAX_LOCAL_JACOBIAN_PARAMETERS
@@ -32,6 +35,9 @@ SCHEMA = {
     **HEADER, "architecture": ARCHITECTURE, "point": CHECKED, "prime": CHECKED, "heads": CHECKED,
     "parameters": CHECKED, "lower": CHECKED, "upper": CHECKED,
     "lower_witness": {"heads": CHECKED,
+                      "ball": {"normalization": CHECKED, "point": CHECKED, "inputs": CHECKED, "functionals": CHECKED,
+                               "precision": CHECKED, "rank": CHECKED, "rows": CHECKED, "columns": CHECKED,
+                               "determinant": CHECKED},
                       "jacobian": {"prime": CHECKED, "inputs": CHECKED, "functionals": CHECKED, "rank": CHECKED,
                                    "rows": CHECKED, "columns": CHECKED, "determinant": CHECKED}},
     "orbit_dimension": CHECKED, "regular": CHECKED,
@@ -233,6 +239,23 @@ def _check_jacobian_witness(layer: _Layer, jw) -> int:
     return rank
 
 
+def _check_ball_witness(layer: _Layer, bw) -> int:
+    """A normalized layer's minor at the point: the dimension checker's ball replay, bound to this point."""
+    arch = layer.arch
+    bw = obj(bw, "lower_witness.ball")
+    if arch.normalization == "lightning":
+        reject("a lightning layer's lower witness is exact (heads or a minor mod p), not a ball")
+    if arch.parameters > MAX_LOCAL_JACOBIAN_PARAMETERS:
+        raise CertificateFormatError(f"a ball witness for {arch.parameters} parameters is above the checker's limit "
+                                     f"of {MAX_LOCAL_JACOBIAN_PARAMETERS}")
+    point = seq(field(bw, "point", "lower_witness.ball."), "lower_witness.ball.point", arch.parameters)
+    if [rational(x, "lower_witness.ball.point") for x in point] != \
+            [rational(x, "point") for x in layer.values]:
+        reject("lower_witness.ball.point must be the certificate's point")
+    rank = integer(field(bw, "rank", "lower_witness.ball."), "lower_witness.ball.rank", 0, arch.parameters)
+    return check_ball_lower({"lower": rank, "lower_witness": bw}, arch)
+
+
 def _fiber(arch, h: dict, parallel: bool) -> dict:
     """The case and dimension of one head's fiber, from its ranks (docs/fibers.md Theorem 1 and Lemma 3)."""
     (d, dd), a = arch.widths, arch.ranks[0]
@@ -246,6 +269,8 @@ def _fiber(arch, h: dict, parallel: bool) -> dict:
             return 0
         return max(dim for _, _, dim in product_strata(b, d, r)) if dd == d else None
 
+    if arch.normalization != "lightning":
+        return {"case": "undecided", "lines": None, "dimension": None}
     if h["rank_A"] == 0 or h["rank_V"] == 0:
         dims = []
         if h["rank_A"] == 0:
@@ -304,14 +329,16 @@ def check(cert: dict) -> str:
     if integer(field(cert, "upper"), "upper") != upper:
         reject(f"upper = {cert['upper']} but the head ranks give the bound {upper}")
     lw = obj(field(cert, "lower_witness"), "lower_witness")
-    if set(lw) not in ({"heads"}, {"jacobian"}):
-        reject("lower_witness must hold exactly one of heads, jacobian")
+    if set(lw) not in ({"heads"}, {"jacobian"}, {"ball"}):
+        reject("lower_witness must hold exactly one of heads, jacobian, ball")
     if "heads" in lw and lw["heads"] == []:
         lower = 0
     elif "heads" in lw:
         lower = _check_heads_witness(layer, heads, lw["heads"])
-    else:
+    elif "jacobian" in lw:
         lower = _check_jacobian_witness(layer, lw["jacobian"])
+    else:
+        lower = _check_ball_witness(layer, lw["ball"])
     if integer(field(cert, "lower"), "lower") != lower:
         reject(f"lower = {cert['lower']} but the witness proves {lower}")
     if lower > upper:

@@ -55,6 +55,8 @@ EXACT_PARAMETERS = 4096
 FLAT_PARAMETERS = 400
 #: The generic dimension of a normalized layer is certified (ball arithmetic) up to this many parameters.
 SOFTMAX_DIMENSION_PARAMETERS = 600
+#: A normalized layer's local rank is bounded below by a ball minor at the point up to this many parameters.
+SOFTMAX_LOCAL_PARAMETERS = 600
 
 
 # -- the point ---------------------------------------------------------------------------------
@@ -547,7 +549,8 @@ def head_fiber(arch: Architecture, r: HeadRanks) -> dict:
     """The fiber of one head's map ``(Q, K, U, O) -> F_j`` through the point, from its ranks (docs/fibers.md).
 
     ``case``: ``generic`` (one line ``(lambda A, V / lambda)`` in ``(A, V)``), ``rank1-swap`` (two lines),
-    ``rank1-parallel`` (one line), ``zero`` (``F_j = 0``: ``{A = 0} u {V = 0}``). ``dimension`` is that of the
+    ``rank1-parallel`` (one line), ``zero`` (``F_j = 0``: ``{A = 0} u {V = 0}``); ``undecided`` for a
+    normalized layer (the theorem is about lightning heads). ``dimension`` is that of the
     fiber in the head's own parameters (Lemma 3 of docs/fibers.md for ``(Q, K)`` and, when ``d' = d``, for
     ``(U, O)``); None where Lemma 3 does not apply.
 
@@ -570,6 +573,9 @@ def head_fiber(arch: Architecture, r: HeadRanks) -> dict:
         return max(dim for _, _, dim in product_fiber_strata(b, d, rank)) if dd == d else None
 
     j = r.head
+    if arch.normalization != "lightning":  # docs/fibers.md is about F = l m^T: lightning heads
+        return {"head": j, "case": "undecided", "lines": None, "dimension": None,
+                "latex": rf"\text{{fiber of head {j}: not decided ({arch.normalization}: docs/fibers.md is for lightning)}}"}
     if r.A == 0 or r.V == 0:
         parts = []
         if r.A == 0:
@@ -727,6 +733,20 @@ def _jacobian_lower(arch: Architecture, pt: _Point, p: int, target: int, rng: ra
     return best
 
 
+def _ball_local_lower(arch: Architecture, pt: _Point, target: int, rng: random.Random) -> tuple[int, dict]:
+    """A normalized layer: a Jacobian minor at the point (random rational inputs) whose ball excludes 0."""
+    from ..dimension.ball import POINT_DENOMINATOR, _ball_lower
+
+    c = functional_count(arch)
+    n = max(1, -(-(target + 2) // c))
+    q = POINT_DENOMINATOR
+    X = [[[fmpq(rng.randint(1 - q, q - 1), q) for _ in range(arch.tokens)] for _ in range(arch.widths[0])]
+         for _ in range(n)]
+    w = np.array([[[[rng.randint(-3, 3) for _ in range(arch.tokens)] for _ in range(arch.widths[1])]
+                   for _ in range(c)] for _ in range(n)])
+    return _ball_lower(arch, pt.rationals(), X, w, target)
+
+
 def local_rank(arch: Architecture, weights, *, seed: int | None = 0, head: int = 1,
                dimension: bool = True) -> LocalRank:
     """Certify bounds on the local rank of one attention layer at ``weights``, and decide regularity.
@@ -797,13 +817,21 @@ def local_rank(arch: Architecture, weights, *, seed: int | None = 0, head: int =
                                                          if len(witness["heads"]) > 1 else "one head's image"))
     elif lightning:
         reasons.append("t = 1: the structural lower bounds need t >= 2")
-    else:
-        reasons.append("softmax: no structural lower bound (the exact path ranks small layers)")
     if lightning and lower < upper and arch.parameter_count <= EXACT_PARAMETERS:
         rank, jw = _jacobian_lower(arch, pt, p, upper, rng)
         if rank > lower:
             lower, witness = rank, {"jacobian": jw}
             reasons.append("rank of the network's Jacobian at the point, mod p")
+    if not lightning:
+        if arch.parameter_count <= SOFTMAX_LOCAL_PARAMETERS:
+            progress.phase("ball Jacobian", f"{arch.normalization} at the point, ball arithmetic")
+            rank, bw = _ball_local_lower(arch, pt, upper, rng)
+            if rank > lower:
+                lower, witness = rank, {"ball": bw}
+                reasons.append("a Jacobian minor at the point whose determinant ball excludes 0")
+        else:
+            reasons.append(f"{arch.normalization}: the lower bound is a ball determinant, computed up to "
+                           f"{SOFTMAX_LOCAL_PARAMETERS} parameters")
     if lower < upper:
         reasons.append(f"bounds {lower} <= local rank <= {upper}: " + (
             "the upper bound counts each head alone; heads that share directions lower the rank, and no exact "
