@@ -496,3 +496,12 @@ def test_a_softmax_layer_is_bounded_by_a_ball_minor_at_the_point_and_the_per_hea
     low = local_rank(arch, w)
     assert low.regular is False and low.upper == 48 - 2 and low.fiber["case"] == "undecided"
     assert check_certificate(low.to_json()).claim.startswith("local rank 46 < dim M = 48")
+
+
+def test_point_strings_and_residues_are_the_exact_values_of_the_floats():
+    arch = Architecture((2, 2), (1,))
+    values = np.array([0.0, -0.0, 0.75, -3.0, 2.0**-140, 1e30, -5e-324, 0.1])
+    pt = _Point(arch, values)
+    exact = [fmpq(*float(v).as_integer_ratio()) for v in values]
+    assert pt.strings() == [str(x) for x in exact]
+    assert pt.residues(P).tolist() == [int(x.p) % P * pow(int(x.q), -1, P) % P for x in exact]

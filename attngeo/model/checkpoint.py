@@ -158,7 +158,7 @@ def _exact_array(tensors: _Tensors, name: str) -> np.ndarray:
     bad = np.argwhere(~np.isfinite(values))
     if len(bad):
         where = tuple(int(i) for i in bad[0])
-        raise InvalidInputError(f"{full} holds {values[where]!r} at {list(where)}; weights must be finite numbers")
+        raise InvalidInputError(f"{full} holds {float(values[where])!r} at {list(where)}; weights must be finite numbers")
     return values
 
 

@@ -116,7 +116,8 @@ class _Point:
         mantissa, exponent = np.frexp(unique)
         m = (mantissa * 2.0**53).astype(np.int64)
         e = exponent.astype(np.int64) - 53
-        low = np.where(m == 0, 0, np.log2((m & -m).astype(np.float64)).astype(np.int64))  # trailing zero bits
+        lowest = np.where(m == 0, 1, m & -m)  # the lowest set bit (1 for zero, which has no bits)
+        low = np.log2(lowest.astype(np.float64)).astype(np.int64)  # trailing zero bits: exact for powers of two
         shift = np.where(e < 0, np.minimum(low, -e), 0)
         m, e = m >> shift, np.where(m == 0, 0, e + shift)
         text = [str(n << k) if k >= 0 else f"{n}/{1 << -k}" for n, k in zip(m.tolist(), e.tolist())]
@@ -740,11 +741,19 @@ def _ball_local_lower(arch: Architecture, pt: _Point, target: int, rng: random.R
     c = functional_count(arch)
     n = max(1, -(-(target + 2) // c))
     q = POINT_DENOMINATOR
-    X = [[[fmpq(rng.randint(1 - q, q - 1), q) for _ in range(arch.tokens)] for _ in range(arch.widths[0])]
-         for _ in range(n)]
-    w = np.array([[[[rng.randint(-3, 3) for _ in range(arch.tokens)] for _ in range(arch.widths[1])]
-                   for _ in range(c)] for _ in range(n)])
-    return _ball_lower(arch, pt.rationals(), X, w, target)
+    best = (0, {})
+    for _ in range(3):  # more inputs while the rank grows short of the target (a trained point may saturate)
+        X = [[[fmpq(rng.randint(1 - q, q - 1), q) for _ in range(arch.tokens)] for _ in range(arch.widths[0])]
+             for _ in range(n)]
+        w = np.array([[[[rng.randint(-3, 3) for _ in range(arch.tokens)] for _ in range(arch.widths[1])]
+                       for _ in range(c)] for _ in range(n)])
+        found = _ball_lower(arch, pt.rationals(), X, w, target)
+        if found[0] > best[0]:
+            best = found
+        if best[0] >= target:
+            break
+        n *= 2
+    return best
 
 
 def local_rank(arch: Architecture, weights, *, seed: int | None = 0, head: int = 1,
