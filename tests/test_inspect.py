@@ -381,7 +381,9 @@ def certificates():
     arch = Architecture((4, 4), (2,), heads=2, value_ranks=2)
     w = _point(arch, np.random.default_rng(11))
     separated = local_rank(arch, w, seed=1).to_json()
-    assert separated["lower_witness"] == {"heads": [1, 2]}
+    assert separated["lower_witness"] == {"heads": [1, 2]} and "dimension_certificate" not in separated
+    embedded = local_rank(arch, w, seed=1, dimension="always").to_json()  # the same verdict, dim M certified twice
+    assert check_certificate(embedded).claim == check_certificate(separated).claim
     w[0:8] = [1, 2, 3, 4, 2, 4, 6, 8]
     jac = local_rank(arch, w, seed=1).to_json()
     return separated, jac
@@ -418,7 +420,10 @@ _ATTACKS = [  # (which certificate, path, new value, words of the rejection)
     (0, ("point",), lambda x: x[:-1], "point"),
     (0, ("note",), "trust me", "unknown field"),
     (0, ("lower_witness", "extra"), [], "unknown field"),
-    (0, ("dimension_certificate", "lower"), lambda x: x + 1, "lower = "),
+    (1, ("dimension_certificate", "lower"), lambda x: x + 1, "lower = "),
+    (1, ("dimension_certificate",), _DELETE, "generic must be"),
+    (0, ("generic",), lambda x: [x[0], x[1] + 1], "generic must be"),
+    (1, ("regular",), None, "regular must be False"),
     (0, ("architecture", "heads"), [1], "architecture"),
     (1, ("lower_witness", "jacobian", "determinant"), lambda x: (x + 1) % 67108859, "determinant"),
     (1, ("lower_witness", "jacobian", "rank"), lambda x: x + 1, "rows"),

@@ -615,6 +615,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--score-scale", choices=["auto", "none"], default="auto",
                    help="auto: absorb the checkpoint's 1/sqrt(a) into Q when exact; none: Q as stored")
     p.add_argument("--head", type=_positive, default=1, help="the head whose fiber is reported (default 1)")
+    p.add_argument("--embed-dimension", action="store_true",
+                   help="also certify dim M as attngeo dim does and embed it (by default only when the point itself "
+                        "does not decide dim M)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--latex", action="store_true", help="print the report in LaTeX")
     p.add_argument("--certificate", metavar="FILE", help="write the local-rank certificate to FILE")

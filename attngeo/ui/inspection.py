@@ -54,7 +54,8 @@ def inspect_checkpoint(args, check_writable) -> int:
     if progress.wanted(args.progress):
         progress.enable()
     try:
-        res = local_rank(arch, ck.point, seed=args.seed, head=args.head)
+        res = local_rank(arch, ck.point, seed=args.seed, head=args.head,
+                         dimension="always" if args.embed_dimension else True)
         if args.certificate:
             progress.phase("writing", str(args.certificate))
             res.save(args.certificate)
@@ -92,12 +93,14 @@ def _rows(args, ck, res) -> list[tuple[str, str]]:
         d = r.to_dict()
         rows.append((f"  head {r.head}", "  ".join(f"{d['rank_' + n]:>4}" for n in names)))
     gen = res.generic
-    if gen is None:
-        rows.append(("dim M", "not computed (" + "; ".join(x for x in res.reasons if "generic" in x) + ")"))
-    elif gen[0] == gen[1]:
-        rows.append(("dim M", f"{gen[0]}  certified"))
+    how = ("the dimension certificate of attngeo dim, embedded" if res.dimension_certificate is not None else
+           "local rank = parameters - orbit dimension at this point, docs/math.md §7.5")
+    if gen[0] == gen[1]:
+        rows.append(("dim M", f"{gen[0]}  certified ({how})"))
     else:
-        rows.append(("dim M", f"{gen[0]} <= dim M <= {gen[1]}  (bounds)"))
+        rows.append(("dim M", f"{gen[0]} <= dim M <= {gen[1]}  (bounds: the local rank, parameters - orbit "
+                              "dimension" + (", the dimension certificate" if res.dimension_certificate else "") + ")"))
+        rows += [("", reason) for reason in res.reasons if "generic dimension" in reason]
     w = res.lower_witness
     how = ("Jacobian minor at the point mod p" if "jacobian" in w else
            f"separated heads {', '.join(map(str, w['heads']))}: docs/math.md §7.5" if len(w["heads"]) > 1 else

@@ -12,7 +12,8 @@ prime where that rank is full, which proves it; over Q otherwise), then:
   or, for softmax, a minor at the point whose determinant ball excludes 0
   (:mod:`attngeo.check.dimension.ball`'s replay, bound to the point);
 * the orbit dimension and the fiber of the reported head from the ranks;
-* ``regular`` against the embedded dimension certificate (verified by the kernel).
+* ``dim M`` between the local rank and ``P`` minus the orbit's dimension, met with the
+  embedded dimension certificate (verified by the kernel) when there is one, and ``regular``.
 
 No code is shared with the prover (:mod:`attngeo.geometry.loci.regularity`).
 """
@@ -40,7 +41,7 @@ SCHEMA = {
                                "determinant": CHECKED},
                       "jacobian": {"prime": CHECKED, "inputs": CHECKED, "functionals": CHECKED, "rank": CHECKED,
                                    "rows": CHECKED, "columns": CHECKED, "determinant": CHECKED}},
-    "orbit_dimension": CHECKED, "regular": CHECKED,
+    "orbit_dimension": CHECKED, "generic": CHECKED, "regular": CHECKED,
     "fiber": {"head": CHECKED, "case": CHECKED, "lines": CHECKED, "dimension": CHECKED},
     "dimension_certificate": Embedded("dimension"),
     "seconds": NUMBER,
@@ -351,18 +352,20 @@ def check(cert: dict) -> str:
     expected = {"head": j, **_fiber(arch, *heads[j - 1])}
     if fib != expected:
         reject(f"fiber must be {expected}, from head {j}'s ranks")
-    regular = field(cert, "regular")
+    # rho(W) <= dim M <= P - dim(orbit at W) (the orbit lies in the fiber; generic orbits are the largest)
+    g_lo, g_hi = lower, P - orbit
     if "dimension_certificate" in cert:
         dim = cert["dimension_certificate"]  # verified, and bound to this architecture, by the kernel
-        g_lo, g_hi = dim["lower"], dim["upper"]
-        verdict = True if lower >= g_hi else (False if upper < g_lo else None)
-    else:
-        g_lo = g_hi = None
-        verdict = None
+        g_lo, g_hi = max(g_lo, dim["lower"]), min(g_hi, dim["upper"])
+    if seq(field(cert, "generic"), "generic", 2) != [g_lo, g_hi]:
+        reject(f"generic must be [{g_lo}, {g_hi}]: the local rank, P - the orbit's dimension and the embedded "
+               "dimension certificate")
+    regular = field(cert, "regular")
+    verdict = True if lower >= g_hi else (False if upper < g_lo else None)
     if regular is not verdict:
         reject(f"regular must be {verdict} (local rank in [{lower}, {upper}], dim M in [{g_lo}, {g_hi}])")
     lr = f"local rank {lower}" if lower == upper else f"{lower} <= local rank <= {upper}"
-    gen = "dim M" if g_lo == g_hi else "dim M bounds"
+    gen = "dim M" if g_lo == g_hi else f"dim M (in [{g_lo}, {g_hi}])"
     if verdict is True:
         status = f"{lr} = {gen} at this point of {arch.describe()} (regular)"
     elif verdict is False:

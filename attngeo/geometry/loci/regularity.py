@@ -406,7 +406,7 @@ class LocalRank(Result):
     lower_witness: dict
     prime: int
     dimension_certificate: dict | None
-    generic: tuple[int, int] | None
+    generic: tuple[int, int]  # bounds on dim M: the point's own, met with the embedded certificate's
     orbit: int
     head: int
     fiber: dict
@@ -423,8 +423,14 @@ class LocalRank(Result):
 
     @property
     def regular(self) -> bool | None:
-        if self.generic is None:
-            return None
+        """True (local rank = ``dim M``), False (certified below it) or None (undecided).
+
+        Examples
+        --------
+        >>> from attngeo import Architecture
+        >>> local_rank(Architecture((2, 2), (1,)), [1, 2, 3, 5, 1, 0, 2, 1], dimension=False).regular
+        True
+        """
         lo, hi = self.generic
         if self.lower >= hi:
             return True
@@ -494,7 +500,7 @@ class LocalRank(Result):
         body = {"architecture": self.arch.to_dict(), "point": self.point.strings(), "prime": self.prime,
                 "heads": [r.to_dict() for r in self.ranks], "parameters": self.arch.parameter_count,
                 "lower": self.lower, "upper": self.upper, "lower_witness": self.lower_witness,
-                "orbit_dimension": self.orbit, "regular": self.regular,
+                "orbit_dimension": self.orbit, "generic": list(self.generic), "regular": self.regular,
                 "fiber": {k: v for k, v in self.fiber.items() if k != "components"},
                 "seconds": round(self.seconds, 3)}
         if self.dimension_certificate is not None:
@@ -505,8 +511,8 @@ class LocalRank(Result):
     def __str__(self) -> str:
         lr = f"local rank {self.lower}" if self.exact else f"{self.lower} <= local rank <= {self.upper}"
         verdict = {True: "regular", False: "not regular", None: "regularity undecided"}[self.regular]
-        gen = ("dim M unknown" if self.generic is None else f"dim M = {self.generic[0]}"
-               if self.generic[0] == self.generic[1] else f"{self.generic[0]} <= dim M <= {self.generic[1]}")
+        gen = (f"dim M = {self.generic[0]}" if self.generic[0] == self.generic[1] else
+               f"{self.generic[0]} <= dim M <= {self.generic[1]}")
         return f"{self.arch}: {lr}, {gen}: {verdict}"
 
     def latex(self) -> str:
@@ -529,7 +535,7 @@ class LocalRank(Result):
                         rf"{extra},\ \operatorname{{rank}} V_{{{r.head}}} = {r.V}")
         lr = (rf"\operatorname{{rank}} d\varphi_W = {self.lower}" if self.exact else
               rf"{self.lower} \le \operatorname{{rank}} d\varphi_W \le {self.upper}")
-        gen = "" if self.generic is None else rf",\ {latex.dimension(*self.generic)}"
+        gen = rf",\ {latex.dimension(*self.generic)}"
         verdict = {True: r"\text{regular}", False: r"\text{not regular}", None: r"\text{undecided}"}[self.regular]
         rows.append(rf"&{lr}{gen}:\ {verdict}")
         rows.append(rf"&\dim(\text{{orbit}}) = {self.orbit}" + (
@@ -771,8 +777,9 @@ def local_rank(arch: Architecture, weights, *, seed: int | None = 0, head: int =
         Seeds the prime, and the inputs of the exact path.
     head : int
         The head whose fiber is reported (1-based).
-    dimension : bool
-        Certify the generic dimension too (needed for the verdict ``regular``).
+    dimension : bool or "always"
+        Certify the generic dimension (:func:`attngeo.certify_dimension`, embedded in the certificate) when the
+        point does not decide it itself (``local rank = P - dim orbit`` proves ``dim M``); ``"always"``: also then.
 
     Returns
     -------
@@ -847,16 +854,21 @@ def local_rank(arch: Architecture, weights, *, seed: int | None = 0, head: int =
             "kernel vector beyond the heads' own was found" if arch.parameter_count <= EXACT_PARAMETERS else
             f"above {EXACT_PARAMETERS} parameters the Jacobian is not ranked; the structural lower bound does "
             "not reach the upper one"))
-    dim_cert, generic = None, None
-    if dimension:
+    orbit = orbit_dimension(arch, ranks)
+    generic = (lower, arch.parameter_count - orbit)  # rho(W) <= dim M <= P - dim(orbit at W): docs/math.md §7.5
+    dim_cert = None
+    if generic[0] == generic[1] and dimension != "always":
+        reasons.append("dim M = local rank = P - the orbit's dimension at this point (docs/math.md §7.5, Lemma O)")
+    elif dimension:
         path, need = estimate(arch)
         if lightning or arch.parameter_count <= SOFTMAX_DIMENSION_PARAMETERS:
             progress.phase("dimension", f"generic dimension ({path} path)")
             cert = certify_dimension(arch, seed=seed)
-            dim_cert, generic = cert.to_json(), (cert.lower, cert.upper)
+            dim_cert = cert.to_json()
+            generic = (max(generic[0], cert.lower), min(generic[1], cert.upper))
         else:
             reasons.append(f"the generic dimension of a {arch.normalization} layer is certified up to "
                            f"{SOFTMAX_DIMENSION_PARAMETERS} parameters")
     fib = head_fiber(arch, ranks[head - 1])
-    return LocalRank(arch, pt, ranks, lower, upper, witness, p, dim_cert, generic, orbit_dimension(arch, ranks),
-                     head, fib, time.perf_counter() - start, reasons)
+    return LocalRank(arch, pt, ranks, lower, upper, witness, p, dim_cert, generic, orbit, head, fib,
+                     time.perf_counter() - start, reasons)
