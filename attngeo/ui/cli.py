@@ -119,6 +119,17 @@ def _for_option(flag: str, check, path):
         raise InvalidInputError(f"{flag}: {exc}") from None
 
 
+def _require_memory(arch: Architecture, max_memory_mb: int, what: str = "") -> tuple[str, int]:
+    """``(path, bytes)`` of ``certify_dimension``'s estimate; a refusal above ``--max-memory``."""
+    from ..geometry.dimension.dense import estimate
+
+    path, need = estimate(arch)
+    if need > max_memory_mb * 2**20:
+        raise InvalidInputError(f"{arch} needs about {need / 2**30:.1f} GiB{what} on the {path} path, above "
+                                f"--max-memory {max_memory_mb} MiB; raise --max-memory or choose a smaller architecture")
+    return path, need
+
+
 def _check_certificate_path(args) -> None:
     """Refuse an unusable ``--certificate`` before the computation, not after it."""
     if args.certificate:
@@ -176,14 +187,11 @@ def _lower_witness_text(lw: dict) -> str:
 
 def _cmd_dim(args) -> int:
     from .. import progress
-    from ..geometry.dimension.dense import certify_dimension, estimate
+    from ..geometry.dimension.dense import certify_dimension
 
     arch = _architecture(args, "softmax" if args.softmax else "lightning")
     _check_certificate_path(args)
-    path, need = estimate(arch)
-    if need > args.max_memory * 2**20:
-        raise InvalidInputError(f"{arch} needs about {need / 2**30:.1f} GiB on the {path} path, above --max-memory "
-                                f"{args.max_memory} MiB; raise --max-memory or choose a smaller architecture")
+    path, need = _require_memory(arch, args.max_memory)
     if progress.wanted(args.progress):
         progress.enable()
         progress.phase("estimate", f"{path} path, about {need / 2**30:.2f} GiB")
@@ -354,7 +362,7 @@ def _cmd_implicit(args) -> int:
 def _cmd_inspect(args) -> int:
     from .inspection import inspect_checkpoint
 
-    return inspect_checkpoint(args, check_writable)
+    return inspect_checkpoint(args, check_writable, _require_memory)
 
 
 # -- check ----------------------------------------------------------------------------

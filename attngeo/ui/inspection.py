@@ -14,8 +14,11 @@ import json
 from ..exceptions import InvalidInputError
 
 
-def inspect_checkpoint(args, check_writable) -> int:
+def inspect_checkpoint(args, check_writable, require_memory) -> int:
     """Run ``attngeo inspect`` on parsed arguments (see :func:`attngeo.ui.cli.build_parser`).
+
+    ``check_writable`` and ``require_memory`` are the command line's own refusals (passed in: the command line
+    imports this module, not the other way round).
 
     Examples
     --------
@@ -32,7 +35,6 @@ def inspect_checkpoint(args, check_writable) -> int:
     (0, ['local rank     46  certified (separated heads 1, 2: docs/math.md §7.5)', 'regular        yes: local rank = dim M'])
     """
     from .. import progress
-    from ..geometry.dimension.dense import estimate
     from ..geometry.loci.regularity import local_rank
     from ..model.checkpoint import load_checkpoint
 
@@ -47,10 +49,7 @@ def inspect_checkpoint(args, check_writable) -> int:
     arch = ck.arch
     if not 1 <= args.head <= arch.heads[0]:
         raise InvalidInputError(f"--head {args.head}: the layer has heads 1..{arch.heads[0]}")
-    path, need = estimate(arch)
-    if need > args.max_memory * 2**20:
-        raise InvalidInputError(f"{arch} needs about {need / 2**30:.1f} GiB for its generic dimension ({path} path), "
-                                f"above --max-memory {args.max_memory} MiB; raise --max-memory")
+    require_memory(arch, args.max_memory, " for its generic dimension")  # if the point does not decide dim M
     if progress.wanted(args.progress):
         progress.enable()
     try:

@@ -576,7 +576,7 @@ def head_fiber(arch: Architecture, r: HeadRanks) -> dict:
 
     def uo(rank):
         if b is None:
-            return 0 if rank else None  # V itself: determined on a line (the line's own dimension is counted once)
+            return 0  # V itself is a coordinate: fixed on the line, whose own dimension is counted once
         return max(dim for _, _, dim in product_fiber_strata(b, d, rank)) if dd == d else None
 
     j = r.head
@@ -613,6 +613,23 @@ def head_fiber(arch: Architecture, r: HeadRanks) -> dict:
 # -- flat directions (small layers) -----------------------------------------------------------
 
 
+def _units(n: int) -> list[list[fmpq]]:
+    return [[fmpq(int(i == k)) for i in range(n)] for k in range(n)]
+
+
+def _differential(parts) -> fmpq_mat:
+    """The matrix of a linear map given on unit matrices: ``parts`` lists ``(shape, image)`` per argument."""
+    cols = []
+    for (rows, width), image in parts:
+        for s in range(rows):
+            for c in range(width):
+                E = fmpq_mat(rows, width)
+                E[s, c] = 1
+                M = image(E)
+                cols.append([M[m, n] for m in range(M.nrows()) for n in range(M.ncols())])
+    return fmpq_mat(cols).transpose()
+
+
 def _structural_kernel(arch: Architecture, pt: _Point, ranks: list[HeadRanks]) -> list[list[fmpq]]:
     """Exact kernel vectors of ``d phi``: per head, the kernels of ``d(K^T Q)`` and ``d(O U)``, the scaling, and
     everything ``A_j = 0`` or ``V_j = 0`` makes invisible (docs/math.md §7.5)."""
@@ -624,17 +641,8 @@ def _structural_kernel(arch: Architecture, pt: _Point, ranks: list[HeadRanks]) -
         Q, K = pt.exact(j, "Q"), pt.exact(j, "K")
         oq, _, _ = pt.where[(j, "Q")]
         ok, _, _ = pt.where[(j, "K")]
-        cols = []  # columns of d(K^T Q): one per entry of dQ, then of dK
-        for which, M in (("Q", Q), ("K", K)):
-            for s in range(a):
-                for c in range(d):
-                    E = fmpq_mat(a, d)
-                    E[s, c] = 1
-                    dA = K.transpose() * E if which == "Q" else E.transpose() * Q
-                    cols.append([dA[m, n] for m in range(d) for n in range(d)])
-        D = fmpq_mat(cols).transpose()
-        for vec in kernel_over_q(D) if r.V != 0 else [[fmpq(int(i == k)) for i in range(2 * a * d)]
-                                                         for k in range(2 * a * d)]:
+        D = _differential([((a, d), lambda E: K.transpose() * E), ((a, d), lambda E: E.transpose() * Q)])
+        for vec in kernel_over_q(D) if r.V != 0 else _units(2 * a * d):
             full = [fmpq(0)] * P
             full[oq: oq + a * d], full[ok: ok + a * d] = vec[: a * d], vec[a * d:]
             out.append(full)
@@ -643,23 +651,8 @@ def _structural_kernel(arch: Architecture, pt: _Point, ranks: list[HeadRanks]) -
             U, O = pt.exact(j, "U"), pt.exact(j, "O")
             ou, _, _ = pt.where[(j, "U")]
             oo, _, _ = pt.where[(j, "O")]
-            cols = []
-            for s in range(b):
-                for c in range(d):
-                    E = fmpq_mat(b, d)
-                    E[s, c] = 1
-                    dV = O * E
-                    cols.append([dV[m, n] for m in range(dd) for n in range(d)])
-            for s in range(dd):
-                for c in range(b):
-                    E = fmpq_mat(dd, b)
-                    E[s, c] = 1
-                    dV = E * U
-                    cols.append([dV[m, n] for m in range(dd) for n in range(d)])
-            D = fmpq_mat(cols).transpose()
-            vecs = kernel_over_q(D) if r.A != 0 else [[fmpq(int(i == k)) for i in range(b * (d + dd))]
-                                                      for k in range(b * (d + dd))]
-            for vec in vecs:
+            D = _differential([((b, d), lambda E: O * E), ((dd, b), lambda E: E * U)])
+            for vec in kernel_over_q(D) if r.A != 0 else _units(b * (d + dd)):
                 full = [fmpq(0)] * P
                 full[ou: ou + b * d], full[oo: oo + dd * b] = vec[: b * d], vec[b * d:]
                 out.append(full)
