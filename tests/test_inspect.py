@@ -510,3 +510,15 @@ def test_point_strings_and_residues_are_the_exact_values_of_the_floats():
     exact = [fmpq(*float(v).as_integer_ratio()) for v in values]
     assert pt.strings() == [str(x) for x in exact]
     assert pt.residues(P).tolist() == [int(x.p) % P * pow(int(x.q), -1, P) % P for x in exact]
+
+
+@pytest.mark.parametrize("limit, value, words", [("MAX_EXACT_RANK_ENTRIES", 7, "rank over Q"),
+                                                 ("MAX_LOCAL_JACOBIAN_WORK", 1000, "units of work"),
+                                                 ("MAX_LOCAL_JACOBIAN_PARAMETERS", 10, "above the checker's limit")])
+def test_work_beyond_the_checkers_limits_is_refused_before_it_starts(certificates, monkeypatch, limit, value, words):
+    import attngeo.check.loci.regularity as checker
+    from attngeo import CertificateFormatError
+
+    monkeypatch.setattr(checker, limit, value)
+    with pytest.raises(CertificateFormatError, match=words):
+        check_certificate(certificates[1])  # rank-1 Q_1 (an exact rank over Q) and a Jacobian witness

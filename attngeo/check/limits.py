@@ -33,6 +33,10 @@ MAX_LAYER_WIDTH = 64
 MAX_EXACT_RANK_ENTRIES = 200_000
 #: Parameters of a layer whose local rank is witnessed by a Jacobian minor at the point (honest: 4,096).
 MAX_LOCAL_JACOBIAN_PARAMETERS = 10_000
+#: Work of that witness's replay, inputs x parameters x (functionals + t^2 x width): honest d = 16 needs 2 10^7.
+MAX_LOCAL_JACOBIAN_WORK = 10**9
+#: Pairwise row-space tests of separated heads (only when the stacked K is not of full rank; 12 heads: 66).
+MAX_PAIR_TESTS = 20_000
 #: Largest prime of a modular witness (products of two residues stay below 2**52).
 MAX_PRIME = 1 << 26
 #: Polynomials: characters, terms, and the exponent of one variable.

@@ -28,7 +28,8 @@ from ..arch import architecture
 from ..dimension.ball import check_ball_lower
 from ..dimension.dense import _check_minor, _jacobian_columns
 from ..fibers.layer import product_strata
-from ..limits import MAX_EXACT_RANK_ENTRIES, MAX_LOCAL_JACOBIAN_PARAMETERS
+from ..limits import (MAX_EXACT_RANK_ENTRIES, MAX_LOCAL_JACOBIAN_PARAMETERS, MAX_LOCAL_JACOBIAN_WORK,
+                      MAX_PAIR_TESTS)
 from ..schema import ARCHITECTURE, CHECKED, HEADER, NUMBER, Embedded
 from ..values import field, index_list, int_array, integer, obj, prime, rational, reject, seq
 
@@ -85,21 +86,22 @@ def _rank_p(M: np.ndarray, p: int) -> int:
     return nmod_mat(M.shape[0], M.shape[1], M.ravel().tolist(), p).rank()
 
 
-def _exact_rank(M: fmpq_mat, what: str) -> int:
-    if M.nrows() * M.ncols() > MAX_EXACT_RANK_ENTRIES:
-        raise CertificateFormatError(f"{what} is rank-deficient mod p and has {M.nrows() * M.ncols()} entries: its "
-                                     f"rank over Q is above the checker's limit of {MAX_EXACT_RANK_ENTRIES} entries")
-    return M.rank()
+def _exact_rank(build, rows: int, cols: int, what: str) -> int:
+    """The rank over Q of the matrix ``build()`` makes, refused (before it is built) above the entry limit."""
+    if rows * cols > MAX_EXACT_RANK_ENTRIES:
+        raise CertificateFormatError(f"{what} is rank-deficient mod p and has {rows * cols} entries: its rank over Q "
+                                     f"is above the checker's limit of {MAX_EXACT_RANK_ENTRIES} entries")
+    return build().rank()
 
 
 def _rank(layer: _Layer, j: int, name: str) -> int:
     """A block's rank over Q: full mod p proves it; otherwise the exact rank."""
     M = layer.mod_p(j, name)
     r = _rank_p(M, layer.p)
-    return r if r == min(M.shape) else _exact_rank(layer.exact(j, name), f"{name}_{j}")
+    return r if r == min(M.shape) else _exact_rank(lambda: layer.exact(j, name), *M.shape, f"{name}_{j}")
 
 
-def _product(left, right, r_left: int, r_right: int, inner: int, what: str) -> int:
+def _product(left, right, r_left: int, r_right: int, inner: int, shape: tuple, what: str) -> int:
     """rank(left() right()) given both ranks: an injective left or surjective right factor decides it."""
     if min(r_left, r_right) == 0:
         return 0
@@ -107,7 +109,7 @@ def _product(left, right, r_left: int, r_right: int, inner: int, what: str) -> i
         return r_right
     if r_right == inner:
         return r_left
-    return _exact_rank(left() * right(), what)
+    return _exact_rank(lambda: left() * right(), *shape, what)
 
 
 def _first_nonzero_row(M: fmpq_mat) -> list:
@@ -122,8 +124,9 @@ def _heads(layer: _Layer) -> list[dict]:
     out = []
     for j in range(1, arch.head_count(1) + 1):
         h = {"head": j, "rank_Q": _rank(layer, j, "Q"), "rank_K": _rank(layer, j, "K")}
+        d = arch.widths[0]
         h["rank_A"] = _product(lambda: layer.exact(j, "K").transpose(), lambda: layer.exact(j, "Q"),
-                               h["rank_K"], h["rank_Q"], a, f"A_{j}")
+                               h["rank_K"], h["rank_Q"], a, (d, d), f"A_{j}")
         if arch.value_ranks is None:
             h["rank_V"] = _rank(layer, j, "V")
             value = lambda: layer.exact(j, "V")  # noqa: E731
@@ -131,7 +134,7 @@ def _heads(layer: _Layer) -> list[dict]:
             h["rank_U"], h["rank_O"] = _rank(layer, j, "U"), _rank(layer, j, "O")
             value = lambda: layer.exact(j, "O") * layer.exact(j, "U")  # noqa: E731
             h["rank_V"] = _product(lambda: layer.exact(j, "O"), lambda: layer.exact(j, "U"), h["rank_O"],
-                                   h["rank_U"], arch.value_ranks[0], f"V_{j}")
+                                   h["rank_U"], arch.value_ranks[0], (arch.widths[1], d), f"V_{j}")
         parallel = False
         if h["rank_A"] == 1 and h["rank_V"] == 1:
             A = layer.exact(j, "K").transpose() * layer.exact(j, "Q")
@@ -201,6 +204,9 @@ def _check_heads_witness(layer: _Layer, heads: list, chosen) -> int:
     if not _full([layer.mod_p(j, "Q") for j in S], p, 0):
         reject("the stacked Q_j of the separated heads do not have full row rank mod p")
     if not _full([layer.mod_p(j, "K") for j in S], p, 0):
+        if len(S) * (len(S) - 1) // 2 > MAX_PAIR_TESTS:
+            raise CertificateFormatError(f"{len(S)} heads need {len(S) * (len(S) - 1) // 2} pairwise tests, above the "
+                                         f"checker's limit of {MAX_PAIR_TESTS}")
         for x in range(len(S)):
             for y in range(x + 1, len(S)):
                 i, j = S[x], S[y]
@@ -232,6 +238,10 @@ def _check_jacobian_witness(layer: _Layer, jw) -> int:
     if not 1 <= c <= arch.widths[-1] * arch.tokens:
         reject("lower_witness.jacobian.functionals must hold 1..d' t functionals per input")
     W = int_array(w, (N, c, arch.widths[-1], arch.tokens), "lower_witness.jacobian.functionals") % p
+    work = N * P * (c + arch.tokens ** 2 * max(arch.widths))
+    if work > MAX_LOCAL_JACOBIAN_WORK:
+        raise CertificateFormatError(f"replaying this Jacobian witness would take about {work:.1e} units of work, "
+                                     f"above the checker's limit of {MAX_LOCAL_JACOBIAN_WORK:.0e}")
     rank = integer(field(jw, "rank", "lower_witness.jacobian."), "lower_witness.jacobian.rank", 0, P)
     rows = index_list(field(jw, "rows", "lower_witness.jacobian."), rank, N * c, "lower_witness.jacobian.rows")
     cols = index_list(field(jw, "columns", "lower_witness.jacobian."), rank, P, "lower_witness.jacobian.columns")
