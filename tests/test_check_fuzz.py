@@ -65,6 +65,7 @@ KINDS = {
     "strata": ["strata"],
     "implicit": ["implicit-proved", "implicit-elimination"],
     "boundary-point": ["boundary-random", "boundary-rank1-parallel", "boundary-zero", "boundary-definite"],
+    "local-rank": ["local-rank-separated", "local-rank-jacobian", "local-rank-softmax"],
 }
 _NEEDS_MSOLVE = {kind for kind, names in KINDS.items() if all(n in corpus.MSOLVE_KINDS for n in names)}
 KIND_PARAMS = [pytest.param(k, id=k, marks=[pytest.mark.msolve] if k in _NEEDS_MSOLVE else []) for k in KINDS]
