@@ -181,8 +181,8 @@ def _check_heads_witness(layer: _Layer, heads: list, chosen) -> int:
         reject("a lower bound from the heads needs a lightning layer with t >= 2 (Lemma 1 of docs/fibers.md)")
     h_count = arch.head_count(1)
     S = seq(chosen, "lower_witness.heads")
-    if not S or len(set(S)) != len(S) or any(isinstance(j, bool) or not isinstance(j, int) or not 1 <= j <= h_count
-                                             for j in S):
+    if not S or any(isinstance(j, bool) or not isinstance(j, int) or not 1 <= j <= h_count for j in S) \
+            or len(set(S)) != len(S):
         reject(f"lower_witness.heads must list distinct heads among 1..{h_count}")
     info = {h["head"]: (h, par) for h, par in heads}
     if len(S) == 1:  # Lemma H: one head's image has exactly this dimension
