@@ -66,6 +66,7 @@ KINDS = {
     "strata": ["strata"],
     "implicit": ["implicit-proved", "implicit-elimination"],
     "boundary-point": ["boundary-random", "boundary-rank1-parallel", "boundary-zero", "boundary-definite"],
+    "local-rank": ["local-rank-separated", "local-rank-jacobian", "local-rank-softmax"],
 }
 _NEEDS_MSOLVE = {kind for kind, names in KINDS.items() if all(n in corpus.MSOLVE_KINDS for n in names)}
 KIND_PARAMS = [pytest.param(k, id=k, marks=[pytest.mark.msolve] if k in _NEEDS_MSOLVE else []) for k in KINDS]
@@ -298,12 +299,19 @@ def _true_by_the_provers(cert: dict, claim: str) -> bool:
     the rank ``a``), and so do dimension witnesses that do not read every field of
     the architecture: for one layer the plain point's coefficient map is the same
     for every ``t >= 2``, and a span bound holds with or without a residual connection.
+    Local ranks of lightning layers hold for every ``t >= 2`` and with or without a mask.
     """
     if cert.get("kind") == "dimension":
         from attngeo import Architecture, certify_dimension
 
         truth = certify_dimension(Architecture.from_dict(cert["architecture"]), seed=0)
         return truth.certified and claim.startswith(f"dim M = {truth.dimension} for ")
+    if cert.get("kind") == "local-rank":  # one lightning layer's local rank is the same for every t >= 2
+        from attngeo import Architecture
+        from attngeo.geometry.loci.regularity import local_rank
+
+        truth = local_rank(Architecture.from_dict(cert["architecture"]), cert["point"], seed=0)
+        return claim == str(check_certificate(truth.to_json()).claim)
     if cert.get("kind") != "boundary-point":
         return False
     from attngeo import Architecture

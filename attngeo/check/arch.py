@@ -143,7 +143,7 @@ def architecture(cert: dict) -> Arch:
     normalization = field(a, "normalization", "architecture.")
     if not isinstance(normalization, str) or not 0 < len(normalization) <= 40 or set(normalization) - _NORMALIZATION_NAME:
         reject("architecture.normalization must be a short lower-case name")
-    if normalization != "lightning" and cert.get("kind") != "dimension":
+    if normalization != "lightning" and cert.get("kind") not in ("dimension", "local-rank"):
         reject(f"{cert.get('kind')} certificates are for lightning networks")
     heads = _per_layer(a, "heads", len(ranks)) or ()
     value_ranks = _per_layer(a, "value_ranks", len(ranks))
@@ -155,7 +155,7 @@ def architecture(cert: dict) -> Arch:
     arch = Arch(tuple(widths), tuple(ranks), tokens, normalization, heads, value_ranks, **flags)
     if arch.residual and len(set(widths)) != 1:
         reject("architecture.residual needs equal widths (X + Y)")
-    if not arch.plain and cert.get("kind") not in ("dimension", "deep-fiber"):
+    if not arch.plain and cert.get("kind") not in ("dimension", "deep-fiber", "local-rank"):
         reject(f"{cert.get('kind')} certificates are for one head per layer, V unfactored, no residual and no mask")
     if arch.parameters > MAX_PARAMETERS:
         reject(f"the architecture has {arch.parameters} parameters, above the checker's limit of {MAX_PARAMETERS}")

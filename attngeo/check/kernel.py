@@ -30,6 +30,7 @@ KINDS = {
     "strata": "loci.strata",
     "implicit": "loci.implicit",
     "boundary-point": "loci.boundary",
+    "local-rank": "loci.regularity",
 }
 
 

@@ -28,6 +28,15 @@ MAX_BALL_WORK = 10**9
 #: Widths of single-layer certificates (fiber, singular point, strata, boundary, implicit):
 #: their checkers expand d' x d quadratic forms in d variables, so the work grows like d^4.
 MAX_LAYER_WIDTH = 64
+#: Entries of one matrix whose rank a local-rank certificate makes the checker compute over Q (a head's
+#: matrix that is rank-deficient mod p; GPT-2's 64 x 768 has 49,152).
+MAX_EXACT_RANK_ENTRIES = 200_000
+#: Parameters of a layer whose local rank is witnessed by a Jacobian minor at the point (honest: 4,096).
+MAX_LOCAL_JACOBIAN_PARAMETERS = 10_000
+#: Work of that witness's replay, inputs x parameters x (functionals + t^2 x width): honest d = 16 needs 2 10^7.
+MAX_LOCAL_JACOBIAN_WORK = 10**9
+#: Pairwise row-space tests of separated heads (only when the stacked K is not of full rank; 12 heads: 66).
+MAX_PAIR_TESTS = 20_000
 #: Largest prime of a modular witness (products of two residues stay below 2**52).
 MAX_PRIME = 1 << 26
 #: Polynomials: characters, terms, and the exponent of one variable.

@@ -11,7 +11,12 @@ the text is what the file says. Layouts:
   for one layer), each of its block's shape.
 
 ``.safetensors`` is read by this module itself (an 8-byte header length, a JSON
-header, raw little-endian data), so no extra package is needed.
+header, raw little-endian data), so no extra package is needed; F64, F32, F16
+and BF16 are read as the dyadic rationals they store (a BF16 is the top half
+of a float32, so it widens to float32 exactly), and only the tensors asked for
+are read (a whole-model file need not fit in memory). :func:`save_safetensors`
+writes such a file (tests, notebooks). Trained layers in the layouts people
+save (GPT-2, torch, ``q_proj``...) are read by :mod:`attngeo.model.checkpoint`.
 """
 
 from __future__ import annotations
@@ -30,8 +35,8 @@ from ..exceptions import InvalidInputError
 from .architecture import Architecture
 from .network import read_point
 
-_SAFETENSORS_DTYPES = {"F16": "<f2", "F32": "<f4", "F64": "<f8", "I8": "<i1", "I16": "<i2", "I32": "<i4",
-                       "I64": "<i8", "U8": "<u1"}
+_SAFETENSORS_DTYPES = {"F16": "<f2", "F32": "<f4", "F64": "<f8", "BF16": "<u2", "I8": "<i1", "I16": "<i2",
+                       "I32": "<i4", "I64": "<i8", "U8": "<u1"}
 #: Largest weights file read (bytes): far above any single architecture attngeo certifies.
 MAX_BYTES = 2**31
 
@@ -72,46 +77,135 @@ def _named(arch: Architecture, arrays: dict, path) -> list:
     return layers
 
 
-def _safetensors(path) -> dict:
+def safetensors_header(path) -> tuple[dict, int]:
+    """The tensors a ``.safetensors`` file declares, ``name -> (dtype, shape, start, end)``, and where data begins.
+
+    Only the header is read: a whole-model file costs its header here, and
+    :func:`read_safetensors` then reads just the tensors wanted.
+
+    Raises
+    ------
+    InvalidInputError
+        Not a safetensors file, an implausible header, a dtype attngeo does not read, a tensor outside the
+        file or a shape that does not match its bytes; the message names the file and the tensor.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> path = os.path.join(tempfile.mkdtemp(), "w.safetensors")
+    >>> save_safetensors(path, {"w": np.float32([[1, 2], [3, 4]])}, dtype="BF16")
+    >>> safetensors_header(path)[0]
+    {'w': ('BF16', (2, 2), 0, 8)}
+    """
+    size = regular_file(path, "weights file")
     with open(path, "rb") as fh:
         raw = fh.read(8)
         if len(raw) != 8:
             raise InvalidInputError(f"{path} is not a safetensors file (no header length)")
         (n,) = struct.unpack("<Q", raw)
-        if n > 100_000_000:
+        if n > 100_000_000 or n > size - 8:
             raise InvalidInputError(f"{path}: a safetensors header of {n} bytes is not plausible")
         try:
             header = json.loads(fh.read(n))
         except (UnicodeDecodeError, json.JSONDecodeError):
             raise InvalidInputError(f"{path} is not a safetensors file (unreadable header)") from None
-        data = fh.read()
+    if not isinstance(header, dict):
+        raise InvalidInputError(f"{path} is not a safetensors file (the header is not an object)")
+    data_bytes = size - 8 - n
     out = {}
     for name, info in header.items():
         if name == "__metadata__":
             continue
         try:
-            dtype = _SAFETENSORS_DTYPES[info["dtype"]]
-            start, end = info["data_offsets"]
-            shape = tuple(int(n) for n in info["shape"])
+            dtype = info["dtype"]
+            _SAFETENSORS_DTYPES[dtype]
+            start, end = (int(x) for x in info["data_offsets"])
+            shape = tuple(int(k) for k in info["shape"])
         except (KeyError, TypeError, ValueError):
             raise InvalidInputError(f"{path}: tensor {name!r} has no dtype/shape/offsets attngeo can read "
                                     f"(dtypes {sorted(_SAFETENSORS_DTYPES)})") from None
-        if not 0 <= start <= end <= len(data):
+        if not 0 <= start <= end <= data_bytes:
             raise InvalidInputError(f"{path}: tensor {name!r} lies outside the file")
-        arr = np.frombuffer(data[start:end], dtype=dtype)
-        if any(n < 0 for n in shape) or arr.size != math.prod(shape):  # Python ints: no silent wrap
-            raise InvalidInputError(f"{path}: tensor {name!r} has {arr.size} values for shape {shape}")
-        out[name] = arr.reshape(shape)
+        width = np.dtype(_SAFETENSORS_DTYPES[dtype]).itemsize
+        if any(k < 0 for k in shape) or (end - start) != width * math.prod(shape):  # Python ints: no silent wrap
+            raise InvalidInputError(f"{path}: tensor {name!r} has {(end - start) // width} values for shape {shape}")
+        out[name] = (dtype, shape, start, end)
+    return out, 8 + n
+
+
+def read_safetensors(path, names=None) -> dict:
+    """Tensors of a ``.safetensors`` file (all, or those in ``names``) as numpy arrays holding their exact values.
+
+    BF16 becomes float32 (the same numbers: a BF16 is a float32 with its low 16 bits zero); every other dtype
+    keeps its numpy type.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> path = os.path.join(tempfile.mkdtemp(), "w.safetensors")
+    >>> save_safetensors(path, {"w": np.float32([[0.1, -2]])}, dtype="BF16")
+    >>> w = read_safetensors(path)["w"]
+    >>> w.dtype.name, [float(x).as_integer_ratio() for x in w[0]]   # 0.1 rounded to 8 significant bits
+    ('float32', [(205, 2048), (-2, 1)])
+    """
+    header, base = safetensors_header(path)
+    out = {}
+    with open(path, "rb") as fh:
+        for name, (dtype, shape, start, end) in header.items():
+            if names is not None and name not in names:
+                continue
+            fh.seek(base + start)
+            arr = np.frombuffer(fh.read(end - start), dtype=_SAFETENSORS_DTYPES[dtype])
+            if dtype == "BF16":
+                arr = (arr.astype(np.uint32) << 16).view(np.float32)
+            out[name] = arr.reshape(shape)
     return out
 
 
+def save_safetensors(path, arrays: dict, dtype: str = "F32") -> None:
+    """Write numpy arrays as a ``.safetensors`` file (``dtype`` F64, F32, F16 or BF16; BF16 rounds to nearest even).
+
+    The file is what safetensors writes: an 8-byte little-endian header length, a JSON header of
+    ``dtype``, ``shape`` and ``data_offsets``, then the raw little-endian data.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> path = os.path.join(tempfile.mkdtemp(), "w.safetensors")
+    >>> save_safetensors(path, {"a": np.arange(6.0).reshape(2, 3)}, dtype="F16")
+    >>> read_safetensors(path)["a"].tolist()
+    [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    """
+    if dtype not in ("F64", "F32", "F16", "BF16"):
+        raise InvalidInputError(f"dtype = {dtype!r}: write F64, F32, F16 or BF16")
+    header, blobs, offset = {}, [], 0
+    for name, arr in arrays.items():
+        a = np.asarray(arr)
+        if dtype == "BF16":
+            bits = np.ascontiguousarray(a, dtype="<f4").view("<u4").astype(np.uint64)
+            bits = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16  # round to nearest, ties to even
+            raw = bits.astype("<u2").tobytes()
+        else:
+            raw = np.ascontiguousarray(a, dtype=_SAFETENSORS_DTYPES[dtype]).tobytes()
+        header[name] = {"dtype": dtype, "shape": list(a.shape), "data_offsets": [offset, offset + len(raw)]}
+        blobs.append(raw)
+        offset += len(raw)
+    text = json.dumps(header).encode()
+    with open(path, "wb") as fh:
+        fh.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+
+
 def load_weights(arch: Architecture, path) -> list[fmpq]:
-    """Read weights from a JSON, ``.npy``, ``.npz`` or ``.safetensors`` file, exactly.
+    """Read weights from a JSON, ``.npy``, ``.npz`` or ``.safetensors`` file, or a dict of arrays, exactly.
 
     Parameters
     ----------
     arch : Architecture
-    path : str or path-like
+    path : str, path-like or dict
+        A file, or arrays named as in a ``.npz`` (``Q1, K1, V1, ...`` or ``Q, K, V``).
 
     Returns
     -------
@@ -144,7 +238,15 @@ def load_weights(arch: Architecture, path) -> list[fmpq]:
     Traceback (most recent call last):
     ...
     attngeo.exceptions.InvalidInputError: .../w.npy: V1_0_0 = nan is not a finite number
+    >>> load_weights(arch, {"Q": np.float16([[1, 0]]), "K": [[0, 1]], "V": np.float64([[0.25, 3]])})
+    [1, 0, 0, 1, 1/4, 3]
     """
+    if isinstance(path, dict):
+        data = _named(arch, path, "the arrays")
+        try:
+            return read_point(arch, data)
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"the arrays: {exc}") from None
     name = os.fspath(path)
     size = regular_file(name, "weights file")
     if size > MAX_BYTES:
@@ -160,7 +262,7 @@ def load_weights(arch: Architecture, path) -> list[fmpq]:
             with np.load(name, allow_pickle=False) as npz:
                 data = _named(arch, {k: npz[k] for k in npz.files}, name)
         elif suffix == ".safetensors":
-            data = _named(arch, _safetensors(name), name)
+            data = _named(arch, read_safetensors(name), name)
         else:
             data = _json(name, arch)
     except InvalidInputError:

@@ -119,6 +119,17 @@ def _for_option(flag: str, check, path):
         raise InvalidInputError(f"{flag}: {exc}") from None
 
 
+def _require_memory(arch: Architecture, max_memory_mb: int, what: str = "") -> tuple[str, int]:
+    """``(path, bytes)`` of ``certify_dimension``'s estimate; a refusal above ``--max-memory``."""
+    from ..geometry.dimension.dense import estimate
+
+    path, need = estimate(arch)
+    if need > max_memory_mb * 2**20:
+        raise InvalidInputError(f"{arch} needs about {need / 2**30:.1f} GiB{what} on the {path} path, above "
+                                f"--max-memory {max_memory_mb} MiB; raise --max-memory or choose a smaller architecture")
+    return path, need
+
+
 def _check_certificate_path(args) -> None:
     """Refuse an unusable ``--certificate`` before the computation, not after it."""
     if args.certificate:
@@ -176,14 +187,11 @@ def _lower_witness_text(lw: dict) -> str:
 
 def _cmd_dim(args) -> int:
     from .. import progress
-    from ..geometry.dimension.dense import certify_dimension, estimate
+    from ..geometry.dimension.dense import certify_dimension
 
     arch = _architecture(args, "softmax" if args.softmax else "lightning")
     _check_certificate_path(args)
-    path, need = estimate(arch)
-    if need > args.max_memory * 2**20:
-        raise InvalidInputError(f"{arch} needs about {need / 2**30:.1f} GiB on the {path} path, above --max-memory "
-                                f"{args.max_memory} MiB; raise --max-memory or choose a smaller architecture")
+    path, need = _require_memory(arch, args.max_memory)
     if progress.wanted(args.progress):
         progress.enable()
         progress.phase("estimate", f"{path} path, about {need / 2**30:.2f} GiB")
@@ -349,6 +357,15 @@ def _cmd_implicit(args) -> int:
     return 0
 
 
+# -- inspect --------------------------------------------------------------------------
+
+
+def _cmd_inspect(args) -> int:
+    from .inspection import inspect_checkpoint
+
+    return inspect_checkpoint(args, check_writable, _require_memory)
+
+
 # -- check ----------------------------------------------------------------------------
 
 
@@ -505,7 +522,7 @@ def _cmd_certify(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``attngeo`` argument parser: ``dim``, ``fiber``, ``singular``, ``implicit``, ``check``, ``certify``.
+    """The ``attngeo`` argument parser: ``dim``, ``fiber``, ``singular``, ``implicit``, ``inspect``, ``check``, ``certify``.
 
     A malformed option ends in one line on stderr and exit code 2, without the usage dump.
 
@@ -590,6 +607,37 @@ def build_parser() -> argparse.ArgumentParser:
                    help="print a Macaulay2 or Singular script that rebuilds the ring and the ideal")
     _add_memory(p)
     p.set_defaults(run=_cmd_implicit)
+
+    p = sub.add_parser("inspect", help="one trained attention layer from a checkpoint: head ranks, dim M, the "
+                                       "certified local rank, regularity, the orbit and one head's fiber")
+    p.add_argument("--weights", required=True, metavar="FILE",
+                   help="the checkpoint: .safetensors (F64/F32/F16/BF16), .npz, or a torch state_dict (needs torch)")
+    p.add_argument("--layout", required=True, choices=["gpt2", "torch-mha", "qkv"],
+                   help="gpt2: attn.c_attn/c_proj (Conv1D); torch-mha: in_proj_weight, out_proj; "
+                        "qkv: q_proj/k_proj/v_proj/o_proj")
+    p.add_argument("--heads", required=True, type=_positive, help="the number of heads the layer was trained with")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--layer", type=int, metavar="N", help="the layer whose tensor names contain N (whole-model files)")
+    where.add_argument("--prefix", metavar="P", help="the layer whose tensor names start with P, e.g. h.3.attn.")
+    p.add_argument("--drop-bias", action="store_true", help="drop nonzero biases (refused otherwise; said in the report)")
+    p.add_argument("--softmax", action="store_true", help="analyse the softmax layer (default: lightning)")
+    p.add_argument("--tokens", type=_positive, default=2, help="tokens t of the architecture (default 2)")
+    p.add_argument("--causal", action=argparse.BooleanOptionalAction, default=None,
+                   help="the causal mask (default: on for gpt2, off otherwise)")
+    p.add_argument("--score-scale", choices=["auto", "none"], default="auto",
+                   help="auto: absorb the checkpoint's 1/sqrt(a) into Q when exact; none: Q as stored")
+    p.add_argument("--head", type=_positive, default=1, help="the head whose fiber is reported (default 1)")
+    p.add_argument("--embed-dimension", action="store_true",
+                   help="also certify dim M as attngeo dim does and embed it (by default only when the point itself "
+                        "does not decide dim M)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--latex", action="store_true", help="print the report in LaTeX")
+    p.add_argument("--certificate", metavar="FILE", help="write the local-rank certificate to FILE")
+    p.add_argument("--seed", type=_seed, default=0, help="seed for the prime and the inputs (default 0)")
+    p.add_argument("--max-memory", type=_megabytes, default=_default_memory(), metavar="MiB",
+                   help="refuse when the estimated peak memory is above this (default: 3/4 of this machine's memory)")
+    p.add_argument("--progress", action="store_true", help="print the phases to stderr")
+    p.set_defaults(run=_cmd_inspect)
 
     p = sub.add_parser("check", help="re-verify a certificate file or every certificate in a folder")
     p.add_argument("path", help="certificate .json or a folder of them")

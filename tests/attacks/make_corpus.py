@@ -83,6 +83,16 @@ def honest_pool() -> dict[str, dict]:
         # heads re-split inside the rank-a matrices (rank-mixing, docs/math.md §7.3)
         "dimension-rank-mixing": certify_dimension(Architecture((3, 3), (2,), tokens=2, heads=3), seed=1).to_json(),
     }
+    # local rank at a given point: separated heads (dim M from the point), a rank-1 query (a Jacobian minor and
+    # an embedded dimension certificate), softmax (a ball minor)
+    from attngeo.geometry.loci.regularity import local_rank
+
+    heads = Architecture((4, 4), (2,), heads=2, value_ranks=2)
+    point = [Fraction(random.Random(k).randint(-9, 9), 4) for k in range(heads.parameter_count)]
+    pool["local-rank-separated"] = local_rank(heads, point, seed=1).to_json()
+    pool["local-rank-jacobian"] = local_rank(heads, [1, 2, 3, 4, 2, 4, 6, 8] + point[8:], seed=1).to_json()
+    pool["local-rank-softmax"] = local_rank(Architecture((2, 2), (2,), 2, "softmax", value_ranks=2), point[:16],
+                                            seed=1).to_json()
     for kind in ("random", "rank1-swap", "rank1-parallel", "zero"):
         pool[f"fiber-{kind}"] = fiber(small, special_point(small, kind, random.Random(1))).to_json()
     pool["fiber-random-a2"] = fiber(wide, special_point(wide, "random", random.Random(1))).to_json()

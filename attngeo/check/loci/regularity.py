@@ -1,0 +1,386 @@
+"""Independent re-verification of local-rank certificates (kind ``local-rank``, docs/math.md §7.5).
+
+From the point alone the checker recomputes every head's ranks (mod the recorded
+prime where that rank is full, which proves it; over Q otherwise), then:
+
+* the **upper bound** ``sum_j I_j`` from those ranks (docs/math.md §7.5, Lemma U);
+* the **lower bound** from its witness: a set of heads that the checker finds
+  separated (stacked ``O``, ``Q`` and ``K`` of full rank mod ``p``, full head
+  ranks; Theorem S), or one head (Lemma H), or a minor of the network's
+  Jacobian at the point recomputed in forward mode
+  (:mod:`attngeo.check.dimension.dense`'s own columns at the point's residues),
+  or, for softmax, a minor at the point whose determinant ball excludes 0
+  (:mod:`attngeo.check.dimension.ball`'s replay, bound to the point);
+* the orbit dimension and the fiber of the reported head from the ranks;
+* ``dim M`` between the local rank and ``P`` minus the orbit's dimension, met with the
+  embedded dimension certificate (verified by the kernel) when there is one, and ``regular``.
+
+No code is shared with the prover (:mod:`attngeo.geometry.loci.regularity`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from flint import fmpq_mat, nmod_mat
+
+from ...exceptions import CertificateFormatError
+from ..arch import architecture
+from ..dimension.ball import check_ball_lower
+from ..dimension.dense import _check_minor, _jacobian_columns
+from ..fibers.layer import product_strata
+from ..limits import (MAX_EXACT_RANK_ENTRIES, MAX_LOCAL_JACOBIAN_PARAMETERS, MAX_LOCAL_JACOBIAN_WORK,
+                      MAX_PAIR_TESTS)
+from ..schema import ARCHITECTURE, CHECKED, HEADER, NUMBER, Embedded
+from ..values import field, index_list, int_array, integer, obj, prime, rational, reject, seq
+
+SCHEMA = {
+    **HEADER, "architecture": ARCHITECTURE, "point": CHECKED, "prime": CHECKED, "heads": CHECKED,
+    "parameters": CHECKED, "lower": CHECKED, "upper": CHECKED,
+    "lower_witness": {"heads": CHECKED,
+                      "ball": {"normalization": CHECKED, "point": CHECKED, "inputs": CHECKED, "functionals": CHECKED,
+                               "precision": CHECKED, "rank": CHECKED, "rows": CHECKED, "columns": CHECKED,
+                               "determinant": CHECKED},
+                      "jacobian": {"prime": CHECKED, "inputs": CHECKED, "functionals": CHECKED, "rank": CHECKED,
+                                   "rows": CHECKED, "columns": CHECKED, "determinant": CHECKED}},
+    "orbit_dimension": CHECKED, "generic": CHECKED, "regular": CHECKED,
+    "fiber": {"head": CHECKED, "case": CHECKED, "lines": CHECKED, "dimension": CHECKED},
+    "dimension_certificate": Embedded("dimension"),
+    "seconds": NUMBER,
+}
+
+
+class _Layer:
+    """The point as exact rationals (kept as strings until a matrix is needed) and its residues mod ``p``."""
+
+    def __init__(self, cert: dict, arch, p: int):
+        self.arch, self.p = arch, p
+        self.values = seq(field(cert, "point"), "point", arch.parameters)
+        seen: dict = {}  # a trained layer repeats values: each distinct string is read once
+        residues = []
+        for k, text in enumerate(self.values):
+            r = seen.get(text) if isinstance(text, str) else None
+            if r is None:
+                x = rational(text, f"point[{k}]")
+                if int(x.q) % p == 0:
+                    reject(f"point[{k}] has a denominator divisible by the prime {p}")
+                r = seen[text] = int(x.p) % p * pow(int(x.q), -1, p) % p
+            residues.append(r)
+        self.residues = np.array(residues, dtype=np.int64)
+        self.blocks = {(j, name): (rows, cols, off) for _, j, name, rows, cols, off in arch.blocks()}
+        self._exact: dict = {}
+
+    def mod_p(self, j: int, name: str) -> np.ndarray:
+        rows, cols, off = self.blocks[(j, name)]
+        return self.residues[off: off + rows * cols].reshape(rows, cols)
+
+    def exact(self, j: int, name: str) -> fmpq_mat:
+        if (j, name) not in self._exact:
+            rows, cols, off = self.blocks[(j, name)]
+            self._exact[(j, name)] = fmpq_mat(rows, cols, [rational(v, "point") for v in self.values[off: off + rows * cols]])
+        return self._exact[(j, name)]
+
+
+def _rank_p(M: np.ndarray, p: int) -> int:
+    if 0 in M.shape:
+        return 0
+    return nmod_mat(M.shape[0], M.shape[1], M.ravel().tolist(), p).rank()
+
+
+def _exact_rank(build, rows: int, cols: int, what: str) -> int:
+    """The rank over Q of the matrix ``build()`` makes, refused (before it is built) above the entry limit."""
+    if rows * cols > MAX_EXACT_RANK_ENTRIES:
+        raise CertificateFormatError(f"{what} is rank-deficient mod p and has {rows * cols} entries: its rank over Q "
+                                     f"is above the checker's limit of {MAX_EXACT_RANK_ENTRIES} entries")
+    return build().rank()
+
+
+def _rank(layer: _Layer, j: int, name: str) -> int:
+    """A block's rank over Q: full mod p proves it; otherwise the exact rank."""
+    M = layer.mod_p(j, name)
+    r = _rank_p(M, layer.p)
+    return r if r == min(M.shape) else _exact_rank(lambda: layer.exact(j, name), *M.shape, f"{name}_{j}")
+
+
+def _product(left, right, r_left: int, r_right: int, inner: int, shape: tuple, what: str) -> int:
+    """rank(left() right()) given both ranks: an injective left or surjective right factor decides it."""
+    if min(r_left, r_right) == 0:
+        return 0
+    if r_left == inner:
+        return r_right
+    if r_right == inner:
+        return r_left
+    return _exact_rank(lambda: left() * right(), *shape, what)
+
+
+def _first_nonzero_row(M: fmpq_mat) -> list:
+    return next(([M[i, c] for c in range(M.ncols())] for i in range(M.nrows())
+                 if any(M[i, c] != 0 for c in range(M.ncols()))), [])
+
+
+def _heads(layer: _Layer) -> list[dict]:
+    """Per head: the ranks of Q, K, A, (U, O), V and whether it is rank-1 parallel (row V = col A, both rank 1)."""
+    arch = layer.arch
+    a = arch.ranks[0]
+    out = []
+    for j in range(1, arch.head_count(1) + 1):
+        h = {"head": j, "rank_Q": _rank(layer, j, "Q"), "rank_K": _rank(layer, j, "K")}
+        d = arch.widths[0]
+        h["rank_A"] = _product(lambda: layer.exact(j, "K").transpose(), lambda: layer.exact(j, "Q"),
+                               h["rank_K"], h["rank_Q"], a, (d, d), f"A_{j}")
+        if arch.value_ranks is None:
+            h["rank_V"] = _rank(layer, j, "V")
+            value = lambda: layer.exact(j, "V")  # noqa: E731
+        else:
+            h["rank_U"], h["rank_O"] = _rank(layer, j, "U"), _rank(layer, j, "O")
+            value = lambda: layer.exact(j, "O") * layer.exact(j, "U")  # noqa: E731
+            h["rank_V"] = _product(lambda: layer.exact(j, "O"), lambda: layer.exact(j, "U"), h["rank_O"],
+                                   h["rank_U"], arch.value_ranks[0], (arch.widths[1], d), f"V_{j}")
+        parallel = False
+        if h["rank_A"] == 1 and h["rank_V"] == 1:
+            A = layer.exact(j, "K").transpose() * layer.exact(j, "Q")
+            parallel = fmpq_mat([_first_nonzero_row(value()), _first_nonzero_row(A.transpose())]).rank() == 1
+        out.append((h, parallel))
+    return out
+
+
+def _image(arch, h: dict, parallel: bool) -> int:
+    """I_j of docs/math.md §7.5 from the ranks (the checker's own count)."""
+    d, dd = arch.widths
+    q, k = h["rank_Q"], h["rank_K"]
+    t_qk = d * q + d * k - q * k
+    t_v = dd * d if "rank_U" not in h else dd * h["rank_U"] + d * h["rank_O"] - h["rank_O"] * h["rank_U"]
+    A0, V0 = h["rank_A"] == 0, h["rank_V"] == 0
+    if arch.normalization != "lightning":
+        return t_v if V0 else t_qk + t_v
+    if A0 and V0:
+        return 0
+    if A0 or V0:
+        return t_qk if A0 else t_v
+    return t_qk + t_v - (d if parallel else 1)  # the kernel of one head: lambda in C^d, or the scaling alone
+
+
+def _orbit(arch, h: dict) -> int:
+    a = arch.ranks[0]
+    n = a * a - (a - h["rank_K"]) * (a - h["rank_Q"])
+    if "rank_U" in h:
+        b = arch.value_ranks[0]
+        n += b * b - (b - h["rank_O"]) * (b - h["rank_U"])
+    if arch.normalization == "lightning" and not (h["rank_A"] == 0 and h["rank_V"] == 0):
+        n += 1
+    return n
+
+
+def _full(blocks: list[np.ndarray], p: int, axis: int) -> bool:
+    return _rank_p(np.concatenate(blocks, axis=axis), p) == sum(b.shape[axis] for b in blocks)
+
+
+def _check_heads_witness(layer: _Layer, heads: list, chosen) -> int:
+    """Lemma H (one head) or Theorem S (separated heads) of docs/math.md §7.5; returns the bound proved."""
+    arch, p = layer.arch, layer.p
+    if arch.normalization != "lightning" or arch.tokens < 2:
+        reject("a lower bound from the heads needs a lightning layer with t >= 2 (Lemma 1 of docs/fibers.md)")
+    h_count = arch.head_count(1)
+    S = seq(chosen, "lower_witness.heads")
+    if not S or any(isinstance(j, bool) or not isinstance(j, int) or not 1 <= j <= h_count for j in S) \
+            or len(set(S)) != len(S):
+        reject(f"lower_witness.heads must list distinct heads among 1..{h_count}")
+    info = {h["head"]: (h, par) for h, par in heads}
+    if len(S) == 1:  # Lemma H: one head's image has exactly this dimension
+        return _image(arch, *info[S[0]])
+    (d, dd), a = arch.widths, arch.ranks[0]
+    if arch.value_ranks is None:
+        reject("separated heads need value ranks (V_j = O_j U_j)")
+    b = arch.value_ranks[0]
+    if len(S) * a > d or len(S) * b > dd:
+        reject(f"{len(S)} separated heads need h a <= d and h b <= d'")
+    for j in S:
+        h, par = info[j]
+        if (h["rank_Q"], h["rank_K"], h["rank_U"], h["rank_O"]) != (a, a, b, b) or par:
+            reject(f"head {j} is not of full rank: Theorem S needs rank Q = rank K = a, rank U = rank O = b")
+        if a == 1 and b == 1 and _rank_p(np.concatenate([layer.mod_p(j, "U"), layer.mod_p(j, "K")]), p) < 2:
+            reject(f"head {j}: row U = row K is not excluded (a = b = 1)")
+    if not _full([layer.mod_p(j, "O") for j in S], p, 1):
+        reject("the stacked O_j of the separated heads do not have full column rank mod p")
+    if not _full([layer.mod_p(j, "Q") for j in S], p, 0):
+        reject("the stacked Q_j of the separated heads do not have full row rank mod p")
+    if not _full([layer.mod_p(j, "K") for j in S], p, 0):
+        if len(S) * (len(S) - 1) // 2 > MAX_PAIR_TESTS:
+            raise CertificateFormatError(f"{len(S)} heads need {len(S) * (len(S) - 1) // 2} pairwise tests, above the "
+                                         f"checker's limit of {MAX_PAIR_TESTS}")
+        for x in range(len(S)):
+            for y in range(x + 1, len(S)):
+                i, j = S[x], S[y]
+                if not any(size >= 2 and _rank_p(np.concatenate([layer.mod_p(i, n), layer.mod_p(j, n)]), p) > size
+                           for n, size in (("K", a), ("U", b))):
+                    reject(f"heads {i} and {j} are not shown to differ in row K (a >= 2) or row U (b >= 2)")
+    return sum(_image(arch, *info[j]) for j in S)
+
+
+def _check_jacobian_witness(layer: _Layer, jw) -> int:
+    arch = layer.arch
+    jw = obj(jw, "lower_witness.jacobian")
+    if arch.normalization != "lightning":
+        reject("a Jacobian minor mod p proves ranks of lightning layers only (exp is not polynomial)")
+    P = arch.parameters
+    if P > MAX_LOCAL_JACOBIAN_PARAMETERS:
+        raise CertificateFormatError(f"a Jacobian witness for {P} parameters is above the checker's limit of "
+                                     f"{MAX_LOCAL_JACOBIAN_PARAMETERS}")
+    if prime(field(jw, "prime", "lower_witness.jacobian."), "lower_witness.jacobian.prime") != layer.p:
+        reject("lower_witness.jacobian.prime must be the certificate's prime")
+    p = layer.p
+    inputs = field(jw, "inputs", "lower_witness.jacobian.")
+    N = len(inputs) if isinstance(inputs, list) else -1
+    if not 1 <= N <= 4 * P + 64:
+        reject("lower_witness.jacobian.inputs must be a non-empty list of d x t matrices (at most 4 P + 64)")
+    X = int_array(inputs, (N, arch.widths[0], arch.tokens), "lower_witness.jacobian.inputs") % p
+    w = field(jw, "functionals", "lower_witness.jacobian.")
+    c = len(w[0]) if isinstance(w, list) and w and isinstance(w[0], list) else -1
+    if not 1 <= c <= arch.widths[-1] * arch.tokens:
+        reject("lower_witness.jacobian.functionals must hold 1..d' t functionals per input")
+    W = int_array(w, (N, c, arch.widths[-1], arch.tokens), "lower_witness.jacobian.functionals") % p
+    work = N * P * (c + arch.tokens ** 2 * max(arch.widths))
+    if work > MAX_LOCAL_JACOBIAN_WORK:
+        raise CertificateFormatError(f"replaying this Jacobian witness would take about {work:.1e} units of work, "
+                                     f"above the checker's limit of {MAX_LOCAL_JACOBIAN_WORK:.0e}")
+    rank = integer(field(jw, "rank", "lower_witness.jacobian."), "lower_witness.jacobian.rank", 0, P)
+    rows = index_list(field(jw, "rows", "lower_witness.jacobian."), rank, N * c, "lower_witness.jacobian.rows")
+    cols = index_list(field(jw, "columns", "lower_witness.jacobian."), rank, P, "lower_witness.jacobian.columns")
+    J = _jacobian_columns(arch, layer.residues, X, W, cols, p)
+    _check_minor(J[rows], p, field(jw, "determinant", "lower_witness.jacobian."), "Jacobian")
+    return rank
+
+
+def _check_ball_witness(layer: _Layer, bw) -> int:
+    """A normalized layer's minor at the point: the dimension checker's ball replay, bound to this point."""
+    arch = layer.arch
+    bw = obj(bw, "lower_witness.ball")
+    if arch.normalization == "lightning":
+        reject("a lightning layer's lower witness is exact (heads or a minor mod p), not a ball")
+    if arch.parameters > MAX_LOCAL_JACOBIAN_PARAMETERS:
+        raise CertificateFormatError(f"a ball witness for {arch.parameters} parameters is above the checker's limit "
+                                     f"of {MAX_LOCAL_JACOBIAN_PARAMETERS}")
+    point = seq(field(bw, "point", "lower_witness.ball."), "lower_witness.ball.point", arch.parameters)
+    if [rational(x, "lower_witness.ball.point") for x in point] != \
+            [rational(x, "point") for x in layer.values]:
+        reject("lower_witness.ball.point must be the certificate's point")
+    rank = integer(field(bw, "rank", "lower_witness.ball."), "lower_witness.ball.rank", 0, arch.parameters)
+    return check_ball_lower({"lower": rank, "lower_witness": bw}, arch)
+
+
+def _fiber(arch, h: dict, parallel: bool) -> dict:
+    """The case and dimension of one head's fiber, from its ranks (docs/fibers.md Theorem 1 and Lemma 3)."""
+    (d, dd), a = arch.widths, arch.ranks[0]
+    b = arch.value_ranks[0] if arch.value_ranks is not None else None
+
+    def qk(r):
+        return max(dim for _, _, dim in product_strata(a, d, r))
+
+    def uo(r):
+        if b is None:
+            return 0
+        return max(dim for _, _, dim in product_strata(b, d, r)) if dd == d else None
+
+    if arch.normalization != "lightning":
+        return {"case": "undecided", "lines": None, "dimension": None}
+    if h["rank_A"] == 0 or h["rank_V"] == 0:
+        dims = []
+        if h["rank_A"] == 0:
+            dims.append(qk(0) + (dd * d if b is None else b * (d + dd)))
+        if h["rank_V"] == 0:
+            w = uo(0)
+            dims.append(None if w is None else 2 * a * d + w)
+        return {"case": "zero", "lines": 0, "dimension": None if None in dims else max(dims)}
+    case = "rank1-parallel" if parallel else ("rank1-swap" if h["rank_A"] == h["rank_V"] == 1 else "generic")
+    w = uo(h["rank_V"])
+    return {"case": case, "lines": 2 if case == "rank1-swap" else 1, "dimension": None if w is None else 1 + qk(h["rank_A"]) + w}
+
+
+def check(cert: dict) -> str:
+    """The claim of a local-rank certificate: bounds on the rank of ``d phi`` at the point, and the verdict.
+
+    Called by the kernel after the schema check and the embedded dimension certificate; use
+    :func:`attngeo.check_certificate` on a certificate.
+
+    Raises
+    ------
+    CertificateRejected
+        A head rank, bound, witness, orbit dimension, fiber or verdict that the point does not give.
+
+    Examples
+    --------
+    >>> from attngeo import Architecture
+    >>> from attngeo.geometry.loci.regularity import local_rank
+    >>> from attngeo.check.loci.regularity import check
+    >>> arch = Architecture((4, 4), (2,), heads=2, value_ranks=2)
+    >>> w = [(-1) ** k * (k % 7 + 1) for k in range(arch.parameter_count)]
+    >>> cert = local_rank(arch, w).to_json()
+    >>> check(cert)
+    'local rank 46 = dim M at this point of widths 4,4, ranks 2, heads 2, value ranks 2, t=2 (regular); orbit dimension 18'
+    >>> check(dict(cert, upper=47))
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateRejected: upper = 47 but the head ranks give the bound 46
+    """
+    arch = architecture(cert)
+    if len(arch.ranks) != 1:
+        reject("local-rank certificates are for one layer")
+    P = arch.parameters
+    if integer(field(cert, "parameters"), "parameters") != P:
+        reject(f"parameters = {cert['parameters']} but the architecture has {P}")
+    p = prime(field(cert, "prime"), "prime")
+    if p == 2:
+        reject("prime must be odd (the point's denominators are powers of two)")
+    layer = _Layer(cert, arch, p)
+    heads = _heads(layer)
+    recorded = seq(field(cert, "heads"), "heads", len(heads))
+    for (h, _), given in zip(heads, recorded):
+        if given != h:
+            reject(f"heads[{h['head'] - 1}] must be {h}, the ranks of the point's matrices")
+    upper = min(sum(_image(arch, h, par) for h, par in heads), P)
+    if integer(field(cert, "upper"), "upper") != upper:
+        reject(f"upper = {cert['upper']} but the head ranks give the bound {upper}")
+    lw = obj(field(cert, "lower_witness"), "lower_witness")
+    if set(lw) not in ({"heads"}, {"jacobian"}, {"ball"}):
+        reject("lower_witness must hold exactly one of heads, jacobian, ball")
+    if "heads" in lw and lw["heads"] == []:
+        lower = 0
+    elif "heads" in lw:
+        lower = _check_heads_witness(layer, heads, lw["heads"])
+    elif "jacobian" in lw:
+        lower = _check_jacobian_witness(layer, lw["jacobian"])
+    else:
+        lower = _check_ball_witness(layer, lw["ball"])
+    if integer(field(cert, "lower"), "lower") != lower:
+        reject(f"lower = {cert['lower']} but the witness proves {lower}")
+    if lower > upper:
+        reject(f"lower bound {lower} exceeds upper bound {upper}")
+    orbit = sum(_orbit(arch, h) for h, _ in heads)
+    if integer(field(cert, "orbit_dimension"), "orbit_dimension") != orbit:
+        reject(f"orbit_dimension must be {orbit}")
+    fib = obj(field(cert, "fiber"), "fiber")
+    j = integer(field(fib, "head", "fiber."), "fiber.head", 1, len(heads))
+    expected = {"head": j, **_fiber(arch, *heads[j - 1])}
+    if fib != expected:
+        reject(f"fiber must be {expected}, from head {j}'s ranks")
+    # rho(W) <= dim M <= P - dim(orbit at W) (the orbit lies in the fiber; generic orbits are the largest)
+    g_lo, g_hi = lower, P - orbit
+    if "dimension_certificate" in cert:
+        dim = cert["dimension_certificate"]  # verified, and bound to this architecture, by the kernel
+        g_lo, g_hi = max(g_lo, dim["lower"]), min(g_hi, dim["upper"])
+    if seq(field(cert, "generic"), "generic", 2) != [g_lo, g_hi]:
+        reject(f"generic must be [{g_lo}, {g_hi}]: the local rank, P - the orbit's dimension and the embedded "
+               "dimension certificate")
+    regular = field(cert, "regular")
+    verdict = True if lower >= g_hi else (False if upper < g_lo else None)
+    if regular is not verdict:
+        reject(f"regular must be {verdict} (local rank in [{lower}, {upper}], dim M in [{g_lo}, {g_hi}])")
+    lr = f"local rank {lower}" if lower == upper else f"{lower} <= local rank <= {upper}"
+    gen = "dim M" if g_lo == g_hi else f"dim M (in [{g_lo}, {g_hi}])"
+    if verdict is True:
+        status = f"{lr} = {gen} at this point of {arch.describe()} (regular)"
+    elif verdict is False:
+        below = f"dim M = {g_lo}" if g_lo == g_hi else f"dim M >= {g_lo}"
+        status = f"{lr} < {below} at this point of {arch.describe()} (not regular)"
+    else:
+        status = f"{lr} at this point of {arch.describe()} (regularity undecided)"
+    return f"{status}; orbit dimension {orbit}"
