@@ -39,7 +39,7 @@ def test_dim_default_tokens_is_two_and_names_the_families(capsys):
     [
         (["dim", "--widths", "3,x", "--ranks", "2"], "--widths"),
         (["dim", "--widths", "3,3", "--ranks", "2,2"], "ranks has 2 entries"),
-        (["dim", "--widths", "3,3", "--ranks", "0"], "ranks[0]"),
+        (["dim", "--widths", "3,3", "--ranks", "0"], "argument --ranks"),
         (["dim", "--widths", "3,3", "--ranks", "1", "--tokens", "0"], "tokens"),
         (["dim", "--ranks", "1"], "--widths"),
         (["check", "/no/such/file.json"], "cannot read"),

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import functools
 import json
-import math
 import os
 import subprocess
 import sys
@@ -25,54 +24,26 @@ from ..geometry.certificate import check_writable, make_folder, write_text
 from ..check import check_file, check_folder, one_line
 from ..check.limits import DEFAULT_MEMORY_MB, DEFAULT_SECONDS
 from ..exceptions import AttngeoError, CannotVerify, CertificateFormatError, CertificateRejected, InvalidInputError
+from . import arguments
 
 
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = arguments.NEGATIVE  # "-3,3" is a (refused) value, not an unknown option
+
     def error(self, message):  # one line, exit 2, no usage dump
         self.exit(2, f"attngeo: error: {message} (see '{self.prog} --help')\n")
 
 
+# the shared argument types (ui/arguments.py), under the names the subcommands use
+_seed, _seconds, _megabytes = arguments.seed, arguments.seconds, arguments.megabytes
+_positive = arguments.whole(1)
+
+
 def _int_list(flag: str):
-    def parse(text: str) -> tuple[int, ...]:
-        try:
-            values = tuple(int(v) for v in text.split(","))
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{flag} takes comma-separated integers such as 3,3,3, got {text!r}")
-        return values
-
-    return parse
-
-
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text!r}")
-    return value
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):  # nan and inf too: a subprocess timeout must be a real wait
-        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, got {text!r}")
-    return value
-
-
-def _positive(text: str) -> int:
-    if not text.isdigit() or int(text) <= 0:
-        raise argparse.ArgumentTypeError(f"must be a whole number > 0, got {text!r}")
-    return int(text)
-
-
-def _megabytes(text: str) -> int:
-    if not text.isdigit() or int(text) <= 0:
-        raise argparse.ArgumentTypeError(f"must be a whole number of MiB > 0, got {text!r}")
-    return int(text)
+    """Comma-separated whole numbers >= 1, the refusal showing an example for ``flag``."""
+    return arguments.integers(1, {"--ranks": "2,2", "--heads": "2 or 2,1", "--value-ranks": "1 or 1,2"}.get(flag, "3,3,3"))
 
 
 def _default_memory() -> int:
@@ -92,7 +63,7 @@ def _add_memory(p: argparse.ArgumentParser) -> None:
 def _add_architecture(p: argparse.ArgumentParser) -> None:
     p.add_argument("--widths", required=True, type=_int_list("--widths"), help="d_0,...,d_l, e.g. 3,3,3")
     p.add_argument("--ranks", required=True, type=_int_list("--ranks"), help="a_1,...,a_l, e.g. 2,2")
-    p.add_argument("--tokens", type=int, default=2, help="number of tokens t (default 2)")
+    p.add_argument("--tokens", type=_positive, default=2, help="number of tokens t (default 2)")
     p.add_argument("--heads", type=_int_list("--heads"), default=None,
                    help="heads per layer h_1,...,h_l, or one number for every layer (default 1)")
     p.add_argument("--value-ranks", type=_int_list("--value-ranks"), default=None,
@@ -107,8 +78,11 @@ def _per_layer(values):
 
 
 def _architecture(args, normalization: str = "lightning") -> Architecture:
-    return Architecture(args.widths, args.ranks, args.tokens, normalization,
-                        _per_layer(args.heads) or 1, _per_layer(args.value_ranks), args.residual, args.causal)
+    heads = 1 if args.heads is None else _per_layer(args.heads)  # never `or 1`: --heads 0 is refused, not one head
+    arch = Architecture(args.widths, args.ranks, args.tokens, normalization, heads, _per_layer(args.value_ranks),
+                        args.residual, args.causal)
+    arguments.check_value_ranks(arch)
+    return arch
 
 
 def _for_option(flag: str, check, path):
@@ -182,11 +156,11 @@ def _cmd_dim(args) -> int:
     _check_certificate_path(args)
     path, need = estimate(arch)
     if need > args.max_memory * 2**20:
-        raise InvalidInputError(f"{arch} needs about {need / 2**30:.1f} GiB on the {path} path, above --max-memory "
+        raise InvalidInputError(f"{arch} needs about {progress.size(need)} on the {path} path, above --max-memory "
                                 f"{args.max_memory} MiB; raise --max-memory or choose a smaller architecture")
     if progress.wanted(args.progress):
         progress.enable()
-        progress.phase("estimate", f"{path} path, about {need / 2**30:.2f} GiB")
+        progress.phase("estimate", f"{path} path, about {progress.size(need)}")
     try:
         cert = certify_dimension(arch, seed=args.seed)
         if args.certificate:
@@ -418,7 +392,7 @@ def _outcome_json(o) -> dict:
 
 
 def _cmd_sweep(args) -> int:
-    from .sweep import from_toml, grid, parse_range, sweep
+    from .sweep import from_toml, grid, sweep
 
     if args.config:
         archs, options = from_toml(args.config)
@@ -426,10 +400,9 @@ def _cmd_sweep(args) -> int:
     else:
         if args.widths is None:
             raise InvalidInputError("give the grid with --widths (and --layers, --ranks, --tokens) or --config FILE")
-        archs = grid(parse_range(args.widths, "--widths"), parse_range(args.layers, "--layers"),
-                     parse_range(args.ranks, "--ranks"), parse_range(args.tokens, "--tokens"),
-                     "softmax" if args.softmax else "lightning", parse_range(args.heads, "--heads"),
-                     args.residual, args.causal)
+        archs = grid(args.widths, args.layers, args.ranks, args.tokens, "softmax" if args.softmax else "lightning",
+                     args.heads, args.residual, args.causal)
+        arguments.check_grid(archs, f"--widths {','.join(map(str, args.widths))} --ranks {','.join(map(str, args.ranks))}")
         what = args.what or "dimension"
     rows = sweep(archs, args.out, what=what, workers=args.workers, scheduler=args.scheduler, seed=args.seed,
                  seconds=args.timeout, memory_mb=args.max_memory, resume=args.resume,
@@ -597,12 +570,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=_cmd_check)
 
     p = sub.add_parser("sweep", help="one question over a grid of architectures, resumable (local or Dask)")
-    p.add_argument("--widths", help="equal widths d: a range 3..6, a list 3,4 or one number")
-    p.add_argument("--layers", default="1", help="numbers of layers l (default 1)")
-    p.add_argument("--ranks", default="1", help="equal ranks a <= d (default 1)")
-    p.add_argument("--tokens", default="2", help="token counts t (default 2)")
+    p.add_argument("--widths", type=arguments.grid_values, help="equal widths d: a range 3..6, a list 3,4 or one number")
+    p.add_argument("--layers", type=arguments.grid_values, default=[1], help="numbers of layers l (default 1)")
+    p.add_argument("--ranks", type=arguments.grid_values, default=[1], help="equal ranks a <= d (default 1)")
+    p.add_argument("--tokens", type=arguments.grid_values, default=[2], help="token counts t (default 2)")
     p.add_argument("--softmax", action="store_true", help="softmax-normalized attention")
-    p.add_argument("--heads", default="1", help="heads per layer h (every layer): a range 1..4, a list or one number")
+    p.add_argument("--heads", type=arguments.grid_values, default=[1],
+                   help="heads per layer h (every layer): a range 1..4, a list or one number")
     p.add_argument("--residual", action="store_true", help="residual connections in every architecture")
     p.add_argument("--causal", action="store_true", help="a causal mask in every architecture")
     p.add_argument("--config", metavar="FILE", help="the grid in a TOML file instead of the options above")
@@ -688,8 +662,8 @@ def main(argv: list[str] | None = None) -> int:
     Bad input is one line on stderr and exit code 2:
 
     >>> with contextlib.redirect_stderr(sys.stdout):
-    ...     main(["dim", "--widths", "2,2", "--ranks", "0"])
-    attngeo: error: ranks[0] = 0 must be at least 1; give one attention rank a_i >= 1 per layer
+    ...     main(["dim", "--widths", "2,2", "--ranks", "2,2"])
+    attngeo: error: ranks has 2 entries but widths describe 1 layer; give exactly one rank per layer
     2
     """
     args = build_parser().parse_args(argv)

@@ -35,37 +35,12 @@ from pathlib import Path
 from ..exceptions import AttngeoError, InvalidInputError
 from ..geometry.certificate import make_folder, write_text
 from ..model.architecture import Architecture
+from .arguments import parse_range
 
 WHAT = ("dimension", "fiber", "singular", "implicit")
 COLUMNS = ["key", "widths", "ranks", "heads", "value_ranks", "residual", "causal", "tokens", "normalization", "what",
            "parameters", "lower", "upper", "certified",
            "dimension", "formula", "naive", "families", "verdict", "seconds", "status", "error", "attempts"]
-
-
-def parse_range(text: str, name: str) -> list[int]:
-    """``"3..6"``, ``"2,3"`` or ``"4"`` as a list of positive integers.
-
-    Examples
-    --------
-    >>> parse_range("3..5", "--widths"), parse_range("2,3", "--tokens"), parse_range("4", "--layers")
-    ([3, 4, 5], [2, 3], [4])
-    >>> parse_range("5..3", "--widths")
-    Traceback (most recent call last):
-    ...
-    attngeo.exceptions.InvalidInputError: --widths = '5..3': write a range low..high with low <= high, a list 2,3 or one number
-    """
-    text = str(text).strip()
-    try:
-        if ".." in text:
-            lo, hi = (int(x) for x in text.split(".."))
-            values = list(range(lo, hi + 1))
-        else:
-            values = [int(x) for x in text.split(",")]
-    except ValueError:
-        values = []
-    if not values or min(values) < 1 or len(values) > 10_000:
-        raise InvalidInputError(f"{name} = {text!r}: write a range low..high with low <= high, a list 2,3 or one number")
-    return values
 
 
 def grid(widths, layers, ranks, tokens, normalization: str = "lightning", heads=(1,), residual: bool = False,
