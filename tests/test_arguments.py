@@ -40,13 +40,15 @@ def test_the_audit_sees_every_numeric_option():
 
 @pytest.mark.parametrize("command, flag", TYPED)
 @pytest.mark.parametrize("value", ["x", "-1", "-3,3", "1e400", "", "99999999999999999999"])
-def test_every_numeric_option_refuses_a_bad_value_in_one_line(command, flag, value, capsys):
+def test_every_numeric_option_refuses_a_bad_value_in_one_line(command, flag, value, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # a value wrongly accepted must not leave a ./sweep folder behind
     _refused([command, f"{flag}={value}" if value.startswith("-") or not value else flag, *([] if value.startswith("-")
               or not value else [value])], capsys, f"argument {flag}")
 
 
 @pytest.mark.parametrize("command, flag", [(c, f) for c, f in TYPED if f not in ("--seed", "--random")])
-def test_zero_is_refused_where_a_count_is_meant(command, flag, capsys):
+def test_zero_is_refused_where_a_count_is_meant(command, flag, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     _refused([command, flag, "0"], capsys, f"argument {flag}", "'0'")
 
 

@@ -366,16 +366,20 @@ def _cmd_check(args) -> int:
 
 
 def _proofs_folder(given: str | None) -> Path:
-    if given:
-        folder = Path(given)
-    else:
-        here = Path.cwd() / "proofs"
-        folder = here if here.is_dir() else Path(__file__).resolve().parents[2] / "proofs"  # the checkout holding attngeo/ui/cli.py
-    if not folder.is_dir() or not list(folder.glob("*.py")):
-        raise CertificateFormatError(
-            f"no proof scripts in {folder}; run from the attngeo checkout or pass --proofs DIR"
-        )
-    return folder
+    """``--proofs DIR``, else the proof scripts of this attngeo: ``attngeo/proofs`` when installed from a wheel
+    (pyproject ships ``proofs/`` there), the checkout's top-level ``proofs/`` otherwise (editable or PYTHONPATH).
+
+    Found beside the imported package, never through the import system or the working folder: a worktree must
+    run its own scripts, not those of another checkout installed in editable mode, nor a stale ``./proofs``.
+    """
+    package = Path(__file__).resolve().parents[1]
+    candidates = [Path(given)] if given else [package / "proofs", package.parent / "proofs"]
+    for folder in candidates:
+        if folder.is_dir() and list(folder.glob("*.py")):
+            return folder
+    where = " or ".join(str(c) for c in candidates)
+    raise CertificateFormatError(f"no proof scripts in {where}; reinstall attngeo (the wheel ships them in "
+                                 "attngeo/proofs) or pass --proofs DIR")
 
 
 def _progress(k: int, n: int, width: int = 20) -> str:
@@ -602,7 +606,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("certify", help="certify every registered statement in dependency order; write a report")
     p.add_argument("--out", default="certificates", help="folder for the certificates (default: certificates)")
     p.add_argument("--only", metavar="NAME", help="run only this statement (a registry name or its script name)")
-    p.add_argument("--proofs", metavar="DIR", help="folder of proof scripts (default: ./proofs)")
+    p.add_argument("--proofs", metavar="DIR",
+                   help="folder of proof scripts (default: the scripts shipped with attngeo)")
     p.add_argument("--json", action="store_true",
                    help="print one JSON object (per-statement outcomes); the progress goes to stderr")
     p.set_defaults(run=_cmd_certify)
