@@ -415,7 +415,9 @@ def _cmd_sweep(args) -> int:
     print(f"{len(rows)} tasks: {len(rows) - len(failed)} done, {len(failed)} failed; table {args.out}/results.csv, "
           f"rows {args.out}/results.jsonl, certificates {args.out}/certificates/")
     for r in failed:
-        print(f"  failed: widths {r['widths']}, ranks {r['ranks']}, t={r['tokens']}: {one_line(r.get('error', ''))}")
+        shown = {k: ",".join(map(str, r[k])) for k in ("widths", "ranks")}
+        print(f"  failed: widths {shown['widths']}, ranks {shown['ranks']}, t={r['tokens']}: "
+              f"{one_line(r.get('error', ''))}")
     return 0 if not failed else 1
 
 
@@ -599,8 +601,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("folder", help="the --out folder of attngeo sweep")
     p.add_argument("--out", help="folder for the figures (default: the sweep folder)")
     p.add_argument("--format", choices=("png", "pdf"), default="png")
-    p.add_argument("--x", default="width", choices=("width", "layers", "rank", "tokens", "heads"), help="heatmap x axis")
-    p.add_argument("--y", default="layers", choices=("width", "layers", "rank", "tokens", "heads"), help="heatmap y axis")
+    p.add_argument("--x", default="width", choices=("width", "layers", "rank", "tokens", "heads"),
+                   help="x axis of the dimension plot and of the defect heatmap (default width)")
+    p.add_argument("--y", default="layers", choices=("width", "layers", "rank", "tokens", "heads"),
+                   help="y axis of the defect heatmap (default layers)")
     p.set_defaults(run=_cmd_plot)
 
     p = sub.add_parser("certify", help="certify every registered statement in dependency order; write a report")
