@@ -76,3 +76,19 @@ def test_value_ranks_up_to_the_smaller_width_are_accepted(capsys):
 
     out = json.loads(capsys.readouterr().out)
     assert out["certified"] and out["dimension"] > 0
+
+
+def test_a_toml_grid_takes_lists_numbers_and_ranges(tmp_path):
+    """`layers = [1, 2]` failed before ("write a range low..high"); TOML lists and integers read as given."""
+    from attngeo.ui.sweep import from_toml
+
+    path = tmp_path / "grid.toml"
+    path.write_text('widths = "2..3"\nlayers = [1, 2]\nranks = 1\ntokens = [2, 3]\nheads = "1"\n')
+    archs, options = from_toml(path)
+    assert sorted({(a.widths[0], a.depth, a.tokens) for a in archs}) == \
+        [(d, l, t) for d in (2, 3) for l in (1, 2) for t in (2, 3)] and options == {"what": "dimension"}
+    for bad in ('layers = [1, "x"]', "layers = [0, 1]", "layers = true", "layers = 1.5"):
+        path.write_text(f'widths = "2"\n{bad}\n')
+        with pytest.raises(Exception, match="layers") as exc:
+            from_toml(path)
+        assert type(exc.value).__name__ == "InvalidInputError"

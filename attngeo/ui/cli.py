@@ -556,13 +556,15 @@ def build_parser() -> argparse.ArgumentParser:
     _add_architecture(p)
     p.add_argument("--latex", action="store_true", help="print the equations in LaTeX")
     p.add_argument("--json", action="store_true", help="print one JSON object (equations as LaTeX strings)")
-    p.add_argument("--engine", default="auto", choices=engines, help="Groebner engine (default: msolve when installed)")
+    p.add_argument("--engine", default="auto", choices=engines,  # implicit_equations' rule (docs/engines.md)
+                   help="Groebner engine (default auto: Singular when installed, else msolve; --json names the one used)")
     p.add_argument("--timeout", type=_seconds, default=600.0,
                    help="seconds the whole command may take, elimination included (default 600)")
     p.add_argument("--seed", type=_seed, default=0, help="seed for the evaluation points (default 0)")
     p.add_argument("--certificate", metavar="FILE", help="write the certificate to FILE")
     p.add_argument("--export", choices=("m2", "singular"),
-                   help="print a Macaulay2 or Singular script that rebuilds the ring and the ideal")
+                   help="print a Macaulay2 or Singular script that rebuilds the ring and the minimal generators "
+                        "and prints a Groebner basis (Ideal.export; variables c_(k,p,m,n) in Macaulay2)")
     _add_memory(p)
     p.set_defaults(run=_cmd_implicit)
 
