@@ -188,8 +188,8 @@ def _cmd_dim(args) -> int:
         rows.append(("dimension", f"{cert.dimension}  certified"))
     else:
         rows.append(("dimension", f"not certified: {cert.lower} <= dim M <= {cert.upper} (gap {cert.gap})"))
-        rows += [("discovered", f"{f.latex()}  (a linear kernel field, verified over Q; not yet used in the bound)")
-                 for f in _discovered(arch)]
+        rows += [("discovered", f"{f.latex()}  (a linear kernel field, verified over Q; the upper bound above "
+                  "already includes it where it lowers the bound)") for f in _discovered(arch)]
     if f["value"] is None:
         rows.append(("[HMK] formula", f"none ({f['reason']})"))
     else:
