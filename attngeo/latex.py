@@ -284,6 +284,8 @@ def scope_summary(s: dict) -> str:
     ...                      "list": {"names": ["a", "d", "residual"],
     ...                               "rows": [[[1], [2, 2], False], [[2], [3, 3], True], [[1], [4, 4], True]]}}))
     3 sizes: $2 \\le d \\le 4$, $a \\in \\lbrace 1, 2 \\rbrace$, $\\text{residual}\\text{ or }\\text{no residual}$; each with $t = 2$
+    >>> print(scope_summary({"count": 2, "factors": [], "list": {"names": ["b", "d"], "rows": [[None, 2], [1, 3]]}}))
+    2 sizes: $d \\in \\lbrace 2, 3 \\rbrace$, $b = 1$ (in 1 of 2)
     >>> print(scope_summary({"count": 2, "factors": [{"name": "d", "values": [1, 2]}]}))
     $d \\in \\lbrace 1, 2 \\rbrace$
     """
@@ -291,13 +293,16 @@ def scope_summary(s: dict) -> str:
     if not listed:
         return scope(s)
     parts = []
+    rows = listed["rows"]
     for k, name in enumerate(listed["names"]):
         values = set()
-        for row in listed["rows"]:  # a per-layer size (d = (2, 3, 2)) counts each entry
+        for row in rows:  # a per-layer size (d = (2, 3, 2)) counts each entry
             v = row[k]
             values |= set(v) if isinstance(v, (list, tuple)) else ({v} if v is not None else set())
+        given = sum(row[k] is not None for row in rows)
         if values:
-            parts.append((name, f"${_values(name, sorted(values, key=lambda v: (not isinstance(v, bool), v)))}$"))
+            text = f"${_values(name, sorted(values, key=lambda v: (not isinstance(v, bool), v)))}$"
+            parts.append((name, text + (f" (in {given} of {len(rows)})" if given < len(rows) else "")))
     order = ("l", "d", "d'", "a", "h", "b", "t")
     parts = [text for name, text in sorted(parts, key=lambda p: order.index(p[0]) if p[0] in order else len(order))]
     rest = scope({k: v for k, v in s.items() if k != "list"})
