@@ -199,25 +199,42 @@ def tex_escape(text: str) -> str:
 SIZE_ORDER = ("l", "d", "d'", "a", "t")
 
 
+#: Yes/no sizes in words: a Python boolean never reaches a page.
+FLAGS = {"residual": ("residual", "no residual"), "causal": ("causal mask", "no mask")}
+
+
 def _value(v) -> str:
     return "(" + ", ".join(map(str, v)) + ")" if isinstance(v, (list, tuple)) else str(v)
+
+
+def _flag(name: str, value: bool) -> str:
+    yes, no = FLAGS.get(name, (name, f"no {name}"))
+    return rf"\text{{{tex_escape(yes if value else no)}}}"
+
+
+def _size(name: str, value) -> str:
+    return _flag(name, value) if isinstance(value, bool) else f"{name} = {_value(value)}"
 
 
 def sizes(params: dict) -> str:
     """One size as inline math (no dollars): ``{"d": 4, "d'": 3, "a": 3}`` -> ``d = 4,\\ d' = 3,\\ a = 3``.
 
-    Sizes that are ``None`` are left out.
+    Sizes that are ``None`` are left out; yes/no sizes are words (:data:`FLAGS`).
 
     Examples
     --------
     >>> print(sizes({"d": [2, 3, 2], "a": [1, 2], "t": 2}))
     d = (2, 3, 2),\\ a = (1, 2),\\ t = 2
+    >>> print(sizes({"d": 2, "residual": True, "causal": False}))
+    d = 2,\\ \\text{residual},\\ \\text{no mask}
     """
-    return r",\ ".join(f"{k} = {_value(v)}" for k, v in params.items() if v is not None)
+    return r",\ ".join(_size(k, v) for k, v in params.items() if v is not None)
 
 
 def _values(name: str, values: list) -> str:
-    """``2 \\le d \\le 6``, ``t = 2`` or ``t \\in \\lbrace 2, 4\\rbrace``."""
+    """``2 \\le d \\le 6``, ``t = 2`` or ``t \\in \\lbrace 2, 4\\rbrace``; yes/no in words."""
+    if all(isinstance(v, bool) for v in values):
+        return r"\text{ or }".join(_flag(name, v) for v in sorted(values, reverse=True))
     if len(values) == 1:
         return f"{name} = {_value(values[0])}"
     if len(values) > 2 and all(isinstance(v, int) for v in values) and values == list(range(values[0], values[-1] + 1)):
@@ -254,6 +271,42 @@ def scope(s: dict) -> str:
         items = "; ".join(f"${sizes(dict(zip(listed['names'], row)))}$" for row in listed["rows"])
         text = items + (f"; each with {text}" if text else "")
     return text
+
+
+def scope_summary(s: dict) -> str:
+    """A range of sizes in one line: :func:`scope` when it is a grid; for a list, its count and each size's range.
+
+    The list itself belongs in an appendix (the report puts it there); this is what a summary table shows.
+
+    Examples
+    --------
+    >>> print(scope_summary({"count": 3, "factors": [{"name": "t", "values": [2]}],
+    ...                      "list": {"names": ["a", "d", "residual"],
+    ...                               "rows": [[[1], [2, 2], False], [[2], [3, 3], True], [[1], [4, 4], True]]}}))
+    3 sizes: $2 \\le d \\le 4$, $a \\in \\lbrace 1, 2 \\rbrace$, $\\text{residual}\\text{ or }\\text{no residual}$; each with $t = 2$
+    >>> print(scope_summary({"count": 2, "factors": [], "list": {"names": ["b", "d"], "rows": [[None, 2], [1, 3]]}}))
+    2 sizes: $d \\in \\lbrace 2, 3 \\rbrace$, $b = 1$ (in 1 of 2)
+    >>> print(scope_summary({"count": 2, "factors": [{"name": "d", "values": [1, 2]}]}))
+    $d \\in \\lbrace 1, 2 \\rbrace$
+    """
+    listed = s.get("list")
+    if not listed:
+        return scope(s)
+    parts = []
+    rows = listed["rows"]
+    for k, name in enumerate(listed["names"]):
+        values = set()
+        for row in rows:  # a per-layer size (d = (2, 3, 2)) counts each entry
+            v = row[k]
+            values |= set(v) if isinstance(v, (list, tuple)) else ({v} if v is not None else set())
+        given = sum(row[k] is not None for row in rows)
+        if values:
+            text = f"${_values(name, sorted(values, key=lambda v: (not isinstance(v, bool), v)))}$"
+            parts.append((name, text + (f" (in {given} of {len(rows)})" if given < len(rows) else "")))
+    order = ("l", "d", "d'", "a", "h", "b", "t")
+    parts = [text for name, text in sorted(parts, key=lambda p: order.index(p[0]) if p[0] in order else len(order))]
+    rest = scope({k: v for k, v in s.items() if k != "list"})
+    return f"{s['count']} sizes: " + ", ".join(parts) + (f"; each with {rest}" if rest else "")
 
 
 def stratum(rank_A: int, rank_V: int) -> str:

@@ -85,3 +85,14 @@ def disable() -> None:
     True
     """
     _state.update(stream=None, shown=False)
+
+
+def size(n_bytes: int) -> str:
+    """A memory size as a person reads it: GiB from 1 GiB up, MiB (rounded up) below.
+
+    Examples
+    --------
+    >>> size(40 * 2**20), size(3 * 2**29), size(1)
+    ('40 MiB', '1.5 GiB', '1 MiB')
+    """
+    return f"{n_bytes / 2**30:.1f} GiB" if n_bytes >= 2**30 else f"{-(-n_bytes // 2**20)} MiB"

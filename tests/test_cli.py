@@ -39,7 +39,7 @@ def test_dim_default_tokens_is_two_and_names_the_families(capsys):
     [
         (["dim", "--widths", "3,x", "--ranks", "2"], "--widths"),
         (["dim", "--widths", "3,3", "--ranks", "2,2"], "ranks has 2 entries"),
-        (["dim", "--widths", "3,3", "--ranks", "0"], "ranks[0]"),
+        (["dim", "--widths", "3,3", "--ranks", "0"], "argument --ranks"),
         (["dim", "--widths", "3,3", "--ranks", "1", "--tokens", "0"], "tokens"),
         (["dim", "--ranks", "1"], "--widths"),
         (["check", "/no/such/file.json"], "cannot read"),
@@ -434,3 +434,16 @@ def test_dim_table_describes_the_head_point_witness(capsys):
     assert main(["dim", "--widths", "64,64", "--ranks", "16", "--heads", "2", "--value-ranks", "16"]) == 0
     out = capsys.readouterr().out
     assert "head point" in out and "certified" in out and "naive count" in out
+
+
+@pytest.mark.msolve
+def test_implicit_names_the_engine_its_help_promises(capsys):
+    """`implicit --help` states the default engine rule; --json reports the engine that actually ran."""
+    from attngeo.exact.engine import find_singular
+    from attngeo.ui.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if a.dest == "command")
+    help_text = next(a.help for a in sub.choices["implicit"]._actions if a.dest == "engine")
+    assert "Singular when installed, else msolve" in help_text
+    assert main(["implicit", "--widths", "2,1", "--ranks", "2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["engine"] == ("singular" if find_singular() else "msolve")

@@ -229,3 +229,23 @@ def test_the_fiber_of_a_function_is_the_fiber_of_its_weights(kind):
         assert lam != 0 and B == A * lam and W * lam == V
     cert = from_function.to_json()
     assert "point" not in cert and cert["denominator"] == str(from_function.function.denominator)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_line_through_the_given_weights_shows_those_weights(seed):
+    """float32-like dyadic weights: the component holding the point is written with the user's own (A, V)."""
+    from attngeo import check_certificate
+
+    rng = random.Random(seed)
+    arch = Architecture((3, 2), (1,), tokens=2)
+    w = [[[[fmpq(rng.randint(-2**24, 2**24), 2**23) for _ in range(3)]] for _ in range(2)]
+         + [[[fmpq(rng.randint(-2**24, 2**24), 2**23) for _ in range(3)] for _ in range(2)]]]
+    A, V = weights_AV(arch, w)
+    fib = fiber(arch, w)
+    shown = [c for c in fib.components if c.data["A"] == [[str(x) for x in row] for row in A.tolist()]]
+    assert len(shown) == 1 and shown[0].data["V"] == [[str(x) for x in row] for row in V.tolist()]
+    assert "the given weights" in shown[0].description
+    check_certificate(fib.to_json())  # still one of the candidate lines, as the checker requires
+    swap = fiber(arch, special_point(arch, "rank1-swap", rng))  # the partner line says where its point comes from
+    assert sum("the given weights" in c.description for c in swap.components) == 1
+    assert sum("forced by the linear factor" in c.description for c in swap.components) == 1

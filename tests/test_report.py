@@ -199,3 +199,67 @@ def test_the_pdf_of_every_outcome_and_without_tikz(tmp_path, monkeypatch):
         _assert_typeset(text)
         for o in ("certified", "instances", "refuted", "bounds"):
             assert OUTCOMES[o] in text
+        if variant == "tikz":  # the caption describes what is drawn: arrows with TikZ, a table without
+            assert "an arrow points to a statement" in text and "the statements each uses directly" not in text
+        else:
+            assert "an arrow points to a statement" not in text and "the statements each uses directly" in text
+
+
+def _multihead_outcome() -> Outcome:
+    """A multi-head claim whose 120 sizes are a list (no grid), with yes/no sizes, as multihead_dimension reports."""
+    from attngeo import Architecture
+    from attngeo.theorems.proof import sizes_of
+
+    archs = [Architecture((d, d), (a,), t, heads=h, value_ranks=b, residual=r, causal=c)
+             for d in (2, 3) for a in (1, 2) for h in (1, 2) for b in (None, 1) for r in (False, True)
+             for c in (False, True) for t in (2, 3) if (h, b, r, c) != (1, None, False, False)]
+    claims = [Claim("heads", "multi-head dimension", INSTANCES)]
+    return _outcome("multihead-dimension", claims, [Entry("heads", sizes_of(a), "certified") for a in archs])
+
+
+def test_the_report_opens_with_its_notation_and_lists_sizes_in_an_appendix(tmp_path):
+    o = _multihead_outcome()
+    tex, md = latex([o], tmp_path, 1.0), markdown([o], tmp_path, 1.0)
+    notation = tex.split(r"\section{Notation and vocabulary}")[1].split(r"\section{Results}")[0]
+    for symbol in (r"\varphi", r"\mathcal M", "$d$", "$d'$", "$a$", "$t$", "$h$", "$b$", "$l$", "$P$"):
+        assert symbol in notation, symbol  # every size the tables use is defined before the first table
+    for outcome in (*OUTCOMES.values(), "certificate", "attngeo check"):
+        assert outcome in notation
+    for text in (tex, md):
+        assert "True" not in text and "False" not in text  # yes/no sizes are words
+    part = o.result["parts"][0]["scope"]  # b is None (V whole) or a list: the sizes are no grid
+    assert part["count"] == 120 and "list" in part
+    from attngeo.latex import scope as full_scope
+
+    results = tex.split(r"\section{Results}")[1].split(r"\end{longtable}")[0]
+    assert "120 sizes" in results and "Appendix A.1" in results and full_scope(part) not in results  # a summary
+    appendix = tex.split("Appendix A. The sizes")[1]
+    assert full_scope(part) in appendix and r"\text{causal mask}" in appendix  # the whole list lives here
+
+
+def test_every_cited_work_has_a_bibliography_entry(tmp_path):
+    from attngeo.theorems.registry import STATEMENTS
+    from attngeo.theorems.report import REFERENCES, cited
+
+    outcomes = [Outcome(s, 0, 1.0, "", 0) for s in STATEMENTS] + [_multihead_outcome()]
+    tex = latex(outcomes, tmp_path, 1.0)
+    keys = cited(tex)
+    assert {"HMK", "MHA"} <= set(keys) and set(keys) <= set(REFERENCES)  # the statements cite both
+    references = tex.split(r"\section*{References}")[1]
+    for key in keys:
+        assert f"[{key}]" in references and "no entry" not in references
+    md = markdown(outcomes, tmp_path, 1.0)
+    assert "## References" in md and all(f"**[{k}]**" in md.split("## References")[1] for k in keys)
+
+
+@needs_pdflatex
+def test_the_pdf_of_a_listed_claim_has_notation_summary_appendix_and_references(tmp_path):
+    o = _multihead_outcome()
+    text = _pdf_text(tmp_path, latex([o, Outcome(get("single-layer-dimension"), 0, 1.0, "", 0)], tmp_path, 1.0))
+    _assert_typeset(text)
+    for heading in ("Notation and vocabulary", "Results", "The statements", "Appendix A", "References"):
+        assert heading in text
+    assert "True" not in text and "False" not in text and "causal mask" in text and "[HMK]" in text
+    pages = int(subprocess.run(["pdfinfo", "report.pdf"], cwd=tmp_path, capture_output=True, text=True,
+                               check=True).stdout.split("Pages:")[1].split()[0])
+    assert pages <= 6  # 120 listed sizes fit on a page or two of appendix, not pages of table

@@ -114,8 +114,8 @@ def test_heads_masks_and_bottlenecks_sweep_and_their_rows_name_them(tmp_path):
                      Architecture((2, 2), (1,), 2, heads=2, causal=True),
                      Architecture((3, 3, 3), (1, 1), 2, heads=2, value_ranks=1)]
     rows = sweep(archs, tmp_path / "out", workers=1)
-    assert sorted((r["heads"], r["value_ranks"], r["causal"]) for r in rows) == \
-        [("1", "", True), ("2", "", True), ("2,2", "1,1", False)]  # one row per architecture, named
+    assert sorted((r["heads"], r["value_ranks"] or [], r["causal"]) for r in rows) == \
+        [([1], [], True), ([2], [], True), ([2, 2], [1, 1], False)]  # one row per architecture, named
     for cert in (tmp_path / "out" / "certificates").glob("*.json"):
         check_certificate(json.loads(cert.read_text()))
     assert all(r["lower"] <= r["upper"] for r in rows)

@@ -76,8 +76,9 @@ def require_memory(need_bytes: int, what: str) -> None:
     >>> engine.set_memory_limit(None); engine.require_memory(10**12, "anything")   # no budget: no refusal
     """
     if MEMORY_LIMIT_MB is not None and need_bytes > MEMORY_LIMIT_MB * 2**20:
-        need = f"{need_bytes / 2**30:.1f} GiB" if need_bytes >= 2**30 else f"{-(-need_bytes // 2**20)} MiB"
-        raise InvalidInputError(f"{what} needs about {need}, above the memory budget of {MEMORY_LIMIT_MB} MiB "
+        from ..progress import size
+
+        raise InvalidInputError(f"{what} needs about {size(need_bytes)}, above the memory budget of {MEMORY_LIMIT_MB} MiB "
                                 "(--max-memory); raise --max-memory or choose a smaller architecture")
 
 

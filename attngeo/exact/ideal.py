@@ -542,8 +542,35 @@ class Ideal:
     def export(self, system: str) -> str:
         """A script for ``system`` (``"m2"`` or ``"singular"``) that rebuilds the ring and this ideal.
 
+        The ring is ℚ in this ideal's variables, in order, with degrevlex; the
+        generators are written with integer coefficients (denominators cleared).
+        The script then computes and prints a Gröbner basis, so running it
+        checks the ideal in another system. Singular keeps attngeo's names;
+        Macaulay2 gets indexed variables (``A_(1,2)``, ``c_(k,p,m,n)``:
+        :func:`attngeo.exact.interop.macaulay2_name`), its first line mapping
+        each to attngeo's. ``attngeo implicit --export m2|singular`` prints this
+        for the minimal generators of the implicit equations.
+
+        Parameters
+        ----------
+        system : {"m2", "singular"}
+
+        Returns
+        -------
+        str
+            The script, ending in a newline.
+
+        Raises
+        ------
+        InvalidInputError
+            For any other system.
+
+        Examples
+        --------
         >>> print(determinantal_ideal("A", 2, 2, 2).export("singular").splitlines()[1])
         ring r = 0, (A_1_1,A_1_2,A_2_1,A_2_2), dp;
+        >>> print(determinantal_ideal("A", 2, 2, 2).export("m2").splitlines()[1])
+        R = QQ[A_(1,1), A_(1,2), A_(2,1), A_(2,2), MonomialOrder => GRevLex];
         """
         from .interop import macaulay2_script, singular_script
 

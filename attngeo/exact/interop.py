@@ -1,9 +1,11 @@
 """Interop: polynomials, matrices, ideals and results to SymPy, and ideals as Macaulay2 and Singular scripts.
 
 The scripts rebuild the ring (ℚ, the variables in order, degrevlex / ``grevlex``)
-and the ideal exactly; Macaulay2 does not allow ``_`` in a variable name (it is
-its subscript operator), so its script names the variables ``x1, x2, ...`` and
-lists attngeo's names in a comment.
+and the ideal exactly. Singular takes attngeo's names as they are. In Macaulay2
+``_`` is the subscript operator, so attngeo's ``A_1_2`` becomes the indexed
+variable ``A_(1,2)`` and the coordinate ``c_k_p_mn`` of ``F_kp`` at ``y_m y_n``
+(docs/math.md §1.1) becomes ``c_(k,p,m,n)``; a name with no such reading is
+numbered ``x_1, x_2, ...``, and the script's first line lists every name.
 """
 
 from __future__ import annotations
@@ -81,17 +83,51 @@ def singular_script(ideal) -> str:
                       "for (int k = 1; k <= size(G); k++) { print(string(G[k])); }", ""])
 
 
+def macaulay2_name(name: str) -> str | None:
+    """attngeo's variable name as a Macaulay2 indexed variable, or None when it has no such reading.
+
+    ``A_1_2`` is ``A_(1,2)``; a coordinate ``c_k_p_mn`` (a two-digit last index: the monomial ``y_m y_n``)
+    is ``c_(k,p,m,n)``; a letters-and-digits name (``y0``, ``t``) stays as it is.
+
+    Examples
+    --------
+    >>> macaulay2_name("A_1_2"), macaulay2_name("c_1_2_12"), macaulay2_name("y0"), macaulay2_name("Q1.2_0_1")
+    ('A_(1,2)', 'c_(1,2,1,2)', 'y0', None)
+    """
+    import re
+
+    if re.fullmatch(r"[A-Za-z][A-Za-z0-9]*", name):
+        return name
+    m = re.fullmatch(r"([A-Za-z][A-Za-z0-9]*)((?:_\d+)+)", name)
+    if not m:
+        return None
+    base, indices = m.group(1), m.group(2)[1:].split("_")
+    if base == "c" and len(indices) == 3 and len(indices[2]) == 2:  # c_k_p_mn: F_kp's coefficient of y_m y_n
+        indices = indices[:2] + list(indices[2])
+    return f"{base}_({','.join(str(int(i)) for i in indices)})"
+
+
 def macaulay2_script(ideal) -> str:
-    r"""A Macaulay2 script that rebuilds ``ideal`` (ring ``R``, ideal ``I``) with variables ``x1..xn``.
+    r"""A Macaulay2 script that rebuilds ``ideal`` (ring ``R``, ideal ``I``) with indexed variables.
+
+    Every name is read by :func:`macaulay2_name`; if any has no reading, or two
+    would collide or clash with ``R``, ``I``, ``G``, all are numbered ``x_1..x_n``
+    instead. The first line maps each Macaulay2 name to attngeo's.
 
     >>> from attngeo.exact.ideal import determinantal_ideal
-    >>> print("\n".join(macaulay2_script(determinantal_ideal("A", 2, 2, 2)).splitlines()[:2]))
-    -- attngeo ideal; variables: x1 = A_1_1, x2 = A_1_2, x3 = A_2_1, x4 = A_2_2
-    R = QQ[x1, x2, x3, x4, MonomialOrder => GRevLex];
+    >>> print("\n".join(macaulay2_script(determinantal_ideal("A", 2, 2, 2)).splitlines()[:4]))
+    -- attngeo ideal in 4 variables: A_(1,1) = A_1_1, A_(1,2) = A_1_2, A_(2,1) = A_2_1, A_(2,2) = A_2_2
+    R = QQ[A_(1,1), A_(1,2), A_(2,1), A_(2,2), MonomialOrder => GRevLex];
+    I = ideal(
+      -1*A_(1,2)*A_(2,1)+1*A_(1,1)*A_(2,2));
     """
     names = ideal.variables
-    plain = [f"x{k + 1}" for k in range(len(names))]
-    gens = ",\n  ".join(_integer_line(g, plain) for g in ideal.gens) or "0"
-    mapping = ", ".join(f"x{k + 1} = {n}" for k, n in enumerate(names))
-    return "\n".join([f"-- attngeo ideal; variables: {mapping}", f"R = QQ[{', '.join(plain)}, MonomialOrder => GRevLex];",
+    m2 = [macaulay2_name(n) for n in names]
+    bases = {(v or "").split("_(")[0] for v in m2}
+    if None in m2 or len(set(m2)) != len(m2) or bases & {"R", "I", "G"}:
+        m2 = [f"x_{k + 1}" for k in range(len(names))]
+    gens = ",\n  ".join(_integer_line(g, m2) for g in ideal.gens) or "0"
+    mapping = ", ".join(f"{v} = {n}" for v, n in zip(m2, names))
+    return "\n".join([f"-- attngeo ideal in {len(names)} variables: {mapping}",
+                      f"R = QQ[{', '.join(m2)}, MonomialOrder => GRevLex];",
                       f"I = ideal(\n  {gens});", "G = gens gb I;", "print toString G;", ""])

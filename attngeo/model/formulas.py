@@ -167,8 +167,9 @@ def multihead_count(arch: Architecture) -> FormulaComparison:
     count published for multi-head attention (parameters minus per-head changes
     of basis in the query-key and value-output products and the changes of basis
     between layers). It is an *expected* dimension: it assumes the group acts
-    with finite stabilizers and explains the whole generic fiber, which the
-    certificate, not this count, decides.
+    with finite stabilizers and that its orbits are open in the generic fiber
+    (the fiber's dimension is the group's), which the certificate, not this
+    count, decides.
 
     Parameters
     ----------

@@ -202,7 +202,8 @@ def scope(sizes: list[dict]) -> dict:
                       for k in sorted(factors, key=position.get)]
     if names:
         out["list"] = {"names": names,
-                       "rows": [[list(x) if isinstance(x, tuple) else x for x in r] for r in sorted(rows)]}
+                       "rows": [[list(x) if isinstance(x, tuple) else x for x in r]  # b may be None or a list
+                                for r in sorted(rows, key=lambda r: tuple((x is not None, x) for x in r))]}
     return out
 
 

@@ -145,7 +145,7 @@ STATEMENTS: tuple[Statement, ...] = (
         r"unless residual, the mixing of heads (free for $a \ge d$, inside the rank-$a$ matrices for $a < d$, on "
         r"the symmetric parts for one token), the annihilators of narrow value maps and, for one "
         r"lightning layer, the span $d' d^2 (d+1)/2$ bound $\dim \mathcal M$; the dimension is compared "
-        r"with parameters $-\dim G$ and, for one softmax layer, with the published "
+        r"with parameters $-\dim G$ and, for one softmax layer, with the published [MHA] "
         r"$h(2ad + b(d + d')) - h(a^2 + b^2)$",
         "multihead_dimension",
         ("every-architecture", "softmax-single-layer")),

@@ -25,7 +25,7 @@ from pathlib import Path
 import networkx as nx
 
 from ..geometry.certificate import write_text
-from ..latex import sizes as sizes_latex, scope as scope_latex, tex_escape
+from ..latex import scope as scope_latex, scope_summary, sizes as sizes_latex, tex_escape
 from .registry import OUTCOMES, SINGULAR_REGIONS, STATEMENTS, Statement, classify, graph
 
 #: Most severe first: the outcome a statement's node shows when its claims differ.
@@ -43,6 +43,66 @@ LEGEND = {
     "bounds": "certified bounds that did not meet",
     "undecided": "nothing certified either way",
 }
+
+#: The works the report cites: key -> (authors, title, where). ``[KEY]`` in the text cites one;
+#: tests/test_report.py fails when the text cites a key that is not here.
+REFERENCES = {
+    "HMK": ("Henry, Marchetti, Kohn", "Geometry of Lightning Self-Attention: Identifiability and Dimension",
+            "ICLR 2025; arXiv:2408.17221"),
+    "MHA": ("", "Generic Fibers and Functional Dimension of Multi-Head Attention",
+            "ICML 2026 workshop on weight-space symmetries; OpenReview 7vPmnHdAPl"),
+}
+
+
+def reference(key: str, tex: bool = True) -> str:
+    """A bibliography entry in LaTeX (or Markdown), or a line saying the entry is missing.
+
+    Examples
+    --------
+    >>> reference("HMK", tex=False)
+    'Henry, Marchetti, Kohn. *Geometry of Lightning Self-Attention: Identifiability and Dimension*. ICLR 2025; arXiv:2408.17221.'
+    >>> reference("XYZ", tex=False)
+    '(no entry: add it to REFERENCES in attngeo/theorems/report.py)'
+    """
+    if key not in REFERENCES:
+        return "(no entry: add it to REFERENCES in attngeo/theorems/report.py)"
+    authors, title, where = REFERENCES[key]
+    if tex:
+        return (f"{tex_escape(authors)}. " if authors else "") + rf"\emph{{{tex_escape(title)}}}. {tex_escape(where)}."
+    return (f"{authors}. " if authors else "") + f"*{title}*. {where}."
+
+
+#: The report's first section: the notation every table uses and what each outcome means.
+NOTATION = r"""\section{Notation and vocabulary}
+
+\paragraph{The model.} An input $X \in \mathbb R^{d \times t}$ has one column per token; $t$ is the number of
+tokens. One lightning self-attention layer has weights $Q, K \in \mathbb R^{a \times d}$ and
+$V \in \mathbb R^{d' \times d}$ and computes $X \mapsto V X (X^\top K^\top Q X)$: $d$ is its input width, $d'$ its
+output width, $a$ its attention rank, and $A = K^\top Q$ its attention matrix ($\operatorname{rank} A \le
+\min(a, d)$). A softmax layer computes $V X\, S(X^\top A X)$, where $S$ applies $\exp$ to every score and divides
+each column by its sum. A network of $l$ layers has widths $d_0, \dots, d_l$ and ranks $a_1, \dots, a_l$ and
+composes its layers; a size written as a tuple, such as $d = (2, 3, 2)$, gives one value per layer. Beyond the model
+of [HMK], a layer may have $h$ heads (their outputs are added), a value map factored as $V = OU$ through a value rank
+$b$ ($b = (0)$ in a list: $V$ not factored), a residual connection ($X \mapsto X + \text{layer}(X)$) or a causal mask
+(token $s$ reaches token $j$ only when $s \le j$).
+
+\paragraph{$\varphi$ and $\mathcal M$.} $\varphi$ maps the weights $W$ (all $Q_i, K_i, V_i$; $P$ numbers) to the
+function $\varphi_W$ the network computes. The neuromanifold $\mathcal M$ is the image of $\varphi$; its dimension,
+singular points and equations are those of its Zariski closure, and $\dim \mathcal M$ is the generic rank of the
+Jacobian of $\varphi$. The fiber of $W$ is the set of weights computing the same function $\varphi_W$. The
+symmetries ($GL_a$ acting on $(Q, K)$, the scaling $(\lambda A, \lambda^{-1} V)$ of a lightning layer, $GL_{d_i}$
+between layers, $GL_b$ on $(U, O)$) form a group $G$; $P - \dim G$ is the naive count of the dimension.
+
+\paragraph{Certificates.} Every case counted as certified wrote a certificate next to this report: a JSON file
+from which the independent checker (\texttt{attngeo check}) re-verifies the claim by exact arithmetic (integers,
+rationals, residues modulo a prime; ball arithmetic only where the ball excludes the alternative). A dimension is
+certified when a lower bound (a nonsingular Jacobian minor) meets an upper bound ($P$ minus the rank of vector
+fields in the Jacobian's kernel); a fiber, a singular point or a boundary point by an exact argument the checker
+replays. The formulas of [HMK] and [MHA] are compared against, never used as evidence.
+
+\paragraph{Outcomes.} Each statement is split into claims; each claim's outcome comes from its proof script's
+counts, never from text written before the run:
+"""
 
 
 @dataclass
@@ -307,7 +367,11 @@ def counterexample_rows(part: dict) -> list[tuple[str, str, str, str]]:
     for c in part.get("counterexamples", []):
         key = (json.dumps(c["sizes"]), c["certified"], c["claimed"])
         groups.setdefault(key, []).append(c["at"])
-    return [(sizes_latex(json.loads(k[0])), "; ".join(a for a in at if a), k[1], k[2]) for k, at in groups.items()]
+    def places(at):  # the same place twice (two random points) is said once, with the count
+        seen = {a: at.count(a) for a in at if a}
+        return "; ".join(a if n == 1 else f"{a} ({n} times)" for a, n in seen.items())
+
+    return [(sizes_latex(json.loads(k[0])), places(at), k[1], k[2]) for k, at in groups.items()]
 
 
 def _tally(outcomes: list[Outcome]) -> str:
@@ -353,6 +417,7 @@ def markdown(outcomes: list[Outcome], out: Path, seconds: float) -> str:
     ["$1 \\le d \\le 3$, $d' = 2$, $a = 1$, $t = 2$", '**certified on the range**: 3 of 3 architectures certified']
     """
     failed = [o.statement.name for o in outcomes if not o.ok]
+    listed = _listed(outcomes)
     lines = ["# attngeo certification report", "",
              f"{_tally(outcomes)}. " + (f"**FAILED: {', '.join(failed)}.** " if failed else "Every proof script ran "
                                         "to the end. ") + f"{seconds:.1f} s; certificates in `{out}/`, re-check with "
@@ -367,7 +432,8 @@ def markdown(outcomes: list[Outcome], out: Path, seconds: float) -> str:
             result = f"**{OUTCOMES[p['outcome']]}**: {counts(p)}" if p["outcome"] else o.headline
             if k == 0 and not o.ok:
                 result = f"**FAILED** (exit {o.exit_code}); " + result
-            lines.append(f"| {head} | {p['latex']} | {scope_latex(p['scope'])} | {result} | "
+            sizes = _sizes(o, p, listed) if p["outcome"] else ""
+            lines.append(f"| {head} | {p['latex']} | {sizes} | {result} | "
                          f"{f'{o.seconds:.1f} s' if k == 0 else ''} |")
     for o in outcomes:
         s = o.statement
@@ -376,7 +442,7 @@ def markdown(outcomes: list[Outcome], out: Path, seconds: float) -> str:
                   s.latex, ""]
         for p in o.parts:
             lines.append(f"- {p['latex']} — **{OUTCOMES[p['outcome']]}** ({counts(p)}); "
-                         f"sizes: {scope_latex(p['scope'])}")
+                         f"sizes: {_sizes(o, p, listed)}")
             rows = counterexample_rows(p)
             if rows:
                 lines += ["", "  | sizes | where | certified | the claim says |", "  |---|---|---|---|"]
@@ -384,6 +450,13 @@ def markdown(outcomes: list[Outcome], out: Path, seconds: float) -> str:
                 lines.append("")
         lines += [f"- note: {n}" for n in o.notes]
         lines += [f"- **failed**: {f}" for f in (o.failures if not o.ok else [])]
+    if listed:
+        lines += ["", "## Appendix A. The sizes of each listed claim"]
+        for k, (o, p) in enumerate(listed, 1):
+            lines += ["", f"### A.{k} {o.statement.title}", "", f"*{p['latex']}*", "", scope_latex(p["scope"])]
+    keys = cited("\\begin{document}" + "\n".join(lines))
+    if keys:
+        lines += ["", "## References", ""] + [f"- **[{k}]** {reference(k, tex=False)}" for k in keys]
     return "\n".join(lines) + "\n"
 
 
@@ -578,11 +651,18 @@ def png(fig: dict, path: Path) -> Path:
     return path
 
 
-def _drawn(fig: dict, out: Path, name: str, width: str) -> str:
-    """The figure as a PNG when matplotlib is installed, else TikZ with its table as fallback."""
+def _drawn(fig: dict, out: Path, name: str, width: str) -> tuple[str, bool]:
+    """The figure as a PNG when matplotlib is installed, else TikZ with its table as fallback; and whether a PNG."""
     if importlib.util.find_spec("matplotlib") is not None:
-        return rf"\includegraphics[width={width}]{{{png(fig, out / name).name}}}"
-    return "\n".join([r"\iftikz", tikz(fig), r"\else", table(fig), r"\fi"])
+        return rf"\includegraphics[width={width}]{{{png(fig, out / name).name}}}", True
+    return "\n".join([r"\iftikz", tikz(fig), r"\else", table(fig), r"\fi"]), False
+
+
+def _caption(drawing: str, fallback: str, png_drawn: bool) -> str:
+    """The caption of what the page shows: the drawing's, or (TikZ missing when compiled) the table's."""
+    if png_drawn:
+        return rf"\caption{{{drawing}}}"
+    return rf"\iftikz\caption{{{drawing}}}\else\caption{{{fallback}}}\fi"
 
 
 # -- LaTeX ---------------------------------------------------------------------------------------
@@ -600,7 +680,19 @@ PREAMBLE = r"""\documentclass[10pt]{article}
 """
 
 
+def _listed(outcomes: list[Outcome]) -> list[tuple[Outcome, dict]]:
+    """The claims whose sizes are a list rather than a grid: the appendix prints them, the tables refer to it."""
+    return [(o, p) for o in outcomes for p in o.parts if "list" in p.get("scope", {})]
+
+
+def _sizes(o: Outcome, p: dict, listed: list) -> str:
+    """A claim's sizes for a table or a section: the grid, or a summary and where the list is."""
+    k = next((k for k, (u, q) in enumerate(listed, 1) if u is o and q["key"] == p["key"]), None)
+    return scope_latex(p["scope"]) if k is None else scope_summary(p["scope"]) + f"; listed in Appendix A.{k}"
+
+
 def _results_table(outcomes: list[Outcome]) -> list[str]:
+    listed = _listed(outcomes)
     body = [r"{\small", r"\begin{longtable}{P{0.16\linewidth}P{0.3\linewidth}P{0.2\linewidth}P{0.22\linewidth}r}",
             r"statement & claim & sizes & outcome & time \\ \hline \endhead"]
     for o in outcomes:
@@ -612,13 +704,14 @@ def _results_table(outcomes: list[Outcome]) -> list[str]:
             if k == 0 and not o.ok:
                 result = rf"\textbf{{FAILED}} (exit {o.exit_code}); " + result
             seconds = rf"{o.seconds:.1f}\,s" if k == 0 else ""
-            body.append(rf"{head} & {p['latex']} & {scope_latex(p['scope'])} & {result} & {seconds} \\")
+            sizes = _sizes(o, p, listed) if p["outcome"] else ""
+            body.append(rf"{head} & {p['latex']} & {sizes} & {result} & {seconds} \\")
         body.append(r"\hline")
     body += [r"\end{longtable}", "}"]
     return body
 
 
-def _statement_section(o: Outcome) -> list[str]:
+def _statement_section(o: Outcome, listed: list) -> list[str]:
     s = o.statement
     uses = ", ".join(tex_escape(d) for d in s.depends) or "nothing"
     body = [rf"\subsection*{{{tex_escape(s.title)}}}",
@@ -628,10 +721,10 @@ def _statement_section(o: Outcome) -> list[str]:
         body.append(r"\begin{itemize}")
         for p in o.parts:
             body.append(rf"\item{{}} {p['latex']}: \textbf{{{OUTCOMES[p['outcome']]}}} ({counts(p)}); "
-                        rf"sizes: {scope_latex(p['scope'])}.")
+                        rf"sizes: {_sizes(o, p, listed)}.")
             rows = counterexample_rows(p)
             if rows:
-                body += [r"\par\smallskip{\small\begin{longtable}{P{0.24\linewidth}P{0.38\linewidth}P{0.14\linewidth}"
+                body += [r"\par\smallskip{\small\begin{longtable}{P{0.36\linewidth}P{0.26\linewidth}P{0.14\linewidth}"
                          r"P{0.14\linewidth}}", r"counterexample & where & certified & the claim says \\ \hline",
                          *[rf"${z}$ & {w} & {c} & {h} \\" for z, w, c, h in rows], r"\end{longtable}}"]
         body.append(r"\end{itemize}")
@@ -668,37 +761,84 @@ def latex(outcomes: list[Outcome], out: Path, seconds: float) -> str:
     (True, True)
     >>> "certified on the range" in tex, tex.count("subsection*{Dimension of one lightning layer}")
     (True, 1)
+    >>> tex.index("section{Notation and vocabulary}") < tex.index("section{Results}"), cited(tex)
+    (True, ['HMK', 'MHA'])
     """
     failed = [o.statement.name for o in outcomes if not o.ok]
-    body = [PREAMBLE + r"\section*{attngeo certification report}",
+    listed = _listed(outcomes)
+    body = [PREAMBLE + r"\begin{center}{\Large attngeo certification report}\end{center}",
             tex_escape(_tally(outcomes)) + ". " + (rf"\textbf{{FAILED: {tex_escape(', '.join(failed))}.}} " if failed
                                                     else "Every proof script ran to the end. ")
             + rf"Run time {seconds:.1f}\,s. The certificates lie next to this report; "
               r"\texttt{attngeo check} re-verifies them.", "",
-            r"\begin{description}", *[rf"\item[{OUTCOMES[k]}] {v}." for k, v in LEGEND.items()], r"\end{description}",
-            r"\subsection*{Results}", *_results_table(outcomes),
-            r"\begin{figure}[htbp]\centering",
-            _drawn(theorem_figure(outcomes), out, "report-theorems.png", r"\linewidth"),
-            r"\caption{The statements and what they build on (an arrow points to a statement that uses another; "
-            r"uses implied by a chain of arrows are not drawn), "
-            r"filled by outcome: green certified on the range, blue instances certified, red refuted, grey bounds "
-            r"only or undecided, white not run.}", r"\end{figure}"]
-    strata = strata_figures(outcomes)
-    if strata:
-        body.append(r"\begin{figure}[htbp]\centering")
-        for k, (caption, fig) in enumerate(strata):
-            body += [r"\begin{minipage}[b]{0.48\linewidth}\centering",
-                     _drawn(fig, out, f"report-strata-{k + 1}.png", r"0.9\linewidth"),
-                     rf"\par\small {caption}\end{{minipage}}" + (r"\hfill" if k % 2 == 0 else r"\par\medskip")]
-        body += [r"\caption{Closure graphs of the strata $S_{r,s}$ ($\operatorname{rank} A = r$, "
-                 r"$\operatorname{rank} V = s$; a line joins a stratum to one in its closure, drawn below it), "
-                 r"filled by the certified label: red singular, green smooth, white undecided. Dashed: the label "
-                 r"differs from [HMK]'s criterion $\operatorname{rank} A \cdot \operatorname{rank} V \le 1$.}",
-                 r"\end{figure}"]
+            NOTATION, r"\begin{description}", *[rf"\item[{OUTCOMES[k]}] {v}." for k, v in LEGEND.items()],
+            r"\item[failed] a proof script stopped, or a certificate it wrote was rejected.",
+            r"\end{description}",
+            r"\section{Results}", "Sizes that are not a full grid are summarized here and listed in Appendix A.",
+            *_results_table(outcomes), *_theorem_figure(outcomes, out)]
+    body += _strata_figure(outcomes, out)
+    body.append(r"\section{The statements}")
     for o in outcomes:
-        body += _statement_section(o)
+        body += _statement_section(o, listed)
+    if listed:
+        body += [r"\appendix", r"\section*{Appendix A. The sizes of each listed claim}",
+                 r"\addcontentsline{toc}{section}{Appendix A}"]
+        for k, (o, p) in enumerate(listed, 1):
+            body += [rf"\subsection*{{A.{k}\quad {tex_escape(o.statement.title)}}}", rf"\emph{{{p['latex']}}}", "",
+                     rf"{{\footnotesize\raggedright {scope_latex(p['scope'])}.\par}}"]
+    body += _bibliography("\n".join(body))
     body.append(r"\end{document}")
     return "\n".join(body) + "\n"
+
+
+def cited(text: str) -> list[str]:
+    """The keys ``[KEY]`` the text cites (after ``\\begin{document}``), in order of first citation.
+
+    Examples
+    --------
+    >>> cited(r"\\usepackage[T1]{fontenc}\\begin{document} as [HMK] state; [MHA] and [HMK] again; $[0, 1]$")
+    ['HMK', 'MHA']
+    """
+    body = text.split(r"\begin{document}", 1)[-1]
+    return list(dict.fromkeys(re.findall(r"\[([A-Z][A-Za-z]+)\]", body)))
+
+
+def _bibliography(text: str) -> list[str]:
+    """The references section: an entry for every work the text cites (a key without an entry is printed as such)."""
+    keys = cited(text)
+    return [r"\section*{References}", r"\begin{description}",
+            *[rf"\item[{{[{k}]}}] {reference(k)}" for k in keys], r"\end{description}"] if keys else []
+
+
+def _theorem_figure(outcomes: list[Outcome], out: Path) -> list[str]:
+    drawing, as_png = _drawn(theorem_figure(outcomes), out, "report-theorems.png", r"\linewidth")
+    fills = (r"filled by outcome: green certified on the range, blue instances certified, red refuted, grey bounds "
+             r"only or undecided, white not run")
+    return [r"\begin{figure}[htbp]\centering", drawing,
+            _caption(r"The statements and what they build on (an arrow points to a statement that uses another; "
+                     r"uses implied by a chain of arrows are not drawn), " + fills + ".",
+                     r"The statements, the statements each uses directly, and the outcome of its run.", as_png),
+            r"\end{figure}"]
+
+
+def _strata_figure(outcomes: list[Outcome], out: Path) -> list[str]:
+    strata = strata_figures(outcomes)
+    if not strata:
+        return []
+    body, as_png = [r"\begin{figure}[htbp]\centering"], True
+    for k, (caption, fig) in enumerate(strata):
+        drawing, as_png = _drawn(fig, out, f"report-strata-{k + 1}.png", r"0.9\linewidth")
+        body += [r"\begin{minipage}[b]{0.48\linewidth}\centering", drawing,
+                 rf"\par\small {caption}\end{{minipage}}" + (r"\hfill" if k % 2 == 0 else r"\par\medskip")]
+    hmk = r"[HMK]'s criterion $\operatorname{rank} A \cdot \operatorname{rank} V \le 1$"
+    body += [_caption(r"Closure graphs of the strata $S_{r,s}$ ($\operatorname{rank} A = r$, "
+                      r"$\operatorname{rank} V = s$; a line joins a stratum to one in its closure, drawn below it), "
+                      r"filled by the certified label: red singular, green smooth, white undecided. Dashed: the label "
+                      rf"differs from {hmk}.",
+                      r"The strata $S_{r,s}$ ($\operatorname{rank} A = r$, $\operatorname{rank} V = s$) of each "
+                      rf"architecture, with the certified label and the label {hmk} gives.", as_png),
+             r"\end{figure}"]
+    return body
 
 
 def write_reports(outcomes: list[Outcome], out: Path, seconds: float) -> tuple[Path, Path]:

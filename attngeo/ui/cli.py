@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import functools
 import json
-import math
 import os
 import subprocess
 import sys
@@ -19,60 +18,32 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from .. import __version__
+from .. import __version__, progress
 from ..model.architecture import Architecture
 from ..geometry.certificate import check_writable, make_folder, write_text
 from ..check import check_file, check_folder, one_line
 from ..check.limits import DEFAULT_MEMORY_MB, DEFAULT_SECONDS
 from ..exceptions import AttngeoError, CannotVerify, CertificateFormatError, CertificateRejected, InvalidInputError
+from . import arguments
 
 
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = arguments.NEGATIVE  # "-3,3" is a (refused) value, not an unknown option
+
     def error(self, message):  # one line, exit 2, no usage dump
         self.exit(2, f"attngeo: error: {message} (see '{self.prog} --help')\n")
 
 
+# the shared argument types (ui/arguments.py), under the names the subcommands use
+_seed, _seconds, _megabytes = arguments.seed, arguments.seconds, arguments.megabytes
+_positive = arguments.whole(1)
+
+
 def _int_list(flag: str):
-    def parse(text: str) -> tuple[int, ...]:
-        try:
-            values = tuple(int(v) for v in text.split(","))
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{flag} takes comma-separated integers such as 3,3,3, got {text!r}")
-        return values
-
-    return parse
-
-
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text!r}")
-    return value
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):  # nan and inf too: a subprocess timeout must be a real wait
-        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, got {text!r}")
-    return value
-
-
-def _positive(text: str) -> int:
-    if not text.isdigit() or int(text) <= 0:
-        raise argparse.ArgumentTypeError(f"must be a whole number > 0, got {text!r}")
-    return int(text)
-
-
-def _megabytes(text: str) -> int:
-    if not text.isdigit() or int(text) <= 0:
-        raise argparse.ArgumentTypeError(f"must be a whole number of MiB > 0, got {text!r}")
-    return int(text)
+    """Comma-separated whole numbers >= 1, the refusal showing an example for ``flag``."""
+    return arguments.integers(1, {"--ranks": "2,2", "--heads": "2 or 2,1", "--value-ranks": "1 or 1,2"}.get(flag, "3,3,3"))
 
 
 def _default_memory() -> int:
@@ -92,7 +63,7 @@ def _add_memory(p: argparse.ArgumentParser) -> None:
 def _add_architecture(p: argparse.ArgumentParser) -> None:
     p.add_argument("--widths", required=True, type=_int_list("--widths"), help="d_0,...,d_l, e.g. 3,3,3")
     p.add_argument("--ranks", required=True, type=_int_list("--ranks"), help="a_1,...,a_l, e.g. 2,2")
-    p.add_argument("--tokens", type=int, default=2, help="number of tokens t (default 2)")
+    p.add_argument("--tokens", type=_positive, default=2, help="number of tokens t (default 2)")
     p.add_argument("--heads", type=_int_list("--heads"), default=None,
                    help="heads per layer h_1,...,h_l, or one number for every layer (default 1)")
     p.add_argument("--value-ranks", type=_int_list("--value-ranks"), default=None,
@@ -107,8 +78,11 @@ def _per_layer(values):
 
 
 def _architecture(args, normalization: str = "lightning") -> Architecture:
-    return Architecture(args.widths, args.ranks, args.tokens, normalization,
-                        _per_layer(args.heads) or 1, _per_layer(args.value_ranks), args.residual, args.causal)
+    heads = 1 if args.heads is None else _per_layer(args.heads)  # never `or 1`: --heads 0 is refused, not one head
+    arch = Architecture(args.widths, args.ranks, args.tokens, normalization, heads, _per_layer(args.value_ranks),
+                        args.residual, args.causal)
+    arguments.check_value_ranks(arch)
+    return arch
 
 
 def _for_option(flag: str, check, path):
@@ -125,7 +99,7 @@ def _require_memory(arch: Architecture, max_memory_mb: int, what: str = "") -> t
 
     path, need = estimate(arch)
     if need > max_memory_mb * 2**20:
-        raise InvalidInputError(f"{arch} needs about {need / 2**30:.1f} GiB{what} on the {path} path, above "
+        raise InvalidInputError(f"{arch} needs about {progress.size(need)}{what} on the {path} path, above "
                                 f"--max-memory {max_memory_mb} MiB; raise --max-memory or choose a smaller architecture")
     return path, need
 
@@ -194,7 +168,7 @@ def _cmd_dim(args) -> int:
     path, need = _require_memory(arch, args.max_memory)
     if progress.wanted(args.progress):
         progress.enable()
-        progress.phase("estimate", f"{path} path, about {need / 2**30:.2f} GiB")
+        progress.phase("estimate", f"{path} path, about {progress.size(need)}")
     try:
         cert = certify_dimension(arch, seed=args.seed)
         if args.certificate:
@@ -222,8 +196,8 @@ def _cmd_dim(args) -> int:
         rows.append(("dimension", f"{cert.dimension}  certified"))
     else:
         rows.append(("dimension", f"not certified: {cert.lower} <= dim M <= {cert.upper} (gap {cert.gap})"))
-        rows += [("discovered", f"{f.latex()}  (a linear kernel field, verified over Q; not yet used in the bound)")
-                 for f in _discovered(arch)]
+        rows += [("discovered", f"{f.latex()}  (a linear kernel field, verified over Q; the upper bound above "
+                  "already includes it where it lowers the bound)") for f in _discovered(arch)]
     if f["value"] is None:
         rows.append(("[HMK] formula", f"none ({f['reason']})"))
     else:
@@ -410,16 +384,20 @@ def _cmd_check(args) -> int:
 
 
 def _proofs_folder(given: str | None) -> Path:
-    if given:
-        folder = Path(given)
-    else:
-        here = Path.cwd() / "proofs"
-        folder = here if here.is_dir() else Path(__file__).resolve().parents[2] / "proofs"  # the checkout holding attngeo/ui/cli.py
-    if not folder.is_dir() or not list(folder.glob("*.py")):
-        raise CertificateFormatError(
-            f"no proof scripts in {folder}; run from the attngeo checkout or pass --proofs DIR"
-        )
-    return folder
+    """``--proofs DIR``, else the proof scripts of this attngeo: ``attngeo/proofs`` when installed from a wheel
+    (pyproject ships ``proofs/`` there), the checkout's top-level ``proofs/`` otherwise (editable or PYTHONPATH).
+
+    Found beside the imported package, never through the import system or the working folder: a worktree must
+    run its own scripts, not those of another checkout installed in editable mode, nor a stale ``./proofs``.
+    """
+    package = Path(__file__).resolve().parents[1]
+    candidates = [Path(given)] if given else [package / "proofs", package.parent / "proofs"]
+    for folder in candidates:
+        if folder.is_dir() and list(folder.glob("*.py")):
+            return folder
+    where = " or ".join(str(c) for c in candidates)
+    raise CertificateFormatError(f"no proof scripts in {where}; reinstall attngeo (the wheel ships them in "
+                                 "attngeo/proofs) or pass --proofs DIR")
 
 
 def _progress(k: int, n: int, width: int = 20) -> str:
@@ -436,7 +414,7 @@ def _outcome_json(o) -> dict:
 
 
 def _cmd_sweep(args) -> int:
-    from .sweep import from_toml, grid, parse_range, sweep
+    from .sweep import from_toml, grid, sweep
 
     if args.config:
         archs, options = from_toml(args.config)
@@ -444,10 +422,9 @@ def _cmd_sweep(args) -> int:
     else:
         if args.widths is None:
             raise InvalidInputError("give the grid with --widths (and --layers, --ranks, --tokens) or --config FILE")
-        archs = grid(parse_range(args.widths, "--widths"), parse_range(args.layers, "--layers"),
-                     parse_range(args.ranks, "--ranks"), parse_range(args.tokens, "--tokens"),
-                     "softmax" if args.softmax else "lightning", parse_range(args.heads, "--heads"),
-                     args.residual, args.causal)
+        archs = grid(args.widths, args.layers, args.ranks, args.tokens, "softmax" if args.softmax else "lightning",
+                     args.heads, args.residual, args.causal)
+        arguments.check_grid(archs, f"--widths {','.join(map(str, args.widths))} --ranks {','.join(map(str, args.ranks))}")
         what = args.what or "dimension"
     rows = sweep(archs, args.out, what=what, workers=args.workers, scheduler=args.scheduler, seed=args.seed,
                  seconds=args.timeout, memory_mb=args.max_memory, resume=args.resume,
@@ -456,7 +433,9 @@ def _cmd_sweep(args) -> int:
     print(f"{len(rows)} tasks: {len(rows) - len(failed)} done, {len(failed)} failed; table {args.out}/results.csv, "
           f"rows {args.out}/results.jsonl, certificates {args.out}/certificates/")
     for r in failed:
-        print(f"  failed: widths {r['widths']}, ranks {r['ranks']}, t={r['tokens']}: {one_line(r.get('error', ''))}")
+        shown = {k: ",".join(map(str, r[k])) for k in ("widths", "ranks")}
+        print(f"  failed: widths {shown['widths']}, ranks {shown['ranks']}, t={r['tokens']}: "
+              f"{one_line(r.get('error', ''))}")
     return 0 if not failed else 1
 
 
@@ -598,13 +577,15 @@ def build_parser() -> argparse.ArgumentParser:
     _add_architecture(p)
     p.add_argument("--latex", action="store_true", help="print the equations in LaTeX")
     p.add_argument("--json", action="store_true", help="print one JSON object (equations as LaTeX strings)")
-    p.add_argument("--engine", default="auto", choices=engines, help="Groebner engine (default: msolve when installed)")
+    p.add_argument("--engine", default="auto", choices=engines,  # implicit_equations' rule (docs/engines.md)
+                   help="Groebner engine (default auto: Singular when installed, else msolve; --json names the one used)")
     p.add_argument("--timeout", type=_seconds, default=600.0,
                    help="seconds the whole command may take, elimination included (default 600)")
     p.add_argument("--seed", type=_seed, default=0, help="seed for the evaluation points (default 0)")
     p.add_argument("--certificate", metavar="FILE", help="write the certificate to FILE")
     p.add_argument("--export", choices=("m2", "singular"),
-                   help="print a Macaulay2 or Singular script that rebuilds the ring and the ideal")
+                   help="print a Macaulay2 or Singular script that rebuilds the ring and the minimal generators "
+                        "and prints a Groebner basis (Ideal.export; variables c_(k,p,m,n) in Macaulay2)")
     _add_memory(p)
     p.set_defaults(run=_cmd_implicit)
 
@@ -649,12 +630,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=_cmd_check)
 
     p = sub.add_parser("sweep", help="one question over a grid of architectures, resumable (local or Dask)")
-    p.add_argument("--widths", help="equal widths d: a range 3..6, a list 3,4 or one number")
-    p.add_argument("--layers", default="1", help="numbers of layers l (default 1)")
-    p.add_argument("--ranks", default="1", help="equal ranks a <= d (default 1)")
-    p.add_argument("--tokens", default="2", help="token counts t (default 2)")
+    p.add_argument("--widths", type=arguments.grid_values, help="equal widths d: a range 3..6, a list 3,4 or one number")
+    p.add_argument("--layers", type=arguments.grid_values, default=[1], help="numbers of layers l (default 1)")
+    p.add_argument("--ranks", type=arguments.grid_values, default=[1], help="equal ranks a <= d (default 1)")
+    p.add_argument("--tokens", type=arguments.grid_values, default=[2], help="token counts t (default 2)")
     p.add_argument("--softmax", action="store_true", help="softmax-normalized attention")
-    p.add_argument("--heads", default="1", help="heads per layer h (every layer): a range 1..4, a list or one number")
+    p.add_argument("--heads", type=arguments.grid_values, default=[1],
+                   help="heads per layer h (every layer): a range 1..4, a list or one number")
     p.add_argument("--residual", action="store_true", help="residual connections in every architecture")
     p.add_argument("--causal", action="store_true", help="a causal mask in every architecture")
     p.add_argument("--config", metavar="FILE", help="the grid in a TOML file instead of the options above")
@@ -673,14 +655,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("folder", help="the --out folder of attngeo sweep")
     p.add_argument("--out", help="folder for the figures (default: the sweep folder)")
     p.add_argument("--format", choices=("png", "pdf"), default="png")
-    p.add_argument("--x", default="width", choices=("width", "layers", "rank", "tokens", "heads"), help="heatmap x axis")
-    p.add_argument("--y", default="layers", choices=("width", "layers", "rank", "tokens", "heads"), help="heatmap y axis")
+    p.add_argument("--x", default="width", choices=("width", "layers", "rank", "tokens", "heads"),
+                   help="x axis of the dimension plot and of the defect heatmap (default width)")
+    p.add_argument("--y", default="layers", choices=("width", "layers", "rank", "tokens", "heads"),
+                   help="y axis of the defect heatmap (default layers)")
     p.set_defaults(run=_cmd_plot)
 
     p = sub.add_parser("certify", help="certify every registered statement in dependency order; write a report")
     p.add_argument("--out", default="certificates", help="folder for the certificates (default: certificates)")
     p.add_argument("--only", metavar="NAME", help="run only this statement (a registry name or its script name)")
-    p.add_argument("--proofs", metavar="DIR", help="folder of proof scripts (default: ./proofs)")
+    p.add_argument("--proofs", metavar="DIR",
+                   help="folder of proof scripts (default: the scripts shipped with attngeo)")
     p.add_argument("--json", action="store_true",
                    help="print one JSON object (per-statement outcomes); the progress goes to stderr")
     p.set_defaults(run=_cmd_certify)
@@ -740,8 +725,8 @@ def main(argv: list[str] | None = None) -> int:
     Bad input is one line on stderr and exit code 2:
 
     >>> with contextlib.redirect_stderr(sys.stdout):
-    ...     main(["dim", "--widths", "2,2", "--ranks", "0"])
-    attngeo: error: ranks[0] = 0 must be at least 1; give one attention rank a_i >= 1 per layer
+    ...     main(["dim", "--widths", "2,2", "--ranks", "2,2"])
+    attngeo: error: ranks has 2 entries but widths describe 1 layer; give exactly one rank per layer
     2
     """
     args = build_parser().parse_args(argv)

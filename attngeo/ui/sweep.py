@@ -35,37 +35,14 @@ from pathlib import Path
 from ..exceptions import AttngeoError, InvalidInputError
 from ..geometry.certificate import make_folder, write_text
 from ..model.architecture import Architecture
+from .arguments import parse_range
 
 WHAT = ("dimension", "fiber", "singular", "implicit")
+#: Row fields that hold one integer per layer: lists in results.jsonl, "3,3" in results.csv.
+LIST_COLUMNS = ("widths", "ranks", "heads", "value_ranks")
 COLUMNS = ["key", "widths", "ranks", "heads", "value_ranks", "residual", "causal", "tokens", "normalization", "what",
            "parameters", "lower", "upper", "certified",
            "dimension", "formula", "naive", "families", "verdict", "seconds", "status", "error", "attempts"]
-
-
-def parse_range(text: str, name: str) -> list[int]:
-    """``"3..6"``, ``"2,3"`` or ``"4"`` as a list of positive integers.
-
-    Examples
-    --------
-    >>> parse_range("3..5", "--widths"), parse_range("2,3", "--tokens"), parse_range("4", "--layers")
-    ([3, 4, 5], [2, 3], [4])
-    >>> parse_range("5..3", "--widths")
-    Traceback (most recent call last):
-    ...
-    attngeo.exceptions.InvalidInputError: --widths = '5..3': write a range low..high with low <= high, a list 2,3 or one number
-    """
-    text = str(text).strip()
-    try:
-        if ".." in text:
-            lo, hi = (int(x) for x in text.split(".."))
-            values = list(range(lo, hi + 1))
-        else:
-            values = [int(x) for x in text.split(",")]
-    except ValueError:
-        values = []
-    if not values or min(values) < 1 or len(values) > 10_000:
-        raise InvalidInputError(f"{name} = {text!r}: write a range low..high with low <= high, a list 2,3 or one number")
-    return values
 
 
 def grid(widths, layers, ranks, tokens, normalization: str = "lightning", heads=(1,), residual: bool = False,
@@ -254,6 +231,9 @@ def _append(path: Path, row: dict) -> None:
 def read_rows(out: Path) -> dict[str, dict]:
     r"""The rows already in ``OUT/results.jsonl``, by key (the last row of a key wins; a torn line is dropped).
 
+    Rows of older sweeps, which stored ``widths``, ``ranks``, ``heads`` and ``value_ranks`` as
+    strings ``"3,3"``, are read as the lists rows hold now (:func:`normalized`).
+
     >>> import tempfile
     >>> out = Path(tempfile.mkdtemp())
     >>> _ = (out / "results.jsonl").write_text('{"key": "a", "v": 1}\n{"key": "a", "v": 2}\n{"key": "b", "v"')
@@ -269,8 +249,26 @@ def read_rows(out: Path) -> dict[str, dict]:
             except json.JSONDecodeError:
                 continue  # a line cut by a crash
             if isinstance(row, dict) and "key" in row:
-                rows[row["key"]] = row
+                rows[row["key"]] = normalized(row)
     return rows
+
+
+def normalized(row: dict) -> dict:
+    """A row with ``widths``, ``ranks``, ``heads`` as lists of integers and ``value_ranks`` a list or None.
+
+    Older sweeps wrote them as comma-joined strings (``""`` for no value ranks); both forms read the same.
+
+    >>> normalized({"widths": "3,3", "ranks": "2", "heads": "1", "value_ranks": ""})
+    {'widths': [3, 3], 'ranks': [2], 'heads': [1], 'value_ranks': None}
+    >>> normalized({"widths": [3, 3], "ranks": [2], "heads": [1], "value_ranks": None})["widths"]
+    [3, 3]
+    """
+    out = dict(row)
+    for name in LIST_COLUMNS:
+        value = out.get(name)
+        if isinstance(value, str):
+            out[name] = [int(v) for v in value.split(",")] if value.strip() else None
+    return out
 
 
 def write_table(out: Path, rows: list[dict]) -> Path:
@@ -286,8 +284,15 @@ def write_table(out: Path, rows: list[dict]) -> Path:
     writer = csv.DictWriter(buf, fieldnames=COLUMNS, extrasaction="ignore")
     writer.writeheader()
     for row in sorted(rows, key=lambda r: (r["parameters"], r["key"])):
-        writer.writerow({k: row.get(k, "") for k in COLUMNS})
+        writer.writerow({k: _cell(row.get(k)) for k in COLUMNS})
     return write_text(out / "results.csv", buf.getvalue())
+
+
+def _cell(value) -> str:
+    """A CSV cell: a list of integers comma-joined (``3,3``), nothing for None."""
+    if value is None:
+        return ""
+    return ",".join(map(str, value)) if isinstance(value, list) else value
 
 
 class _Bar:
@@ -332,7 +337,7 @@ def sweep(archs: list[Architecture], out, what: str = "dimension", workers: int 
     >>> import tempfile
     >>> rows = sweep(grid([2, 3], [1], [1, 2], [2]), tempfile.mkdtemp() + "/s", workers=1, progress=None)
     >>> [(r["widths"], r["ranks"], r["dimension"]) for r in rows]
-    [('2,2', '1', 6), ('2,2', '2', 7), ('3,3', '1', 13), ('3,3', '2', 16)]
+    [([2, 2], [1], 6), ([2, 2], [2], 7), ([3, 3], [1], 13), ([3, 3], [2], 16)]
     """
     from ..check import check_certificate
 
@@ -407,9 +412,9 @@ def sweep(archs: list[Architecture], out, what: str = "dimension", workers: int 
 
 
 def _bare(arch: Architecture, what: str) -> dict:
-    return {"widths": ",".join(map(str, arch.widths)), "ranks": ",".join(map(str, arch.ranks)),
-            "heads": ",".join(map(str, arch.heads)),
-            "value_ranks": "" if arch.value_ranks is None else ",".join(map(str, arch.value_ranks)),
+    """A row's architecture fields, as JSON values: lists of integers per layer, ``value_ranks`` None when V is whole."""
+    return {"widths": list(arch.widths), "ranks": list(arch.ranks), "heads": list(arch.heads),
+            "value_ranks": None if arch.value_ranks is None else list(arch.value_ranks),
             "residual": arch.residual, "causal": arch.causal,
             "tokens": arch.tokens, "normalization": arch.normalization, "what": what,
             "parameters": arch.parameter_count}

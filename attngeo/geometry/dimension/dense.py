@@ -172,8 +172,8 @@ def certify_dimension(
     notes = []
     if best_lower[0] != best_upper[0]:
         notes.append(
-            f"bounds differ after {attempt} attempts: the symmetries of [HMK] need not explain the whole "
-            "generic fiber here, or the Jacobian rank needs more inputs"
+            f"bounds differ after {attempt} attempts: the symmetry groups and kernel fields need not span the "
+            "kernel of the Jacobian here, or the Jacobian rank needs more inputs"
         )
     return DimensionCertificate(
         architecture=arch,

@@ -185,12 +185,13 @@ def _small(M: fmpq_mat, name: str) -> str:
     return latex.matrix(M) if M.nrows() * M.ncols() <= 16 else name
 
 
-def _line_components(index: int, A: fmpq_mat, V: fmpq_mat, a: int) -> tuple[Component, list[Component]]:
+def _line_components(index: int, A: fmpq_mat, V: fmpq_mat, a: int,
+                     origin: str = "") -> tuple[Component, list[Component]]:
     r = A.rank()
     sub = f"_{index}"
     av = Component(
         "AV", 1,
-        f"{{(lambda A{sub}, V{sub} / lambda) : lambda != 0}}, rank A{sub} = {r}",
+        f"{{(lambda A{sub}, V{sub} / lambda) : lambda != 0}}, rank A{sub} = {r}" + (f"; {origin}" if origin else ""),
         rf"\{{(\lambda {_small(A, 'A' + sub)},\ \lambda^{{-1}} {_small(V, 'V' + sub)}) : \lambda \neq 0\}}",
         {"A": str_rows(A), "V": str_rows(V), "rank_A": r},
     )
@@ -591,8 +592,20 @@ class Fiber(Result):
 
 
 
-def _fiber_of(f: LayerFunction) -> Fiber:
-    """The fiber of a function, which may be empty (case ``outside``); every verdict is a complete argument."""
+def _on_line(A: fmpq_mat, V: fmpq_mat, Ac: fmpq_mat, Vc: fmpq_mat) -> bool:
+    """``(A, V) = (lambda A_c, V_c / lambda)`` for some ``lambda != 0``: the point lies on the candidate's line."""
+    entries = [(A[i, j], Ac[i, j]) for i in range(A.nrows()) for j in range(A.ncols())]
+    lam = next((x / y for x, y in entries if y != 0), None)
+    return bool(lam) and all(x == lam * y for x, y in entries) and V * lam == Vc
+
+
+def _fiber_of(f: LayerFunction, through: tuple | None = None) -> Fiber:
+    """The fiber of a function, which may be empty (case ``outside``); every verdict is a complete argument.
+
+    A line is recorded by one of its points: ``through`` (the given weights' ``(A, V)``) for the line holding it,
+    else the point its factor forces (``l'_k`` = the factor's integer coefficients), which is why such a line's
+    ``A`` may look rescaled (by ``2^-26``, say, for float32 weights); any ``(lambda A, V / lambda)`` is the same line.
+    """
     arch = f.arch
     a = arch.ranks[0]
     if f.is_zero():
@@ -618,7 +631,13 @@ def _fiber_of(f: LayerFunction) -> Fiber:
         return Fiber(arch, "outside", [], [], argument, function=f, reason=reason)
     av, qkv = [], []
     for i, c in enumerate(valid, start=1):
-        comp, pre = _line_components(i, c.A, c.V, a)
+        if through is not None and _on_line(*through, c.A, c.V):  # shown by the user's own weights
+            c.A, c.V = through
+            origin = f"(A_{i}, V_{i}) are the given weights"
+        else:
+            origin = (f"(A_{i}, V_{i}) are forced by the linear factor ({', '.join(c.factor)}).y of F_{k}{p}"
+                      " (any lambda gives the same line)")
+        comp, pre = _line_components(i, c.A, c.V, a, origin)
         av.append(comp)
         qkv.extend(pre)
     rank1 = all(c.A.rank() == 1 and c.V.rank() == 1 for c in valid)
@@ -676,7 +695,7 @@ def fiber(arch: Architecture, weights) -> Fiber:
         fib = _fiber_of(_for_architecture(arch, weights))
     else:
         point = read_point(arch, weights)
-        fib = _fiber_of(LayerFunction.from_weights(arch, point))
+        fib = _fiber_of(LayerFunction.from_weights(arch, point), through=weights_AV(arch, point))
         fib.point = [str(x) for x in point]
     fib.seconds = time.perf_counter() - start
     return fib
