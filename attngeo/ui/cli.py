@@ -598,7 +598,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "qkv: q_proj/k_proj/v_proj/o_proj")
     p.add_argument("--heads", required=True, type=_positive, help="the number of heads the layer was trained with")
     where = p.add_mutually_exclusive_group()
-    where.add_argument("--layer", type=int, metavar="N", help="the layer whose tensor names contain N (whole-model files)")
+    where.add_argument("--layer", type=arguments.whole(0), metavar="N", help="the layer whose tensor names contain N (whole-model files)")
     where.add_argument("--prefix", metavar="P", help="the layer whose tensor names start with P, e.g. h.3.attn.")
     p.add_argument("--drop-bias", action="store_true", help="drop nonzero biases (refused otherwise; said in the report)")
     p.add_argument("--softmax", action="store_true", help="analyse the softmax layer (default: lightning)")
