@@ -46,7 +46,8 @@ def test_every_numeric_option_refuses_a_bad_value_in_one_line(command, flag, val
               or not value else [value])], capsys, f"argument {flag}")
 
 
-@pytest.mark.parametrize("command, flag", [(c, f) for c, f in TYPED if f not in ("--seed", "--random", "--layer")]  # indices may be 0 (GPT-2: h.0))
+# --seed, --random and --layer (GPT-2 numbers its layers from h.0) take 0.
+@pytest.mark.parametrize("command, flag", [(c, f) for c, f in TYPED if f not in ("--seed", "--random", "--layer")])
 def test_zero_is_refused_where_a_count_is_meant(command, flag, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     _refused([command, flag, "0"], capsys, f"argument {flag}", "'0'")
