@@ -1,0 +1,153 @@
+"""Theorems for all sizes: ``attngeo prove NAME`` (docs/math.md §7.1).
+
+Each statement is a formula for ``dim M`` on a range of sizes given by
+hypotheses, and a **case tree**: polynomial splits (``g >= 0`` / ``g <= -1``)
+whose leaves are empty or carry one pattern point
+(:mod:`attngeo.geometry.dimension.patternpoint`), valid on the whole leaf. For
+each leaf the prover finds the two triangular minors; the certificate holds the
+tree, the points and the blocks, and the checker
+(:mod:`attngeo.check.dimension.allsizes`) re-derives every block, count and
+identity itself.
+
+Examples
+--------
+>>> from attngeo.check import check_certificate
+>>> cert = prove("single-layer-dimension")
+>>> cert["scope"], len(cert["pieces"])
+('all sizes', 9)
+>>> check_certificate(cert).claim.startswith("for all sizes: dim M = 2*d*a + d*dd - a^2 - 1 if a <= d")
+True
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from ..exceptions import InvalidInputError
+from ..geometry.certificate import certificate_json
+from ..geometry.dimension.patternpoint import Design, find_minors, head_design, ones_design, region_design, total
+
+KIND = "dimension-all-sizes"
+
+
+def _leaf(design: Design, *equalities: str) -> tuple:
+    return ("piece", design, equalities)
+
+
+def _split(g: str, ge, lt) -> tuple:
+    return ("split", g, ge, lt)
+
+
+EMPTY = ("empty",)
+
+
+def _single_layer_tree() -> tuple:
+    """Pieces by the order of ``a``, ``d``, ``dd``; witnesses (singletons) where a pivot needs one."""
+    r = region_design
+    return _split(
+        "a - d - 1",
+        _split("dd - d - 1",
+               _leaf(r([("S", "in hid out", "d", 1), ("G", "hid", "a - d", 0), ("X", "out", "dd - d", 0)])),
+               _leaf(r([("S", "in hid out", "dd", 1), ("E", "in hid", "d - dd", 0), ("G", "hid", "a - d", 0)]))),
+        _split(
+            "dd - d - 1",
+            _leaf(r([("S", "in hid out", "a", 1), ("E", "in out", "d - a", 0), ("X", "out", "dd - d", 0)])),
+            _split(
+                "dd - a",
+                _split(
+                    "a - 2",
+                    _leaf(r([("S", "in hid out", "a", 2), ("E", "in out", "dd - a", 0), ("R", "in", "d - dd", 0)])),
+                    _split(
+                        "dd - 2",
+                        _leaf(r([("S", "in hid out", "a", 1), ("E", "in out", "dd - a", 1),
+                                 ("R", "in", "d - dd", 0)])),
+                        # a = dd = 1: the plain point is a rank-1 parallel point (docs/math.md §6.2); V takes
+                        # another input than Q, K (a swap point) when there is one
+                        _split("d - 2",
+                               _leaf(r([("o", "in hid", None, 1), ("q", "in out", None, 1), ("R", "in", "d - 2", 0)]),
+                                     "dd = 1", "a = 1"),
+                               _leaf(r([("S", "in hid out", None, 1)]), "d = 1", "dd = 1", "a = 1")))),
+                _leaf(r([("S", "in hid out", "dd", 1), ("E", "in hid", "a - dd", 1), ("R", "in", "d - a", 0)])))))
+
+
+def _multihead_tree() -> tuple:
+    """Heads on disjoint blocks of ``max(a, b)`` inputs (the block point), split by ``a`` against ``b``;
+    ``a = b = 1`` at the ones point."""
+    h = head_design
+    return _split(
+        "a + b - 3",
+        _split("b - a",
+               _split("a - 2", _leaf(h("a <= b", 2)), _leaf(h("a <= b", 1, 1))),
+               _split("b - 2", _leaf(h("b < a", 2)), _leaf(h("b < a", 1, 1)))),
+        _leaf(ones_design(), "a = 1", "b = 1"))
+
+
+@dataclass(frozen=True)
+class AllSizes:
+    """A statement ``attngeo prove`` proves for every size in its hypotheses.
+
+    Attributes
+    ----------
+    name : str
+        The statement's name (shared with :mod:`attngeo.theorems.registry`).
+    parameters, hypotheses, formula
+        As the checker states them (:data:`attngeo.check.dimension.allsizes.THEOREMS`).
+    tree : callable
+        Builds the case tree with its pattern points.
+    """
+
+    name: str
+    parameters: tuple
+    hypotheses: tuple
+    formula: tuple
+    tree: object
+
+    def to_json(self) -> dict:
+        return {"theorem": self.name, "scope": "all sizes", "parameters": list(self.parameters),
+                "hypotheses": list(self.hypotheses),
+                "formula": [{"when": list(w), "value": v} for w, v in self.formula]}
+
+
+STATEMENTS = {
+    "single-layer-dimension": AllSizes(
+        "single-layer-dimension", ("d", "dd", "a"), ("d >= 1", "dd >= 1", "a >= 1"),
+        ((("a <= d",), "2*d*a + d*dd - a^2 - 1"), (("a >= d + 1",), "d^2 + d*dd - 1")), _single_layer_tree),
+    "multihead-layer-dimension": AllSizes(
+        "multihead-layer-dimension", ("d", "h", "a", "b"),
+        ("h >= 1", "a >= 1", "b >= 1", "h*a <= d", "h*b <= d"),
+        (((), "2*h*a*d + 2*h*b*d - h*a^2 - h*b^2 - h"),), _multihead_tree),
+}
+
+
+def prove(name: str) -> dict:
+    """The all-sizes certificate of a statement of :data:`STATEMENTS` (a dict, ready to write or check).
+
+    Raises
+    ------
+    InvalidInputError
+        ``name`` is not one of them (the message lists them).
+    """
+    if name not in STATEMENTS:
+        raise InvalidInputError(f"prove {name}: not a statement proved for all sizes; choose one of "
+                                f"{', '.join(STATEMENTS)}")
+    statement = STATEMENTS[name]
+    start = time.perf_counter()
+    pieces: list = []
+
+    def walk(node):
+        if node[0] == "split":
+            return {"split": node[1], "ge": walk(node[2]), "lt": walk(node[3])}
+        if node[0] == "empty":
+            return {"empty": True}
+        _, design, equalities = node
+        lower, upper = find_minors(design)
+        data = design.to_json()
+        pieces.append({"equalities": list(equalities), **data,
+                       "lower": {"blocks": [b.to_json() for b in lower], "rank": total(lower, design)},
+                       "upper": {"blocks": [b.to_json() for b in upper], "fields": total(upper, design)}})
+        return {"piece": len(pieces) - 1}
+
+    cases = walk(statement.tree())
+    return certificate_json(KIND, {**statement.to_json(), "cases": cases, "pieces": pieces,
+                                   "seconds": round(time.perf_counter() - start, 3)})
