@@ -24,7 +24,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from ..exceptions import InvalidInputError
+from ..check import check_certificate
+from ..exceptions import CertificateRejected, InvalidInputError
 from ..geometry.certificate import certificate_json
 from ..geometry.dimension.patternpoint import Design, find_minors, head_design, ones_design, region_design, total
 
@@ -120,17 +121,40 @@ STATEMENTS = {
 }
 
 
+#: Registered statements ``attngeo prove`` knows but cannot prove for all sizes, and why.
+NOT_PROVED = {
+    "softmax-single-layer": "its lower bound is a ball-arithmetic determinant at sampled inputs, and the "
+                            "coefficient coordinates the all-sizes blocks use do not exist for exp; an index-pattern "
+                            "version with ball-decided blocks is not implemented (docs/math.md §7.1)",
+}
+
+
+def _known(name: str) -> AllSizes:
+    if name in STATEMENTS:
+        return STATEMENTS[name]
+    if name in NOT_PROVED:
+        raise InvalidInputError(f"prove {name}: not proved for all sizes: {NOT_PROVED[name]}; "
+                                f"'attngeo certify --only {name}' certifies it on a range")
+    raise InvalidInputError(f"prove {name}: not a statement proved for all sizes; choose one of "
+                            f"{', '.join(STATEMENTS)}")
+
+
 def prove(name: str) -> dict:
     """The all-sizes certificate of a statement of :data:`STATEMENTS` (a dict, ready to write or check).
 
     Raises
     ------
     InvalidInputError
-        ``name`` is not one of them (the message lists them).
+        ``name`` is not one of them, or one the toolkit cannot prove for all sizes (the message says why).
+
+    Examples
+    --------
+    >>> prove("softmax-single-layer")     # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.InvalidInputError: prove softmax-single-layer: not proved for all sizes: its lower bound ...
     """
-    if name not in STATEMENTS:
-        raise InvalidInputError(f"prove {name}: not a statement proved for all sizes; choose one of "
-                                f"{', '.join(STATEMENTS)}")
+    statement = _known(name)
     statement = STATEMENTS[name]
     start = time.perf_counter()
     pieces: list = []
@@ -151,3 +175,93 @@ def prove(name: str) -> dict:
     cases = walk(statement.tree())
     return certificate_json(KIND, {**statement.to_json(), "cases": cases, "pieces": pieces,
                                    "seconds": round(time.perf_counter() - start, 3)})
+
+
+@dataclass(frozen=True)
+class Proof:
+    """A statement proved for all sizes: its certificate and the independent checker's claim.
+
+    Attributes
+    ----------
+    certificate : dict
+        The ``dimension-all-sizes`` certificate.
+    claim : str
+        What :func:`attngeo.check.check_certificate` verified, in the checker's words.
+    check_seconds : float
+        Time the checker took.
+    """
+
+    certificate: dict
+    claim: str
+    check_seconds: float
+
+    def summary(self) -> dict:
+        """The JSON summary ``attngeo prove --json`` prints.
+
+        Examples
+        --------
+        >>> s = proved("single-layer-dimension").summary()
+        >>> s["scope"], s["hypotheses"], s["pieces"]
+        ('all sizes', ['d >= 1', 'dd >= 1', 'a >= 1'], 8)
+        """
+        c = self.certificate
+        return {"theorem": c["theorem"], "scope": c["scope"], "parameters": c["parameters"],
+                "hypotheses": c["hypotheses"], "formula": c["formula"], "pieces": len(c["pieces"]),
+                "blocks": {side: sum(len(p[side]["blocks"]) for p in c["pieces"]) for side in ("lower", "upper")},
+                "claim": self.claim, "seconds": c["seconds"], "check_seconds": round(self.check_seconds, 3)}
+
+
+def proved(name: str) -> Proof:
+    """Prove a statement for all sizes and have the independent checker verify the certificate.
+
+    Raises
+    ------
+    InvalidInputError
+        As :func:`prove`.
+    CertificateRejected
+        The checker refused the prover's certificate (a bug: nothing is claimed).
+
+    Examples
+    --------
+    >>> proved("multihead-layer-dimension").claim.startswith("for all sizes: dim M = 2*h*a*d + 2*h*b*d")
+    True
+    """
+    cert = prove(name)
+    start = time.perf_counter()
+    try:
+        claim = check_certificate(cert).claim
+    except CertificateRejected as exc:
+        raise CertificateRejected(f"the checker refused the certificate of {name} ({exc}); nothing is proved") from None
+    return Proof(cert, claim, time.perf_counter() - start)
+
+
+def piece_at(cert: dict, sizes: dict) -> int:
+    """The piece of an all-sizes certificate whose case contains the given sizes (walks the case tree).
+
+    Raises
+    ------
+    InvalidInputError
+        The sizes violate the hypotheses or fall on a leaf marked empty.
+
+    Examples
+    --------
+    >>> cert = prove("single-layer-dimension")
+    >>> cert["pieces"][piece_at(cert, {"d": 5, "dd": 3, "a": 2})]["cells"]
+    {'S0': '1', 'S1': '1', 'S': 'a - 2', 'E': 'dd - a', 'R': 'd - dd'}
+    """
+    import sympy
+
+    def value(text):
+        return int(sympy.sympify(text, locals={p: sympy.Symbol(p) for p in sizes}).subs(sizes))
+
+    for h in cert["hypotheses"]:
+        op = ">=" if ">=" in h else "<="
+        lhs, rhs = h.split(op)
+        if (value(lhs) - value(rhs)) * (1 if op == ">=" else -1) < 0:
+            raise InvalidInputError(f"sizes {sizes} violate the hypothesis {h}")
+    node = cert["cases"]
+    while "split" in node:
+        node = node["ge"] if value(node["split"]) >= 0 else node["lt"]
+    if "piece" not in node:
+        raise InvalidInputError(f"sizes {sizes} fall on an empty case")
+    return node["piece"]

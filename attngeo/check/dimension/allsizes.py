@@ -158,14 +158,14 @@ def _count(block: Block, piece: Piece):
     return out
 
 
-def _piece(cert_piece: dict, k: int, constraints: list, theorem: dict, sizes: _Sizes) -> None:
+def _piece(cert_piece: dict, k: int, constraints: list, theorem: dict, sizes: _Sizes, budget: dict) -> None:
     where = f"pieces[{k}]"
     equal = _equalities(field(cert_piece, "equalities"), constraints, sizes, f"{where}.equalities")
     cases = [c for c in theorem["formula"] if all(implies(constraints, sizes.inequality(w)) for w in c["when"])]
     if not cases:
         reject(f"{where}: no case of the formula holds on the whole piece")
     formula = _substitute(sizes.poly(cases[0]["value"], "formula"), equal, sizes)
-    piece = Piece(cert_piece, theorem["factored"], lambda text, w: sizes.poly(text, f"{where}.{w}"))
+    piece = Piece(cert_piece, theorem["factored"], lambda text, w: sizes.poly(text, f"{where}.{w}"), budget)
     for c, n in piece.size.items():
         if not implies(constraints, n):
             reject(f"{where}: cell {c} may have negative size on the piece")
@@ -233,8 +233,9 @@ def check(cert: dict) -> str:
     _leaves(field(cert, "cases"), sizes, hypotheses, leaves)
     if sorted(k for k, _ in leaves) != list(range(len(pieces))):
         reject("cases must name every piece exactly once")
+    budget = {"work": 0}
     for k, constraints in sorted(leaves, key=lambda kv: kv[0]):
-        _piece(obj(pieces[k], f"pieces[{k}]"), k, constraints, theorem, sizes)
+        _piece(obj(pieces[k], f"pieces[{k}]"), k, constraints, theorem, sizes, budget)
     cases = "; ".join(f"{c['value']}" + (f" if {', '.join(c['when'])}" if c["when"] else "") for c in theorem["formula"])
     return (f"for all sizes: dim M = {cases}; {theorem['claim']}, for all "
             f"{', '.join(theorem['hypotheses'])} ({len(pieces)} pieces)")

@@ -37,7 +37,8 @@ import re
 from flint import fmpz_mat
 
 from ...exceptions import CertificateFormatError
-from ..limits import MAX_BLOCK_SIDE, MAX_BLOCK_VARS, MAX_BLOCKS, MAX_CELLS, MAX_SUPPORT_BRANCHES, MAX_TEMPLATES
+from ..limits import (MAX_BLOCK_SIDE, MAX_BLOCK_VARS, MAX_BLOCKS, MAX_CELLS, MAX_PATTERN_WORK, MAX_SUPPORT_BRANCHES,
+                      MAX_TEMPLATES)
 from ..values import field, integer, obj, reject, seq
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,31}")
@@ -69,10 +70,13 @@ class Piece:
         ``V_j = O_j U_j``.
     size_of : callable
         Reads a cell size (a polynomial text) into the checker's ring.
+    budget : dict
+        ``{"work": n}``, shared by the pieces of one certificate: template unifications so far.
     """
 
-    def __init__(self, data: dict, factored: bool, size_of):
+    def __init__(self, data: dict, factored: bool, size_of, budget: dict | None = None):
         self.factored = factored
+        self.budget = budget if budget is not None else {"work": 0}
         self.weights = WEIGHTS[factored]
         cells = obj(field(data, "cells"), "cells")
         if not cells or len(cells) > MAX_CELLS:
@@ -217,6 +221,10 @@ class State:
 
 def _lookup(piece: Piece, state: State, family: str, known: list):
     """Templates of ``family`` whose index agrees with the known terms: ``(state, terms, value)`` each."""
+    piece.budget["work"] += len(piece.templates[family])
+    if piece.budget["work"] > MAX_PATTERN_WORK:
+        raise CertificateFormatError(f"checking this certificate needs more than {MAX_PATTERN_WORK} template "
+                                     "unifications (the checker's limit)")
     for vars_, terms, value in piece.templates[family]:
         sym = {v: piece.flexible(c) for v, c in vars_.items()}
         mapped = [tuple(sym[v] for v in term) for term in terms]

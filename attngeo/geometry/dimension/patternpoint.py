@@ -354,9 +354,16 @@ class Model:
     layer formula ``dF = δV y yᵀ A + V y yᵀ δA``, ``δA = δKᵀ Q + Kᵀ δQ`` (``V = O U`` when factored).
     """
 
-    def __init__(self, design: Design, bulk: int = BULK):
+    def __init__(self, design: Design, bulk: int = BULK, sizes: dict | None = None):
         self.design = design
-        self.elements = {c: [(c, i) for i in range(1 if design.singleton(c) else bulk)] for c in design.cells}
+        if sizes is None:
+            counts = {c: 1 if design.singleton(c) else bulk for c in design.cells}
+        else:  # the design at these sizes exactly: a genuine point of that architecture
+            values = [sizes[p] for p in design.parameters]
+            counts = {c: int(size(t, design.parameters)(*values)) for c, t in design.cells.items()}
+            if min(counts.values(), default=0) < 0:
+                raise InvalidInputError(f"the design has a cell of negative size at {sizes}")
+        self.elements = {c: [(c, i) for i in range(n)] for c, n in counts.items()}
         self.indices = {s: [idx for shape in shapes for idx in itertools.product(*(self.elements[c] for c in shape))]
                         for s, shapes in design.sorts.items()}
         self.families = FAMILIES[design.factored]
@@ -506,6 +513,39 @@ class Model:
                             self._field(f, "U", h, u, i, x)
                         for k, x in Oc.get(u, ()):
                             self._field(f, "O", h, k, v, -x)
+
+    def flat_point(self) -> list[int]:
+        """The point in :class:`attngeo.Architecture`'s flattening order (heads, then ``Q, K, V`` or ``Q, K, U, O``),
+        indices of each sort numbered in the order of :attr:`indices`.
+
+        Examples
+        --------
+        >>> model = Model(plain_design(), sizes={"d": 4, "dd": 3, "a": 2})
+        >>> model.flat_point()[:8]              # Q = [I_2 0]
+        [1, 0, 0, 0, 0, 1, 0, 0]
+        """
+        number = {s: {idx: k for k, idx in enumerate(v)} for s, v in self.indices.items()}
+        out = []
+        for h in self.heads:
+            for name, (_, rows, cols) in self.families.items():
+                M = [[0] * len(self.indices[cols]) for _ in self.indices[rows]]
+                for (r, c), v in self.matrices[name][h].items():
+                    M[number[rows][r]][number[cols][c]] = v
+                out += [v for row in M for v in row]
+        return out
+
+    def instances(self, block: dict):
+        """Every instance of a certificate block at these sizes: ``(rows, columns)`` as concrete index tuples."""
+        vars_ = list(block["vars"].items())
+        for values in itertools.product(*(self.elements[c] for _, c in vars_)):
+            if len(set(values)) != len(values):
+                continue
+            env = dict(zip((v for v, _ in vars_), values))
+
+            def concrete(term):
+                return (term[0],) + tuple(tuple(env[v] for v in t) for t in term[1])
+
+            yield [concrete(r) for r in block["rows"]], [concrete(c) for c in block["columns"]]
 
     def representative(self, t: Type) -> dict:
         """Distinct elements for the variables of a type (singletons: their one element)."""
