@@ -9,7 +9,7 @@ import pytest
 import sympy
 
 from attngeo import Architecture, CertificateRejected, certify_dimension, check_certificate
-from attngeo.check.dimension import pattern
+from attngeo.check.dimension import patternpoint as pattern
 from attngeo.check.dimension.allsizes import _Sizes
 from attngeo.exact.rank import rank_mod_p
 from attngeo.exceptions import CertificateFormatError, InvalidInputError
@@ -263,11 +263,11 @@ def test_a_parallel_point_cannot_be_certified_even_with_the_matrices_it_gives(si
     k = _swap_piece(cert)
     sizes = _Sizes(cert["parameters"])
     piece = pattern.Piece(cert["pieces"][k], False, lambda t, w: sizes.poly(t, w))
-    for side, support in (("lower", pattern.lower_support(piece)), ("upper", pattern.upper_support(piece))):
+    for side in ("lower", "upper"):
         for i, raw in enumerate(cert["pieces"][k][side]["blocks"]):
             block = pattern.Block(piece, raw, side, "b", i)
-            raw["matrix"] = [[sum(v for t, v in support(r) if pattern._match_own(piece, t, col)) for col in block.columns]
-                             for r in block.rows]
+            raw["matrix"] = [[sum(v for t, v in piece.row_support(r) if pattern._match_own(piece, t, col))
+                              for col in block.columns] for r in block.rows]
     with pytest.raises(CertificateRejected, match="singular|meets a column"):
         check_certificate(cert)
 
@@ -308,3 +308,89 @@ def test_prove_refuses_what_it_cannot_prove_in_one_line(capsys, name, message):
 def test_piece_at_refuses_sizes_outside_the_hypotheses(single):
     with pytest.raises(InvalidInputError, match="violate"):
         piece_at(single, {"d": 0, "dd": 1, "a": 1})
+
+
+# -- deep networks: fixed depth and rank, every width ------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def deep():
+    return prove("deep-dimension")
+
+
+def test_deep_statement_is_proved_for_the_stated_depths_and_ranks(deep):
+    claim = check_certificate(deep).claim
+    assert "2*l*a*d - l*a^2 + d^2 - l" in claim and "l <= 3" in claim and "a <= 3" in claim
+
+
+@pytest.mark.parametrize("l,d,a", [(1, 1, 1), (2, 1, 1), (2, 2, 1), (2, 3, 2), (3, 3, 3), (2, 5, 3), (3, 4, 2),
+                                   (1, 4, 3), (3, 2, 1)])
+def test_deep_type_sum_at_a_size_is_the_instance_certified_dimension(deep, l, d, a):
+    values = {"l": l, "d": d, "a": a}
+    piece = deep["pieces"][piece_at(deep, values)]
+    lower = sum(_value(b["count"], values) * len(b["columns"]) for b in piece["lower"]["blocks"])
+    arch = Architecture((d,) * (l + 1), (a,) * l, tokens=2)
+    upper = arch.parameter_count - sum(_value(b["count"], values) * len(b["columns"])
+                                       for b in piece["upper"]["blocks"])
+    instance = certify_dimension(arch, seed=5)
+    assert instance.certified and lower == upper == instance.dimension
+
+
+def test_the_restriction_lemma_against_the_full_width_network(deep):
+    """The checker computes each deep row on the small network of the row's own features; at width k + 3 the full
+    network's Jacobian row (all parameters) is that support, and zero on every other parameter."""
+    from attngeo.check.dimension.deeppattern import DeepPiece
+    from attngeo.model.jacobian import jacobian_over_q
+    from flint import fmpq
+
+    values = {"l": 2, "d": 5, "a": 2}
+    k_piece = piece_at(deep, values)
+    raw = deep["pieces"][k_piece]
+    sizes = _Sizes(deep["parameters"])
+    piece = DeepPiece(raw, lambda t, w: sizes.poly(t, w))
+    k = len(piece.core)
+    width = k + 3
+    arch = Architecture((width,) * 3, (2, 2), tokens=2)
+    point = []
+    for layer in raw["layers"]:
+        for M in (layer["Q"], layer["K"]):
+            point += [v for row in M for v in (row + [0] * (width - k))]
+        point += np.eye(width, dtype=int).ravel().tolist()
+    offsets = {(b.name, b.layer): b.offset for b in arch.blocks()}
+    features = {f"@c{j}": j for j in range(k)}
+    for b, block_raw in enumerate(raw["lower"]["blocks"]):
+        block = pattern.Block(piece, block_raw, "lower", "b", b)
+        rest = iter(range(k, width))
+        feature_of = dict(features)
+        for v, c in block.vars.items():
+            if c == "R":
+                feature_of[block.x[v]] = next(rest)
+        for fam, terms in block.rows:
+            p, tau = (int(x) for x in fam[1:].split("."))
+            core, vars_ = piece.inputs[p]
+            X = np.zeros((width, 2), dtype=int)
+            X[:k] = core
+            for t, vals in zip(terms[:-1], vars_):
+                X[feature_of[t[0]]] += vals
+            J = jacobian_over_q(arch, [fmpq(v) for v in point], X[None])
+            full = {j: int(x) for j, x in enumerate(J[feature_of[terms[-1][0]] * 2 + tau]) if x != 0}
+            expected = {}
+            for (cfam, (r, c)), v in piece.row_support((fam, terms)):
+                name, layer = cfam[0], int(cfam[1:])
+                row = int(r[0][2:]) if name in "QK" else feature_of[r[0]]
+                expected[offsets[(name, layer)] + row * width + feature_of[c[0]]] = v
+            assert full == expected
+
+
+def test_deep_tampering_is_rejected(deep):
+    k = next(i for i, p in enumerate(deep["pieces"]) if len(p["lower"]["blocks"]) == 3)
+    for tamper in (lambda p: p["layers"][0]["Q"][0].__setitem__(0, p["layers"][0]["Q"][0][0] + 1),
+                   lambda p: p["inputs"][0]["core"][0].__setitem__(0, p["inputs"][0]["core"][0][0] + 1),
+                   lambda p: p["layers"].pop(),
+                   lambda p: p["lower"]["blocks"].reverse(),
+                   lambda p: p["upper"]["blocks"].append(p["upper"]["blocks"].pop(0)),
+                   lambda p: p["lower"]["blocks"][2]["rows"][0][1].__setitem__(0, ["m"])):
+        cert = copy.deepcopy(deep)
+        tamper(cert["pieces"][k])
+        with pytest.raises(CertificateRejected):
+            check_certificate(cert)

@@ -22,11 +22,14 @@ True
 from __future__ import annotations
 
 import time
+
+import sympy
 from dataclasses import dataclass
 
 from ..check import check_certificate
 from ..exceptions import CertificateRejected, InvalidInputError
 from ..geometry.certificate import certificate_json
+from ..geometry.dimension.deeppattern import deep_piece
 from ..geometry.dimension.patternpoint import Design, find_minors, head_design, ones_design, region_design, total
 
 KIND = "dimension-all-sizes"
@@ -84,6 +87,27 @@ def _multihead_tree() -> tuple:
         _leaf(ones_design(), "a = 1", "b = 1"))
 
 
+#: Depths and ranks the deep statement covers (every width): a deep piece's blocks grow with ``l`` and ``a``.
+DEEP_DEPTHS, DEEP_RANKS = 3, 3
+
+
+def _deep_tree() -> tuple:
+    """One piece per depth ``l`` and rank ``a``, every width ``d >= a`` (``a = 1``: ``d = 1`` apart)."""
+    def by(name: str, values: range, leaf):
+        node = leaf(values[-1])
+        for v in reversed(values[:-1]):
+            node = _split(f"{name} - {v + 1}", node, leaf(v))
+        return node
+
+    def deep_leaf(l, a):
+        if a > 1:
+            return ("deep", (l, a, False), (f"l = {l}", f"a = {a}"))
+        return _split("d - 2", ("deep", (l, 1, False), (f"l = {l}", "a = 1")),
+                      ("deep", (l, 1, True), (f"l = {l}", "a = 1", "d = 1")))
+
+    return by("l", range(1, DEEP_DEPTHS + 1), lambda l: by("a", range(1, DEEP_RANKS + 1), lambda a: deep_leaf(l, a)))
+
+
 @dataclass(frozen=True)
 class AllSizes:
     """A statement ``attngeo prove`` proves for every size in its hypotheses.
@@ -114,6 +138,9 @@ STATEMENTS = {
     "single-layer-dimension": AllSizes(
         "single-layer-dimension", ("d", "dd", "a"), ("d >= 1", "dd >= 1", "a >= 1"),
         ((("a <= d",), "2*d*a + d*dd - a^2 - 1"), (("a >= d + 1",), "d^2 + d*dd - 1")), _single_layer_tree),
+    "deep-dimension": AllSizes(
+        "deep-dimension", ("l", "d", "a"), ("l >= 1", f"l <= {DEEP_DEPTHS}", "a >= 1", f"a <= {DEEP_RANKS}", "a <= d"),
+        (((), "2*l*a*d - l*a^2 + d^2 - l"),), _deep_tree),
     "multihead-layer-dimension": AllSizes(
         "multihead-layer-dimension", ("d", "h", "a", "b"),
         ("h >= 1", "a >= 1", "b >= 1", "h*a <= d", "h*b <= d"),
@@ -137,6 +164,12 @@ def _known(name: str) -> AllSizes:
                                 f"'attngeo certify --only {name}' certifies it on a range")
     raise InvalidInputError(f"prove {name}: not a statement proved for all sizes; choose one of "
                             f"{', '.join(STATEMENTS)}")
+
+
+def _deep_total(blocks: list) -> str:
+    """``Σ count x side`` of deep blocks (counts are polynomials in ``d``)."""
+    d = sympy.Symbol("d")
+    return str(sympy.expand(sum(sympy.sympify(b["count"], locals={"d": d}) * len(b["columns"]) for b in blocks)))
 
 
 def prove(name: str) -> dict:
@@ -164,6 +197,13 @@ def prove(name: str) -> dict:
             return {"split": node[1], "ge": walk(node[2]), "lt": walk(node[3])}
         if node[0] == "empty":
             return {"empty": True}
+        if node[0] == "deep":
+            _, (l, a, tiny), equalities = node
+            piece = deep_piece(l, a, tiny)
+            for side, key in (("lower", "rank"), ("upper", "fields")):
+                piece[side][key] = _deep_total(piece[side]["blocks"])
+            pieces.append({"equalities": list(equalities), **piece})
+            return {"piece": len(pieces) - 1}
         _, design, equalities = node
         lower, upper = find_minors(design)
         data = design.to_json()

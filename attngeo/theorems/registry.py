@@ -81,7 +81,7 @@ STATEMENTS: tuple[Statement, ...] = (
         "Dimension of deep lightning networks",
         r"$\dim \mathcal M = l\,a(2d - a) + d^2 - l$ for equal widths $d$ and ranks $a \le d$, $t \ge 2$",
         "deep_dimension",
-        ("single-layer-dimension",)),
+        ("single-layer-dimension",), all_sizes=True),
     Statement(
         "single-layer-fibers", "theorem", "[HMK] Thm. (identifiability)",
         "Fibers of one lightning layer",

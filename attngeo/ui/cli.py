@@ -710,7 +710,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=_cmd_plot)
 
     p = sub.add_parser("prove", help="prove a dimension formula for all sizes; the checker verifies the certificate")
-    p.add_argument("name", help="single-layer-dimension or multihead-layer-dimension")
+    p.add_argument("name", help="single-layer-dimension, multihead-layer-dimension or deep-dimension")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--certificate", metavar="FILE", help="write the certificate to FILE")
     p.set_defaults(run=_cmd_prove)

@@ -4,7 +4,7 @@ The certificate names a theorem the checker knows (:data:`THEOREMS`: its size
 parameters, hypotheses and piecewise formula, written here and compared field
 by field), splits the hypotheses into **pieces** by a tree of polynomial
 inequalities, and for each piece gives a pattern point (cells, sorts,
-templates: :mod:`attngeo.check.dimension.pattern`) with two block lower
+templates: :mod:`attngeo.check.dimension.patternpoint`) with two block lower
 triangular minors — the coefficient Jacobian's (a lower bound on ``dim M``) and
 the symmetry fields' (``P`` minus it, an upper bound). docs/math.md §7.1 proves
 that these finite data bound ``dim M`` at *every* size of the piece.
@@ -38,7 +38,8 @@ from ..poly import parse, ring
 from ..schema import CHECKED, HEADER, NUMBER
 from ..values import field, obj, reject, seq
 from . import dense
-from .pattern import Block, Piece, lower_support, upper_support, verify_minor
+from .deeppattern import DeepPiece
+from .patternpoint import Block, Piece, verify_minor
 
 #: The theorems this checker proves for all sizes: parameters, hypotheses (each ``a >= b`` or ``a <= b``),
 #: formula cases (conditions, value), the architecture family (factored values?), the size of each index
@@ -63,11 +64,24 @@ THEOREMS = {
         "P": "2*h*a*d + 2*h*b*d",
         "claim": "one lightning layer d -> d with h heads of rank a and value rank b (V_j = O_j U_j), t >= 2",
     },
+    "deep-dimension": {
+        "parameters": ["l", "d", "a"],
+        "hypotheses": ["l >= 1", "l <= 3", "a >= 1", "a <= 3", "a <= d"],
+        "formula": [{"when": [], "value": "2*l*a*d - l*a^2 + d^2 - l"}],
+        "deep": True,
+        "sorts": {"feat": "d", "hid": "a"},
+        "P": "2*l*a*d + l*d^2",
+        "claim": "l lightning layers of equal width d and rank a, t >= 2",
+    },
 }
+#: The keys of one piece, by the kind of point it describes.
+PIECE_KEYS = {False: {"equalities", "cells", "sorts", "point", "lower", "upper"},
+              True: {"equalities", "cells", "sorts", "core", "layers", "inputs", "lower", "upper"}}
 
 SCHEMA = {**HEADER, "theorem": CHECKED, "scope": CHECKED, "parameters": CHECKED, "hypotheses": CHECKED,
           "formula": CHECKED, "cases": CHECKED, "seconds": NUMBER,
           "pieces": [{"equalities": CHECKED, "cells": CHECKED, "sorts": CHECKED, "point": CHECKED,
+                      "core": CHECKED, "layers": CHECKED, "inputs": CHECKED,
                       "lower": {"blocks": CHECKED, "rank": CHECKED},
                       "upper": {"blocks": CHECKED, "fields": CHECKED}}]}
 
@@ -165,7 +179,13 @@ def _piece(cert_piece: dict, k: int, constraints: list, theorem: dict, sizes: _S
     if not cases:
         reject(f"{where}: no case of the formula holds on the whole piece")
     formula = _substitute(sizes.poly(cases[0]["value"], "formula"), equal, sizes)
-    piece = Piece(cert_piece, theorem["factored"], lambda text, w: sizes.poly(text, f"{where}.{w}"), budget)
+    deep = theorem.get("deep", False)
+    if set(cert_piece) != PIECE_KEYS[deep]:
+        reject(f"{where} must have exactly {sorted(PIECE_KEYS[deep])}")
+    size_of = lambda text, w: sizes.poly(text, f"{where}.{w}")  # noqa: E731
+    piece = DeepPiece(cert_piece, size_of) if deep else Piece(cert_piece, theorem["factored"], size_of, budget)
+    if deep and _substitute(sizes.poly("l", where) - piece.l, equal, sizes) != 0:
+        reject(f"{where} has {piece.l} layers, which is not l on the piece")
     for c, n in piece.size.items():
         if not implies(constraints, n):
             reject(f"{where}: cell {c} may have negative size on the piece")
@@ -192,11 +212,12 @@ def _piece(cert_piece: dict, k: int, constraints: list, theorem: dict, sizes: _S
         reject(f"{where}: the lower minor's rank is not the formula on this piece")
     if _substitute(P - minors["upper"][1] - formula, equal, sizes) != 0:
         reject(f"{where}: P minus the fields' rank is not the formula on this piece")
-    for fam in {row[0] for b in minors["upper"][0] for row in b.rows}:
-        if not dense._head_identities_hold(fam, theorem["factored"]):
+    for fam in {row[0].rstrip("0123456789") for b in minors["upper"][0] for row in b.rows}:
+        holds = dense._identities_hold(fam) if deep else dense._head_identities_hold(fam, theorem["factored"])
+        if not holds:
             reject(f"the invariance identity of the {fam} family does not hold")
-    verify_minor(piece, minors["upper"][0], upper_support(piece))
-    verify_minor(piece, minors["lower"][0], lower_support(piece))
+    verify_minor(piece, minors["upper"][0])
+    verify_minor(piece, minors["lower"][0])
 
 
 def _prod(factors):

@@ -27,7 +27,7 @@ The prover works on a concrete **model** of the design (bulk cells of
 Both minors are written as *blocks*: variables with their cells, the block's
 columns and rows as index terms, its count (a product of falling factorials of
 cell sizes, a polynomial in the sizes) and its ``1 x 1`` matrix. The checker
-(:mod:`attngeo.check.dimension.pattern`) re-derives everything symbolically;
+(:mod:`attngeo.check.dimension.patternpoint`) re-derives everything symbolically;
 docs/math.md §7.1 is the lemma that turns the blocks into a bound for every size.
 
 Examples

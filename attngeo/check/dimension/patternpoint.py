@@ -136,6 +136,18 @@ class Piece:
             reject(f"{where}.value must be nonzero")
         return vars_, terms, value
 
+    max_side = MAX_BLOCK_SIDE
+
+    def row_families(self, kind: str) -> dict:
+        """Row families of a minor: coefficients ``c[k, p, m, n]`` (lower) or the symmetry fields (upper)."""
+        return {"c": COEFFICIENT} if kind == "lower" else FIELD_SORTS[self.factored]
+
+    def row_support(self, row) -> list:
+        """``[(column term, value)]`` of one row of a minor (its family and index terms)."""
+        if row[0] == "c":
+            return coefficient_support(self, row[1])
+        return field_support(self, row[0], row[1])
+
     # ------------------------------------------------------------ symbols and unification
 
     def flexible(self, cell: str) -> str:
@@ -367,10 +379,9 @@ class Block:
         self.y = piece.rigid(f"y:{kind}{number}", self.vars)
         columns = seq(data["columns"], f"{where}.columns")
         rows = seq(data["rows"], f"{where}.rows")
-        if not columns or len(columns) != len(rows) or len(columns) > MAX_BLOCK_SIDE:
-            reject(f"{where} must be square with 1 to {MAX_BLOCK_SIDE} columns")
-        weights = piece.weights
-        row_families = {"c": COEFFICIENT} if kind == "lower" else FIELD_SORTS[piece.factored]
+        if not columns or len(columns) != len(rows) or len(columns) > piece.max_side:
+            reject(f"{where} must be square with 1 to {piece.max_side} columns")
+        weights, row_families = piece.weights, piece.row_families(kind)
         self.columns = [self._term(piece, c, weights, f"{where}.columns[{i}]") for i, c in enumerate(columns)]
         self.rows = [self._term(piece, r, row_families, f"{where}.rows[{i}]") for i, r in enumerate(rows)]
         used = {v for fam, terms in self.columns + self.rows for t in terms for v in t}
@@ -415,10 +426,10 @@ def _match_own(piece: Piece, support_term, column) -> bool:
     return True
 
 
-def verify_minor(piece: Piece, blocks: list, support) -> None:
+def verify_minor(piece, blocks: list) -> None:
     """Each block's matrix (recomputed) is the claimed nonsingular one, and the minor is block lower triangular.
 
-    ``support(block_row)`` lists ``(column term, value)`` of one row (free symbols ``~n`` in column terms). For every row of every
+    ``piece.row_support(row)`` lists ``(column term, value)`` of one row (free symbols ``~n`` in column terms). For every row of every
     block, every term it depends on is unified with every column of every block type; a possible match must
     be a column of an *earlier* block type, or this very block (all its variables forced equal). So the rows
     and columns of all instances, in block order, form a square lower triangular matrix with nonsingular
@@ -435,7 +446,7 @@ def verify_minor(piece: Piece, blocks: list, support) -> None:
     for b, block in enumerate(blocks):
         matrix = []
         for r, row in enumerate(block.rows):
-            entries = support(row)
+            entries = piece.row_support(row)
             matrix.append([sum(v for term, v in entries if _match_own(piece, term, col)) for col in block.columns])
             for (fam, terms), _ in entries:
                 key = (fam, tuple(piece.shape(t) for t in terms))
@@ -459,11 +470,3 @@ def verify_minor(piece: Piece, blocks: list, support) -> None:
             reject(f"block {b}: the block's matrix is singular")
 
 
-def lower_support(piece: Piece):
-    """The support function of coefficient rows (for :func:`verify_minor`)."""
-    return lambda row: coefficient_support(piece, row[1])
-
-
-def upper_support(piece: Piece):
-    """The support function of field rows (for :func:`verify_minor`)."""
-    return lambda row: field_support(piece, row[0], row[1])
