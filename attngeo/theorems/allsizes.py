@@ -14,7 +14,7 @@ Examples
 >>> from attngeo.check import check_certificate
 >>> cert = prove("single-layer-dimension")
 >>> cert["scope"], len(cert["pieces"])
-('all sizes', 9)
+('all sizes', 8)
 >>> check_certificate(cert).claim.startswith("for all sizes: dim M = 2*d*a + d*dd - a^2 - 1 if a <= d")
 True
 """
@@ -120,6 +120,12 @@ class AllSizes:
         As the checker states them (:data:`attngeo.check.dimension.allsizes.THEOREMS`).
     tree : callable
         Builds the case tree with its pattern points.
+
+    Examples
+    --------
+    >>> s = STATEMENTS["multihead-layer-dimension"]
+    >>> s.to_json()["hypotheses"]
+    ['h >= 1', 'a >= 1', 'b >= 1', 'h*a <= d', 'h*b <= d']
     """
 
     name: str
@@ -229,6 +235,12 @@ class Proof:
         What :func:`attngeo.check.check_certificate` verified, in the checker's words.
     check_seconds : float
         Time the checker took.
+
+    Examples
+    --------
+    >>> proof = proved("single-layer-dimension")
+    >>> proof.certificate["kind"], proof.claim.endswith("(8 pieces)")
+    ('dimension-all-sizes', True)
     """
 
     certificate: dict

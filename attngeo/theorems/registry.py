@@ -177,6 +177,7 @@ PROVED = "proved for all sizes"
 
 #: What a run can establish about one claim, as the report words it.
 OUTCOMES = {
+    "proved": PROVED,  # attngeo prove: an all-sizes certificate (never the outcome of a script's counts)
     "certified": "certified on the range",  # every case of the stated range certified
     "instances": "instances certified",  # finitely many instances certified; no proof of the claim beyond them
     "refuted": "refuted",  # a certified counterexample

@@ -234,7 +234,7 @@ def check(cert: dict) -> str:
     --------
     >>> from attngeo.theorems.allsizes import prove
     >>> check(prove("single-layer-dimension"))    # doctest: +ELLIPSIS
-    'for all sizes: dim M = 2*d*a + d*dd - a^2 - 1 if a <= d, d^2 + d*dd - 1 if a >= d + 1; ...'
+    'for all sizes: dim M = 2*d*a + d*dd - a^2 - 1 if a <= d; d^2 + d*dd - 1 if a >= d + 1; one lightning ...'
     """
     name = field(cert, "theorem")
     if not isinstance(name, str) or name not in THEOREMS:

@@ -33,7 +33,7 @@ import numpy as np
 
 from ...exceptions import CertificateFormatError
 from ..values import field, integer, obj, reject, seq
-from .patternpoint import name
+from .patternpoint import identifier
 
 #: Blocks of a deep piece are dense (the core and one further feature): up to this side.
 MAX_DEEP_SIDE = 64
@@ -43,7 +43,26 @@ MAX_ENTRY = 2**20
 
 
 class DeepPiece:
-    """A deep piece, read (see the module docstring); the interface :func:`~.patternpoint.verify_minor` uses."""
+    """A deep piece, read (see the module docstring); the interface :func:`~.patternpoint.verify_minor` uses.
+
+    Examples
+    --------
+    One layer of rank 2 with core ``c0, c1``: the output ``(c0, 0)`` of a core-only input depends on core
+    weights only (the restriction lemma), computed on the width-2 network:
+
+    >>> from attngeo.theorems.allsizes import prove, piece_at
+    >>> from attngeo.check.poly import parse, ring
+    >>> cert = prove("deep-dimension")
+    >>> raw = cert["pieces"][piece_at(cert, {"l": 1, "d": 4, "a": 2})]
+    >>> R = ring(("l", "d", "a"))
+    >>> piece = DeepPiece(raw, lambda text, where: parse(text, R, where, nonzero=False))
+    >>> piece.l, piece.core, sorted(piece.row_families("upper"))
+    (1, ['c0', 'c1'], ['intra1', 'scaling1'])
+    >>> fam = next(f for f in piece.row_families("lower") if len(piece.row_families("lower")[f]) == 1)
+    >>> support = piece.row_support((fam, (("@c0",),)))
+    >>> {piece.shape(t[1]) for (name_, t), v in support} <= {("c0",), ("c1",)}
+    True
+    """
 
     max_side = MAX_DEEP_SIDE
 
@@ -51,7 +70,7 @@ class DeepPiece:
         cells = obj(field(data, "cells"), "cells")
         if not cells or len(cells) > 32:
             reject("a piece has between 1 and 32 cells")
-        self.size = {name(c, "a cell"): size_of(text, f"cells.{c}") for c, text in cells.items()}
+        self.size = {identifier(c, "a cell"): size_of(text, f"cells.{c}") for c, text in cells.items()}
         self.singleton = {c for c, s in self.size.items() if s == 1}
         sorts = obj(field(data, "sorts"), "sorts")
         if set(sorts) != {"feat", "hid"}:

@@ -52,8 +52,18 @@ FIELD_SORTS = {False: {"intra": ("head", "hid", "hid"), "scaling": ("head",)},
 COEFFICIENT = ("out", "in", "in", "in")
 
 
-def name(value, where: str) -> str:
-    """An identifier (cell or variable name)."""
+def identifier(value, where: str) -> str:
+    """A cell or variable name: a short identifier, else the certificate is rejected.
+
+    Examples
+    --------
+    >>> identifier("S0", "a cell")
+    'S0'
+    >>> identifier("x y", "a cell")
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateRejected: a cell must be a short identifier
+    """
     if not isinstance(value, str) or not _NAME.fullmatch(value):
         reject(f"{where} must be a short identifier")
     return value
@@ -61,6 +71,23 @@ def name(value, where: str) -> str:
 
 class Piece:
     """One piece of an all-sizes certificate, read and ready to evaluate.
+
+    Examples
+    --------
+    The coefficient of ``y_0 y_1`` in ``F_01`` at the plain point of ``2 <= a <= dd <= d`` (inputs ``S0, S1``
+    distinguished) depends on ``V[0, 0]`` (through ``A[1, 1] = 1``) and on ``Q[1, 1]``, ``K[1, 1]``:
+
+    >>> from attngeo.theorems.allsizes import prove, piece_at
+    >>> from attngeo.check.poly import parse, ring
+    >>> cert = prove("single-layer-dimension")
+    >>> k = piece_at(cert, {"d": 5, "dd": 3, "a": 2})
+    >>> R = ring(("d", "dd", "a"))
+    >>> piece = Piece(cert["pieces"][k], False, lambda text, where: parse(text, R, where, nonzero=False))
+    >>> sorted(piece.singleton), piece.sorts["hid"]
+    (['S0', 'S1'], [('S0',), ('S1',), ('S',)])
+    >>> o, i = "@S0", "@S1"
+    >>> sorted(piece.row_support(("c", ((o,), (i,), (o,), (i,)))))
+    [(('K', ((), ('@S1',), ('@S1',))), 1), (('Q', ((), ('@S1',), ('@S1',))), 1), (('V', ((), ('@S0',), ('@S0',))), 1)]
 
     Parameters
     ----------
@@ -81,7 +108,7 @@ class Piece:
         cells = obj(field(data, "cells"), "cells")
         if not cells or len(cells) > MAX_CELLS:
             reject(f"a piece has between 1 and {MAX_CELLS} cells")
-        self.size = {name(c, "a cell"): size_of(text, f"cells.{c}") for c, text in cells.items()}
+        self.size = {identifier(c, "a cell"): size_of(text, f"cells.{c}") for c, text in cells.items()}
         self.singleton = {c for c, s in self.size.items() if s == 1}
         sorts = obj(field(data, "sorts"), "sorts")
         wanted = {"head", "in", "out", "hid"} | ({"val"} if factored else set())
@@ -118,7 +145,7 @@ class Piece:
         t = obj(t, where)
         if set(t) != {"vars", "index", "value"}:
             reject(f"{where} must have exactly vars, index, value")
-        vars_ = {name(v, f"{where}.vars"): self._cell(c, f"{where}.vars") for v, c in obj(t["vars"], f"{where}.vars").items()}
+        vars_ = {identifier(v, f"{where}.vars"): self._cell(c, f"{where}.vars") for v, c in obj(t["vars"], f"{where}.vars").items()}
         index = seq(t["index"], f"{where}.index", 3)
         terms = []
         for i, (term, sort) in enumerate(zip(index, sorts_)):
@@ -180,7 +207,17 @@ class Piece:
 
 class State:
     """Union-find over symbols. A class holds at most one rigid symbol per namespace (``x:``, ``y:``), since
-    distinct variables of one block are distinct indices; symbols of different cells never merge."""
+    distinct variables of one block are distinct indices; symbols of different cells never merge.
+
+    Examples
+    --------
+    >>> cells = {"x:b:u": "A", "x:b:v": "A", "y:c:w": "A", "~0": "A", "@o": "o"}
+    >>> s = State(cells).unify(("x:b:u", "~0"), ("y:c:w", "x:b:v"))
+    >>> s.find("~0") in ("x:b:v",), s.find("y:c:w") == s.find("x:b:u")
+    (True, True)
+    >>> State(cells).merge("x:b:u", "x:b:v") is None, State(cells).merge("~0", "@o") is None
+    (True, True)
+    """
 
     __slots__ = ("parent", "members", "cell_of")
 
@@ -277,6 +314,13 @@ def coefficient_support(piece: Piece, row: tuple) -> list:
 
     ``row`` holds four index terms of rigid symbols. A column term is ``(family, (head, row, column))``
     whose symbols are the row's, singletons, or free symbols (``~n``) standing for any index of their cell.
+
+    Examples
+    --------
+    See :class:`Piece` (``Piece.row_support`` calls this for coefficient rows).
+
+    >>> coefficient_support.__name__
+    'coefficient_support'
     """
     k, p, m, n = row
     orders = [(m, n)] if m == n else [(m, n), (n, m)]
@@ -323,7 +367,23 @@ def coefficient_support(piece: Piece, row: tuple) -> list:
 
 
 def field_support(piece: Piece, family: str, terms: tuple) -> list:
-    """``[(column term, value)]``: the nonzero entries of one symmetry field at the point."""
+    """``[(column term, value)]``: the nonzero entries of one symmetry field at the point.
+
+    Examples
+    --------
+    The scaling at the plain point moves every ``Q[s, s]`` by ``+1`` and every ``V[k, k]`` by ``-1``; the bulk
+    cells' entries are one term each with a free symbol:
+
+    >>> from attngeo.theorems.allsizes import prove, piece_at
+    >>> from attngeo.check.poly import parse, ring
+    >>> cert = prove("single-layer-dimension")
+    >>> R = ring(("d", "dd", "a"))
+    >>> piece = Piece(cert["pieces"][piece_at(cert, {"d": 5, "dd": 3, "a": 2})], False,
+    ...               lambda text, where: parse(text, R, where, nonzero=False))
+    >>> support = field_support(piece, "scaling", ((),))
+    >>> sorted((fam, piece.shape(t[1]), v) for (fam, t), v in support)
+    [('Q', ('S',), 1), ('Q', ('S0',), 1), ('Q', ('S1',), 1), ('V', ('E',), -1), ('V', ('S',), -1), ('V', ('S0',), -1), ('V', ('S1',), -1)]
+    """
     out = []
     base = State(piece.cell_of)
     if family == "intra":
@@ -362,7 +422,19 @@ def _combine(piece: Piece, entries: list) -> list:
 
 
 class Block:
-    """One block type of a minor, read: rigid symbols for its variables, its row and column terms."""
+    """One block type of a minor, read: rigid symbols for its variables, its row and column terms.
+
+    Examples
+    --------
+    >>> from attngeo.theorems.allsizes import prove
+    >>> from attngeo.check.poly import parse, ring
+    >>> cert = prove("single-layer-dimension")
+    >>> R = ring(("d", "dd", "a"))
+    >>> piece = Piece(cert["pieces"][0], False, lambda text, where: parse(text, R, where, nonzero=False))
+    >>> block = Block(piece, cert["pieces"][0]["lower"]["blocks"][0], "lower", "b", 0)
+    >>> len(block.columns) == len(block.rows) == 1, block.renamed(block.columns[0])[0]
+    (True, 'Q')
+    """
 
     def __init__(self, piece: Piece, data, kind: str, where: str, number: int):
         data = obj(data, where)
@@ -371,7 +443,7 @@ class Block:
         raw = obj(data["vars"], f"{where}.vars")
         if len(raw) > MAX_BLOCK_VARS:
             raise CertificateFormatError(f"{where} has more than {MAX_BLOCK_VARS} variables")
-        self.vars = {name(v, f"{where}.vars"): piece._cell(c, f"{where}.vars") for v, c in raw.items()}
+        self.vars = {identifier(v, f"{where}.vars"): piece._cell(c, f"{where}.vars") for v, c in raw.items()}
         per_singleton = [c for c in self.vars.values() if c in piece.singleton]
         if len(per_singleton) != len(set(per_singleton)):
             reject(f"{where} names one singleton's element twice")
@@ -428,6 +500,22 @@ def _match_own(piece: Piece, support_term, column) -> bool:
 
 def verify_minor(piece, blocks: list) -> None:
     """Each block's matrix (recomputed) is the claimed nonsingular one, and the minor is block lower triangular.
+
+    Examples
+    --------
+    >>> from attngeo.theorems.allsizes import prove
+    >>> from attngeo.check.poly import parse, ring
+    >>> cert = prove("single-layer-dimension")
+    >>> R = ring(("d", "dd", "a"))
+    >>> raw = cert["pieces"][0]
+    >>> piece = Piece(raw, False, lambda text, where: parse(text, R, where, nonzero=False))
+    >>> blocks = [Block(piece, b, "lower", "b", i) for i, b in enumerate(raw["lower"]["blocks"])]
+    >>> verify_minor(piece, blocks)                      # silent: verified
+    >>> verify_minor(piece, blocks[::-1])                # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateRejected: block ...: row 0 meets a column of the later block type ...
+
 
     ``piece.row_support(row)`` lists ``(column term, value)`` of one row (free symbols ``~n`` in column terms). For every row of every
     block, every term it depends on is unified with every column of every block type; a possible match must

@@ -106,6 +106,14 @@ def deep_piece(l: int, a: int, tiny: bool = False, seed: int = 0) -> dict:
     """The piece of depth ``l`` and rank ``a`` (``tiny``: the width-1 network, ``a = 1``), blocks found.
 
     Tries random cores from ``seed`` on; raises InvalidInputError when :data:`ATTEMPTS` of them fail.
+
+    Examples
+    --------
+    The width-1 network (``a = 1``, ``d = 1``): ``3l`` weights, ``3l - 1`` fields, dimension 1:
+
+    >>> piece = deep_piece(2, 1, tiny=True)
+    >>> [len(b["columns"]) for b in piece["lower"]["blocks"]], [len(b["columns"]) for b in piece["upper"]["blocks"]]
+    ([1], [5])
     """
     for attempt in range(seed, seed + ATTEMPTS):
         try:

@@ -37,8 +37,8 @@ One head at the plain point ``Q = K = [I_a 0]``, ``V = [I_dd 0]``, on the piece
 
 >>> design = plain_design()
 >>> lower, upper = find_minors(design)
->>> total(lower, design) == "2*d*a + d*dd - a^2 - 1", total(upper, design)
-(True, 'a^2 + 1')
+>>> total(lower, design), total(upper, design)
+('d*dd + 2*d*a - a^2 - 1', 'a^2 + 1')
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def size(text: str, parameters: tuple[str, ...]):
     Examples
     --------
     >>> size("d - h*b", ("d", "h", "a", "b"))
-    d - h*b
+    -h*b + d
     """
     ctx = fmpz_mpoly_ctx.get(tuple(parameters), "degrevlex")
     try:
@@ -114,6 +114,12 @@ class Template:
 class Design:
     """A pattern point of one lightning layer (see the module docstring).
 
+    Examples
+    --------
+    >>> design = plain_design()
+    >>> design.singleton("S0"), design.singleton("S"), design.parameters
+    (True, False, ('d', 'dd', 'a'))
+
     Attributes
     ----------
     cells : dict
@@ -144,7 +150,7 @@ class Design:
         Examples
         --------
         >>> plain_design().to_json()["point"]["Q"][0]
-        {'vars': {'s': 'o'}, 'index': [[], ['s'], ['s']], 'value': 1}
+        {'vars': {'s': 'S0'}, 'index': [[], ['s'], ['s']], 'value': 1}
         """
         return {"cells": dict(self.cells),
                 "sorts": {k: [list(s) for s in v] for k, v in self.sorts.items()},
@@ -152,8 +158,8 @@ class Design:
                                  for t in templates] for name, templates in self.point.items()}}
 
 
-def selector(name_cells: list[tuple[str, str]], head: tuple[str, ...], row: tuple[str, ...],
-             col: tuple[str, ...], value: int = 1) -> Template:
+def _selector(name_cells: list[tuple[str, str]], head: tuple[str, ...], row: tuple[str, ...],
+              col: tuple[str, ...], value: int = 1) -> Template:
     """A template (a shorthand: the variables and the three index terms)."""
     return Template(tuple(name_cells), (head, row, col), value)
 
@@ -184,9 +190,9 @@ def region_design(regions: list[tuple], parameters: tuple = ("d", "dd", "a")) ->
             cells[name] = size_text + (f" - {k}" if k else "")
             member[name] = set(where.split())
     sorts = {"head": ((),), **{s: tuple((c,) for c in cells if s in member[c]) for s in ("in", "hid", "out")}}
-    point = {"Q": tuple(selector([("s", c)], (), ("s",), ("s",)) for c in cells if {"in", "hid"} <= member[c]),
-             "K": tuple(selector([("s", c)], (), ("s",), ("s",)) for c in cells if {"in", "hid"} <= member[c]),
-             "V": tuple(selector([("k", c)], (), ("k",), ("k",)) for c in cells if {"in", "out"} <= member[c])}
+    point = {"Q": tuple(_selector([("s", c)], (), ("s",), ("s",)) for c in cells if {"in", "hid"} <= member[c]),
+             "K": tuple(_selector([("s", c)], (), ("s",), ("s",)) for c in cells if {"in", "hid"} <= member[c]),
+             "V": tuple(_selector([("k", c)], (), ("k",), ("k",)) for c in cells if {"in", "out"} <= member[c])}
     return Design(cells, sorts, point, False, parameters)
 
 
@@ -225,10 +231,10 @@ def head_design(order: str, witnesses: int, extra: int = 0) -> Design:
     inputs = tuple(("H", c) for c in block) + (("R",),)
     sorts = {"head": (("H",),), "in": inputs, "out": inputs, "hid": tuple((c,) for c in hid),
              "val": tuple((c,) for c in val)}
-    point = {"Q": tuple(selector([("j", "H"), ("s", c)], ("j",), ("s",), ("j", "s")) for c in hid),
-             "K": tuple(selector([("j", "H"), ("s", c)], ("j",), ("s",), ("j", "s")) for c in hid),
-             "U": tuple(selector([("j", "H"), ("r", c)], ("j",), ("r",), ("j", "r")) for c in val),
-             "O": tuple(selector([("j", "H"), ("r", c)], ("j",), ("j", "r"), ("r",)) for c in val)}
+    point = {"Q": tuple(_selector([("j", "H"), ("s", c)], ("j",), ("s",), ("j", "s")) for c in hid),
+             "K": tuple(_selector([("j", "H"), ("s", c)], ("j",), ("s",), ("j", "s")) for c in hid),
+             "U": tuple(_selector([("j", "H"), ("r", c)], ("j",), ("r",), ("j", "r")) for c in val),
+             "O": tuple(_selector([("j", "H"), ("r", c)], ("j",), ("j", "r"), ("r",)) for c in val)}
     return Design(cells, sorts, point, True, ("d", "h", "a", "b"))
 
 
@@ -246,10 +252,10 @@ def ones_design() -> Design:
     cells = {"H": "h", "R": "d - h*a", "o": "1"}
     inputs = (("H",), ("R",))
     sorts = {"head": (("H",),), "in": inputs, "out": inputs, "hid": (("o",),), "val": (("o",),)}
-    point = {"Q": (selector([("j", "H"), ("s", "o")], ("j",), ("s",), ("j",)),),
-             "K": tuple(selector([("j", "H"), ("s", "o"), ("i", c)], ("j",), ("s",), ("i",)) for c in ("H", "R")),
-             "U": (selector([("j", "H"), ("r", "o")], ("j",), ("r",), ("j",)),),
-             "O": (selector([("j", "H"), ("r", "o")], ("j",), ("j",), ("r",)),)}
+    point = {"Q": (_selector([("j", "H"), ("s", "o")], ("j",), ("s",), ("j",)),),
+             "K": tuple(_selector([("j", "H"), ("s", "o"), ("i", c)], ("j",), ("s",), ("i",)) for c in ("H", "R")),
+             "U": (_selector([("j", "H"), ("r", "o")], ("j",), ("r",), ("j",)),),
+             "O": (_selector([("j", "H"), ("r", "o")], ("j",), ("j",), ("r",)),)}
     return Design(cells, sorts, point, True, ("d", "h", "a", "b"))
 
 
@@ -269,7 +275,7 @@ def _partitions(items: list):
 
 
 @dataclass(frozen=True)
-class Type:
+class _Type:
     """An index tuple up to relabelling: a family, each position's variables, and each variable's cell.
 
     Variables of one cell are distinct indices; they are named ``x0, x1, ...`` in order of first use, so two
@@ -284,16 +290,16 @@ class Type:
         return dict(self.vars)[var]
 
 
-def enumerate_types(design: Design, family: str, sorts: tuple[str, ...]) -> list[Type]:
+def enumerate_types(design: Design, family: str, sorts: tuple[str, ...]) -> list[_Type]:
     """Every type of index tuple of a family whose positions have these sorts.
 
     Examples
     --------
-    ``V`` of the plain design: out in ``{o, S, E}`` times in in ``{o, S, E, R}``, two types when both lie in a
-    bulk cell (equal or not), one otherwise (``o`` has one element):
+    ``V`` of the plain design: out in ``{S0, S1, S, E}`` times in in ``{S0, S1, S, E, R}``, two types when both
+    lie in one bulk cell (equal or not), one otherwise (a singleton has one element): ``4 x 5 + 2``.
 
     >>> len(enumerate_types(plain_design(), "V", ("head", "out", "in")))
-    14
+    22
     """
     out = []
     for shapes in itertools.product(*(design.sorts[s] for s in sorts)):
@@ -317,11 +323,11 @@ def enumerate_types(design: Design, family: str, sorts: tuple[str, ...]) -> list
                     term.append(names[key])
                 terms.append(tuple(term))
             cells = tuple((name, key[0][2]) for key, name in sorted(names.items(), key=lambda kv: int(kv[1][1:])))
-            out.append(Type(family, tuple(terms), cells))
+            out.append(_Type(family, tuple(terms), cells))
     return out
 
 
-def classify(design: Design, family: str, index: tuple) -> tuple[Type, dict]:
+def classify(design: Design, family: str, index: tuple) -> tuple[_Type, dict]:
     """The type of a concrete index tuple (elements are ``(cell, number)``) and the instance (variable -> element).
 
     Examples
@@ -340,7 +346,7 @@ def classify(design: Design, family: str, index: tuple) -> tuple[Type, dict]:
             out.append(names[element])
         terms.append(tuple(out))
     cells = tuple((name, element[0]) for element, name in names.items())
-    return Type(family, tuple(terms), cells), {name: element for element, name in names.items()}
+    return _Type(family, tuple(terms), cells), {name: element for element, name in names.items()}
 
 
 # ---------------------------------------------------------------- the concrete model
@@ -348,6 +354,21 @@ def classify(design: Design, family: str, index: tuple) -> tuple[Type, dict]:
 
 class Model:
     """The design with every bulk cell of :data:`BULK` elements: the point, the coefficient Jacobian, the fields.
+
+    Examples
+    --------
+    At the plain point ``V[0, 0]`` moves ``F_0p`` by ``y_0 y_p`` for each selected ``p``; the coefficient of
+    ``y_0 y_1`` in ``F_01`` depends on ``V[0, 0]``, ``Q[1, 1]`` and ``K[1, 1]``:
+
+    >>> model = Model(plain_design(), sizes={"d": 4, "dd": 3, "a": 2})
+    >>> o, i = ("S0", 0), ("S1", 0)
+    >>> sorted(model.column(("V", (), (o,), (o,))).values()), sorted(c[0] for c in model.row(((o,), (i,), (o,), (i,))))
+    ([1, 1], ['K', 'Q', 'V'])
+    >>> t = enumerate_types(plain_design(), "V", ("head", "out", "in"))[0]
+    >>> model.concrete(t, model.representative(t))
+    ('V', (), (('S0', 0),), (('S0', 0),))
+    >>> len(list(model.instances({"vars": {"x": "R"}, "rows": [], "columns": []})))   # d - dd = 1 index in R
+    1
 
     Jacobian columns are ``(family, head, row, column)`` index tuples, rows ``(k, p, m, n)`` with ``m <= n``;
     a column's rows (:meth:`column`) and a row's columns (:meth:`row`) are computed on demand from the
@@ -547,7 +568,7 @@ class Model:
 
             yield [concrete(r) for r in block["rows"]], [concrete(c) for c in block["columns"]]
 
-    def representative(self, t: Type) -> dict:
+    def representative(self, t: _Type) -> dict:
         """Distinct elements for the variables of a type (singletons: their one element)."""
         used: dict[str, int] = {}
         out = {}
@@ -557,7 +578,7 @@ class Model:
             used[cell] = n + 1
         return out
 
-    def concrete(self, t: Type, inst: dict) -> tuple:
+    def concrete(self, t: _Type, inst: dict) -> tuple:
         return (t.family,) + tuple(tuple(inst[v] for v in term) for term in t.terms)
 
 
@@ -566,7 +587,14 @@ class Model:
 
 @dataclass
 class Block:
-    """One block type of a minor: variables, its column terms, its row terms, and its matrix."""
+    """One block type of a minor: variables, its column terms, its row terms, and its matrix.
+
+    Examples
+    --------
+    >>> lower, _ = find_minors(plain_design())
+    >>> sorted(lower[0].to_json())
+    ['columns', 'count', 'matrix', 'rows', 'vars']
+    """
 
     vars: dict
     columns: list
@@ -713,6 +741,16 @@ def find_minors(design: Design, bulk: int = BULK) -> tuple[list[Block], list[Blo
 
     Raises InvalidInputError when the design has none (a degenerate point, or a type without a pivot among
     the indices it names and the singletons).
+
+    Examples
+    --------
+    The parallel point ``a = d' = 1`` (``V`` reads the input ``Q, K`` select) has none:
+
+    >>> region = [("S", "in hid out", None, 1), ("R", "in", "d - 1", 0)]
+    >>> find_minors(region_design(region))      # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.InvalidInputError: no triangular Jacobian minor at this design: ...
     """
     model = Model(design, bulk)
     upper, pivots = _field_minor(model)
@@ -727,7 +765,14 @@ def _ring(design: Design):
 
 
 def count_poly(block: Block, design: Design):
-    """Instances of a block: the falling factorial of each cell's size by the number of its variables."""
+    """Instances of a block: the falling factorial of each cell's size by the number of its variables.
+
+    Examples
+    --------
+    >>> b = Block({"x0": "S", "x1": "S", "x2": "E"}, [], [], [])
+    >>> count_poly(b, plain_design())     # (a - 2)(a - 3)(dd - a)
+    dd*a^2 - a^3 - 5*dd*a + 5*a^2 + 6*dd - 6*a
+    """
     ctx = _ring(design)
     gens = dict(zip(design.parameters, ctx.gens()))
     result = ctx.from_dict({(0,) * len(design.parameters): 1})
@@ -742,12 +787,24 @@ def count_poly(block: Block, design: Design):
 
 
 def count(block: Block, design: Design) -> str:
-    """:func:`count_poly` as text."""
+    """:func:`count_poly` as text.
+
+    Examples
+    --------
+    >>> count(Block({"x0": "R"}, [], [], []), plain_design())
+    'd - dd'
+    """
     return str(count_poly(block, design))
 
 
 def total(blocks: list[Block], design: Design) -> str:
-    """``Σ count x columns`` of a minor, as text (the rank it proves)."""
+    """``Σ count x columns`` of a minor, as text (the rank it proves).
+
+    Examples
+    --------
+    >>> total([Block({"x0": "R"}, [1, 2], [], []), Block({}, [1], [], [])], plain_design())
+    '2*d - 2*dd + 1'
+    """
     ctx = _ring(design)
     s = ctx.from_dict({})
     for b in blocks:
