@@ -2,7 +2,6 @@
 
 import copy
 import json
-import random
 
 import numpy as np
 import pytest

@@ -33,7 +33,7 @@ import numpy as np
 
 from ...exceptions import CertificateFormatError
 from ..values import field, integer, obj, reject, seq
-from .patternpoint import identifier
+from .patternpoint import Indices
 
 #: Blocks of a deep piece are dense (the core and one further feature): up to this side.
 MAX_DEEP_SIDE = 64
@@ -42,7 +42,7 @@ MAX_INPUTS = 64
 MAX_ENTRY = 2**20
 
 
-class DeepPiece:
+class DeepPiece(Indices):
     """A deep piece, read (see the module docstring); the interface :func:`~.patternpoint.verify_minor` uses.
 
     Examples
@@ -67,11 +67,7 @@ class DeepPiece:
     max_side = MAX_DEEP_SIDE
 
     def __init__(self, data: dict, size_of):
-        cells = obj(field(data, "cells"), "cells")
-        if not cells or len(cells) > 32:
-            reject("a piece has between 1 and 32 cells")
-        self.size = {identifier(c, "a cell"): size_of(text, f"cells.{c}") for c, text in cells.items()}
-        self.singleton = {c for c, s in self.size.items() if s == 1}
+        super().__init__(field(data, "cells"), size_of)
         sorts = obj(field(data, "sorts"), "sorts")
         if set(sorts) != {"feat", "hid"}:
             reject("a deep piece's sorts are exactly feat and hid")
@@ -112,39 +108,15 @@ class DeepPiece:
             self.inputs.append((core, vars_))
         if len(self.inputs) > MAX_INPUTS:
             raise CertificateFormatError(f"more than {MAX_INPUTS} input patterns")
-        self.cell_of = {f"@{c}": c for c in self.singleton}
         self.weights = {}
         for i in range(1, self.l + 1):
             self.weights.update({f"Q{i}": ("hid", "feat"), f"K{i}": ("hid", "feat"), f"V{i}": ("feat", "feat")})
         self._cache: dict = {}
 
-    def _cell(self, c, where: str = "a sort or the core") -> str:
-        if c not in self.size:
-            reject(f"{where} names an unknown cell")
-        return c
-
     @staticmethod
     def _matrix(raw, rows: int, cols: int, where: str) -> list:
         raw = seq(raw, where, rows)
         return [[integer(v, where, -MAX_ENTRY, MAX_ENTRY) for v in seq(r, where, cols)] for r in raw]
-
-    # the interface of patternpoint.Piece used by Block and verify_minor
-    def rigid(self, namespace: str, vars_: dict) -> dict:
-        out = {}
-        for v, c in vars_.items():
-            s = f"@{c}" if c in self.singleton else f"{namespace}:{v}"
-            self.cell_of[s] = c
-            out[v] = s
-        return out
-
-    def term(self, symbols: dict, raw, sort: str, where: str) -> tuple:
-        term = tuple(symbols.get(v) or reject(f"{where} uses an undeclared variable") for v in seq(raw, where))
-        if tuple(self.cell_of[s] for s in term) not in self.sorts[sort]:
-            reject(f"{where} is not an index of sort {sort}")
-        return term
-
-    def shape(self, term: tuple) -> tuple:
-        return tuple(self.cell_of[s] for s in term)
 
     def row_families(self, kind: str) -> dict:
         if kind == "lower":  # x<p>.<token>: input pattern p, its further features, then the output feature

@@ -69,7 +69,55 @@ def identifier(value, where: str) -> str:
     return value
 
 
-class Piece:
+class Indices:
+    """Cells (sizes read by ``size_of``), singletons and the symbols of block variables: what every piece shares.
+
+    Examples
+    --------
+    >>> from attngeo.check.poly import parse, ring
+    >>> R = ring(("d",))
+    >>> ix = Indices({"o": "1", "R": "d - 1"}, lambda text, where: parse(text, R, where, nonzero=False))
+    >>> ix.sorts = {"in": [("o",), ("R",)]}
+    >>> sym = ix.rigid("x:b0", {"u": "o", "v": "R"})
+    >>> sym, ix.shape(ix.term(sym, ["v"], "in", "t"))
+    ({'u': '@o', 'v': 'x:b0:v'}, ('R',))
+    """
+
+    def __init__(self, cells, size_of):
+        cells = obj(cells, "cells")
+        if not cells or len(cells) > MAX_CELLS:
+            reject(f"a piece has between 1 and {MAX_CELLS} cells")
+        self.size = {identifier(c, "a cell"): size_of(text, f"cells.{c}") for c, text in cells.items()}
+        self.singleton = {c for c, s in self.size.items() if s == 1}
+        self.cell_of: dict[str, str] = {f"@{c}": c for c in self.singleton}
+
+    def _cell(self, c, where: str = "a sort") -> str:
+        if c not in self.size:
+            reject(f"{where} names an unknown cell")
+        return c
+
+    def rigid(self, namespace: str, vars_: dict) -> dict:
+        """Symbols for a block's variables: ``namespace:name``, or the singleton element."""
+        out = {}
+        for v, c in vars_.items():
+            s = f"@{c}" if c in self.singleton else f"{namespace}:{v}"
+            self.cell_of[s] = c
+            out[v] = s
+        return out
+
+    def term(self, symbols: dict, raw, sort: str, where: str) -> tuple:
+        """An index term of ``sort`` from variable names."""
+        term = tuple(symbols.get(v) or reject(f"{where} uses an undeclared variable") for v in seq(raw, where))
+        if tuple(self.cell_of[s] for s in term) not in self.sorts[sort]:
+            reject(f"{where} is not an index of sort {sort}")
+        return term
+
+    def shape(self, term: tuple) -> tuple:
+        """The cells of an index term's symbols."""
+        return tuple(self.cell_of[s] for s in term)
+
+
+class Piece(Indices):
     """One piece of an all-sizes certificate, read and ready to evaluate.
 
     Examples
@@ -105,11 +153,7 @@ class Piece:
         self.factored = factored
         self.budget = budget if budget is not None else {"work": 0}
         self.weights = WEIGHTS[factored]
-        cells = obj(field(data, "cells"), "cells")
-        if not cells or len(cells) > MAX_CELLS:
-            reject(f"a piece has between 1 and {MAX_CELLS} cells")
-        self.size = {identifier(c, "a cell"): size_of(text, f"cells.{c}") for c, text in cells.items()}
-        self.singleton = {c for c, s in self.size.items() if s == 1}
+        super().__init__(field(data, "cells"), size_of)
         sorts = obj(field(data, "sorts"), "sorts")
         wanted = {"head", "in", "out", "hid"} | ({"val"} if factored else set())
         if set(sorts) != wanted:
@@ -134,12 +178,6 @@ class Piece:
         if total > MAX_TEMPLATES:
             raise CertificateFormatError(f"a point of {total} templates is above the checker's limit {MAX_TEMPLATES}")
         self._fresh = itertools.count()
-        self.cell_of: dict[str, str] = {f"@{c}": c for c in self.singleton}
-
-    def _cell(self, c, where: str) -> str:
-        if c not in self.size:
-            reject(f"{where} names an unknown cell")
-        return c
 
     def _template(self, t, sorts_, where: str):
         t = obj(t, where)
@@ -185,24 +223,6 @@ class Piece:
         self.cell_of[s] = cell
         return s
 
-    def rigid(self, namespace: str, vars_: dict) -> dict:
-        """Symbols for a block's variables: ``namespace:name``, or the singleton element."""
-        out = {}
-        for v, c in vars_.items():
-            s = f"@{c}" if c in self.singleton else f"{namespace}:{v}"
-            self.cell_of[s] = c
-            out[v] = s
-        return out
-
-    def term(self, symbols: dict, raw, sort: str, where: str) -> tuple:
-        """An index term of ``sort`` from variable names."""
-        term = tuple(symbols.get(v) or reject(f"{where} uses an undeclared variable") for v in seq(raw, where))
-        if tuple(self.cell_of[s] for s in term) not in self.sorts[sort]:
-            reject(f"{where} is not an index of sort {sort}")
-        return term
-
-    def shape(self, term: tuple) -> tuple:
-        return tuple(self.cell_of[s] for s in term)
 
 
 class State:
