@@ -393,3 +393,16 @@ def test_deep_tampering_is_rejected(deep):
         tamper(cert["pieces"][k])
         with pytest.raises(CertificateRejected):
             check_certificate(cert)
+
+
+def test_the_report_says_proved_for_all_sizes_beside_the_range(tmp_path):
+    from attngeo.theorems.registry import get
+    from attngeo.theorems.report import Outcome, latex, markdown
+
+    proved = Outcome(get("single-layer-dimension"), 0, 1.0, "", proved="for all sizes: dim M = f; one layer")
+    failed = Outcome(get("deep-dimension"), 0, 1.0, "", proof_failure="the checker refused it")
+    text = markdown([proved, failed], tmp_path, 2.0)
+    assert "| | the statement | all sizes | **proved for all sizes**: dim M = f; one layer | |" in text
+    assert "**FAILED**: the checker refused it" in text and proved.ok and not failed.ok
+    assert r"\textbf{proved for all sizes}" in latex([proved], tmp_path, 2.0)
+    assert get("single-layer-dimension").all_sizes and not get("softmax-single-layer").all_sizes

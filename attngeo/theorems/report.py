@@ -320,6 +320,11 @@ class Outcome:
         return out or ([] if self.ok else [f"exit code {self.exit_code}"])
 
 
+def _all_sizes(o: Outcome) -> str:
+    """The checker's all-sizes claim without its leading "for all sizes: " (the report says it already)."""
+    return o.proved.removeprefix("for all sizes: ")
+
+
 # -- the words and numbers of one claim ---------------------------------------------------------
 
 
@@ -444,7 +449,7 @@ def markdown(outcomes: list[Outcome], out: Path, seconds: float) -> str:
             lines.append(f"| {head} | {p['latex']} | {sizes} | {result} | "
                          f"{f'{o.seconds:.1f} s' if k == 0 else ''} |")
         if o.proved or o.proof_failure:
-            lines.append(f"| | the statement | all sizes | " + (f"**{PROVED}**: {o.proved}" if o.proved else
+            lines.append(f"| | the statement | all sizes | " + (f"**{PROVED}**: {_all_sizes(o)}" if o.proved else
                                                                 f"**FAILED**: {o.proof_failure}") + " | |")
     for o in outcomes:
         s = o.statement
@@ -460,7 +465,7 @@ def markdown(outcomes: list[Outcome], out: Path, seconds: float) -> str:
                 lines += [f"  | ${z}$ | {w} | {c} | {h} |" for z, w, c, h in rows]
                 lines.append("")
         if o.proved:
-            lines.append(f"- **{PROVED}** (`attngeo prove {s.name}`, certificate `all-sizes.json`): {o.proved}")
+            lines.append(f"- **{PROVED}** (`attngeo prove {s.name}`, certificate `all-sizes.json`): {_all_sizes(o)}")
         lines += [f"- note: {n}" for n in o.notes]
         lines += [f"- **failed**: {f}" for f in (o.failures if not o.ok else [])]
     if listed:
@@ -720,7 +725,7 @@ def _results_table(outcomes: list[Outcome]) -> list[str]:
             sizes = _sizes(o, p, listed) if p["outcome"] else ""
             body.append(rf"{head} & {p['latex']} & {sizes} & {result} & {seconds} \\")
         if o.proved or o.proof_failure:
-            said = rf"\textbf{{{PROVED}}}: {tex_escape(o.proved)}" if o.proved else \
+            said = rf"\textbf{{{PROVED}}}: {tex_escape(_all_sizes(o))}" if o.proved else \
                 rf"\textbf{{FAILED}}: {tex_escape(o.proof_failure)}"
             body.append(rf" & the statement & all sizes & {said} & \\")
         body.append(r"\hline")
@@ -747,7 +752,7 @@ def _statement_section(o: Outcome, listed: list) -> list[str]:
         body.append(r"\end{itemize}")
     if o.proved:
         body += [r"\begin{itemize}", rf"\item{{}} \textbf{{{PROVED}}} (\texttt{{attngeo prove "
-                 rf"{tex_escape(s.name)}}}): {tex_escape(o.proved)}.", r"\end{itemize}"]
+                 rf"{tex_escape(s.name)}}}): {tex_escape(_all_sizes(o))}.", r"\end{itemize}"]
     if o.notes:
         body += [r"\begin{itemize}", *[rf"\item[] \emph{{Note.}} {n}" for n in o.notes], r"\end{itemize}"]
     if not o.ok:
