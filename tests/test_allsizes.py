@@ -406,3 +406,14 @@ def test_the_report_says_proved_for_all_sizes_beside_the_range(tmp_path):
     assert "**FAILED**: the checker refused it" in text and proved.ok and not failed.ok
     assert r"\textbf{proved for all sizes}" in latex([proved], tmp_path, 2.0)
     assert get("single-layer-dimension").all_sizes and not get("softmax-single-layer").all_sizes
+
+
+def test_a_case_tree_of_many_empty_leaves_is_refused_before_it_is_decided(single):
+    """Each empty leaf costs an elimination: a hostile tree of thousands is refused by its size, not run."""
+    cert = copy.deepcopy(single)
+    node = {"empty": True}
+    for _ in range(12):  # a full binary tree of 4,096 empty leaves under the first split's "ge"
+        node = {"split": "d - 1", "ge": node, "lt": copy.deepcopy(node)}
+    cert["cases"]["ge"] = node
+    with pytest.raises(CertificateFormatError, match="nodes"):
+        check_certificate(cert)

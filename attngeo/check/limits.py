@@ -74,5 +74,5 @@ MAX_BLOCK_VARS = 12
 MAX_TEMPLATES = 256
 MAX_BLOCK_SIDE = 8
 MAX_SUPPORT_BRANCHES = 100_000
-#: Template unifications one all-sizes certificate may cost (the honest multi-head one needs about 1.3*10^5).
+#: Steps of unification and evaluation one all-sizes certificate may cost (the honest multi-head one needs 1.3*10^5).
 MAX_PATTERN_WORK = 5_000_000

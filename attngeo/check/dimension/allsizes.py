@@ -110,16 +110,18 @@ class _Sizes:
         raise ValueError(text)
 
 
-def _leaves(tree, sizes: _Sizes, path: list, out: list, depth: int = 0) -> None:
+def _leaves(tree, sizes: _Sizes, path: list, out: list, depth: int = 0, seen: list | None = None) -> None:
     """Each leaf of the case tree with its constraints; empty leaves are proved infeasible here."""
-    if depth > 24:
-        reject("the case tree is deeper than 24")
+    seen = seen if seen is not None else [0]
+    seen[0] += 1
+    if depth > 24 or seen[0] > 4 * MAX_PIECES:
+        raise CertificateFormatError(f"the case tree is deeper than 24 or has more than {4 * MAX_PIECES} nodes")
     tree = obj(tree, "cases")
     keys = set(tree)
     if keys == {"split", "ge", "lt"}:
         g = sizes.poly(tree["split"], "cases.split")
-        _leaves(tree["ge"], sizes, path + [g], out, depth + 1)
-        _leaves(tree["lt"], sizes, path + [-g - 1], out, depth + 1)
+        _leaves(tree["ge"], sizes, path + [g], out, depth + 1, seen)
+        _leaves(tree["lt"], sizes, path + [-g - 1], out, depth + 1, seen)
     elif keys == {"empty"} and tree["empty"] is True:
         if not infeasible(path):
             reject("a leaf of the case tree marked empty holds sizes that satisfy it")
@@ -183,7 +185,7 @@ def _piece(cert_piece: dict, k: int, constraints: list, theorem: dict, sizes: _S
     if set(cert_piece) != PIECE_KEYS[deep]:
         reject(f"{where} must have exactly {sorted(PIECE_KEYS[deep])}")
     size_of = lambda text, w: sizes.poly(text, f"{where}.{w}")  # noqa: E731
-    piece = DeepPiece(cert_piece, size_of) if deep else Piece(cert_piece, theorem["factored"], size_of, budget)
+    piece = DeepPiece(cert_piece, size_of, budget) if deep else Piece(cert_piece, theorem["factored"], size_of, budget)
     if deep and _substitute(sizes.poly("l", where) - piece.l, equal, sizes) != 0:
         reject(f"{where} has {piece.l} layers, which is not l on the piece")
     for c, n in piece.size.items():

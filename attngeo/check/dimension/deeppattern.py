@@ -33,12 +33,14 @@ import numpy as np
 
 from ...exceptions import CertificateFormatError
 from ..values import field, integer, obj, reject, seq
-from .patternpoint import Indices
+from .patternpoint import Indices, spend
 
 #: Blocks of a deep piece are dense (the core and one further feature): up to this side.
 MAX_DEEP_SIDE = 64
 MAX_LAYERS = 6
 MAX_INPUTS = 64
+#: Core features and hidden indices of a deep piece (honest pieces: at most 3 each).
+MAX_CORE = 8
 MAX_ENTRY = 2**20
 
 
@@ -66,8 +68,9 @@ class DeepPiece(Indices):
 
     max_side = MAX_DEEP_SIDE
 
-    def __init__(self, data: dict, size_of):
+    def __init__(self, data: dict, size_of, budget: dict | None = None):
         super().__init__(field(data, "cells"), size_of)
+        self.budget = budget if budget is not None else {"work": 0}
         sorts = obj(field(data, "sorts"), "sorts")
         if set(sorts) != {"feat", "hid"}:
             reject("a deep piece's sorts are exactly feat and hid")
@@ -82,6 +85,8 @@ class DeepPiece(Indices):
                 or any((c,) not in self.sorts["feat"] for c in self.core)):
             reject("core must list distinct singleton features")
         self.hidden = [shape[0] for shape in self.sorts["hid"]]
+        if len(self.core) > MAX_CORE or len(self.hidden) > MAX_CORE:
+            raise CertificateFormatError(f"a deep piece has at most {MAX_CORE} core features and hidden indices")
         if any(c not in self.singleton for c in self.hidden) or set(self.hidden) & set(self.core):
             reject("every hidden index is a singleton cell of its own")
         a, k = len(self.hidden), len(self.core)
@@ -151,6 +156,7 @@ class DeepPiece(Indices):
             X[:k] = np.array(core, dtype=object)
             for j, s in enumerate(symbols[:-1]):
                 X[where[s]] += np.array(vars_[j], dtype=object)  # a feature named twice adds its values
+            spend(self, self.l * (len(self.hidden) + m) * m * 4)  # the reverse pass's matrix entries
             grads = self._gradient(X, where[symbols[-1]], tau)
             self._cache[key] = grads
         out = []

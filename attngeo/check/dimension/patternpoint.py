@@ -288,12 +288,29 @@ class State:
         return state
 
 
+def spend(piece, work: int) -> None:
+    """Count ``work`` units (a unification, a gradient entry) against the certificate's budget.
+
+    Raises
+    ------
+    CertificateFormatError
+        Above ``MAX_PATTERN_WORK`` units for the whole certificate (unusable input, exit 2).
+
+    Examples
+    --------
+    >>> class P: budget = {"work": 0}
+    >>> spend(P, 10); P.budget
+    {'work': 10}
+    """
+    piece.budget["work"] += work
+    if piece.budget["work"] > MAX_PATTERN_WORK:
+        raise CertificateFormatError(f"checking this certificate needs more than {MAX_PATTERN_WORK} steps of "
+                                     "unification and evaluation (the checker's limit)")
+
+
 def _lookup(piece: Piece, state: State, family: str, known: list):
     """Templates of ``family`` whose index agrees with the known terms: ``(state, terms, value)`` each."""
-    piece.budget["work"] += len(piece.templates[family])
-    if piece.budget["work"] > MAX_PATTERN_WORK:
-        raise CertificateFormatError(f"checking this certificate needs more than {MAX_PATTERN_WORK} template "
-                                     "unifications (the checker's limit)")
+    spend(piece, len(piece.templates[family]))
     for vars_, terms, value in piece.templates[family]:
         sym = {v: piece.flexible(c) for v, c in vars_.items()}
         mapped = [tuple(sym[v] for v in term) for term in terms]
@@ -555,10 +572,13 @@ def verify_minor(piece, blocks: list) -> None:
         matrix = []
         for r, row in enumerate(block.rows):
             entries = piece.row_support(row)
+            spend(piece, len(entries))
             matrix.append([sum(v for term, v in entries if _match_own(piece, term, col)) for col in block.columns])
             for (fam, terms), _ in entries:
                 key = (fam, tuple(piece.shape(t) for t in terms))
-                for b2, fam2, terms2 in index.get(key, ()):
+                candidates = index.get(key, ())
+                spend(piece, len(candidates))
+                for b2, fam2, terms2 in candidates:
                     if b2 < b:
                         continue
                     state = State(piece.cell_of)
