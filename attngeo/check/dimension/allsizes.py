@@ -110,18 +110,24 @@ class _Sizes:
         raise ValueError(text)
 
 
-def _leaves(tree, sizes: _Sizes, path: list, out: list, depth: int = 0, seen: list | None = None) -> None:
+def _nodes(tree, depth: int = 0) -> int:
+    """The number of nodes of the case tree, refused above the limits before any leaf is decided."""
+    if depth > 24:
+        raise CertificateFormatError("the case tree is deeper than 24")
+    n = 1 + sum(_nodes(tree[k], depth + 1) for k in ("ge", "lt") if isinstance(tree, dict) and k in tree)
+    if n > 4 * MAX_PIECES:
+        raise CertificateFormatError(f"the case tree has more than {4 * MAX_PIECES} nodes")
+    return n
+
+
+def _leaves(tree, sizes: _Sizes, path: list, out: list) -> None:
     """Each leaf of the case tree with its constraints; empty leaves are proved infeasible here."""
-    seen = seen if seen is not None else [0]
-    seen[0] += 1
-    if depth > 24 or seen[0] > 4 * MAX_PIECES:
-        raise CertificateFormatError(f"the case tree is deeper than 24 or has more than {4 * MAX_PIECES} nodes")
     tree = obj(tree, "cases")
     keys = set(tree)
     if keys == {"split", "ge", "lt"}:
         g = sizes.poly(tree["split"], "cases.split")
-        _leaves(tree["ge"], sizes, path + [g], out, depth + 1, seen)
-        _leaves(tree["lt"], sizes, path + [-g - 1], out, depth + 1, seen)
+        _leaves(tree["ge"], sizes, path + [g], out)
+        _leaves(tree["lt"], sizes, path + [-g - 1], out)
     elif keys == {"empty"} and tree["empty"] is True:
         if not infeasible(path):
             reject("a leaf of the case tree marked empty holds sizes that satisfy it")
@@ -253,6 +259,7 @@ def check(cert: dict) -> str:
     if not pieces or len(pieces) > MAX_PIECES:
         raise CertificateFormatError(f"a certificate has 1 to {MAX_PIECES} pieces")
     leaves: list = []
+    _nodes(field(cert, "cases"))
     _leaves(field(cert, "cases"), sizes, hypotheses, leaves)
     if sorted(k for k, _ in leaves) != list(range(len(pieces))):
         reject("cases must name every piece exactly once")
