@@ -26,6 +26,7 @@ KINDS = {
     "fiber": "fibers.layer",
     "deep-fiber": "fibers.deep",
     "virtual-fiber": "fibers.virtual",
+    "dimension-all-sizes": "dimension.allsizes",
     "singular-point": "loci.singular",
     "strata": "loci.strata",
     "implicit": "loci.implicit",

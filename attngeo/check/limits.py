@@ -63,3 +63,16 @@ MIN_PRECISION, MAX_PRECISION = 53, 1 << 16
 #: Default budget of one certificate checked in isolation (check_file, check_folder).
 DEFAULT_SECONDS = 900.0
 DEFAULT_MEMORY_MB = 16384  # address space, not resident memory: a d = 768 structured check maps about 12 GB
+#: All-sizes dimension certificates (docs/math.md §7.1): constraints kept while deciding a case split
+#: (Fourier–Motzkin), pieces of the split, cells and blocks of a piece, indices of one block, templates of
+#: the point, the side of one block, and the number of branches one coefficient's support may take.
+MAX_INEQUALITIES = 20_000
+MAX_PIECES = 64
+MAX_CELLS = 32
+MAX_BLOCKS = 2_000
+MAX_BLOCK_VARS = 12
+MAX_TEMPLATES = 256
+MAX_BLOCK_SIDE = 8
+MAX_SUPPORT_BRANCHES = 100_000
+#: Steps of unification and evaluation one all-sizes certificate may cost (the honest multi-head one needs 1.3*10^5).
+MAX_PATTERN_WORK = 5_000_000

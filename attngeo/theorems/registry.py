@@ -48,6 +48,9 @@ class Statement:
         ``proofs/<script>.py``, which tests it and reports what it covered.
     depends : tuple of str
         Names of the statements it builds on.
+    all_sizes : bool
+        ``attngeo prove <name>`` proves it for every size in its hypotheses (docs/math.md §7.1); the script
+        still certifies a range, and ``attngeo certify`` runs both.
 
     Examples
     --------
@@ -64,6 +67,7 @@ class Statement:
     latex: str  # the statement in LaTeX (math mode pieces inside $...$)
     script: str  # proofs/<script>.py; the sizes it covers are what it reports
     depends: tuple[str, ...] = field(default_factory=tuple)
+    all_sizes: bool = False
 
 
 STATEMENTS: tuple[Statement, ...] = (
@@ -71,13 +75,13 @@ STATEMENTS: tuple[Statement, ...] = (
         "single-layer-dimension", "theorem", "[HMK] Thm. (single layer)",
         "Dimension of one lightning layer",
         r"$\dim \mathcal M_{d,d',a} = 2ad + dd' - a^2 - 1$ for $a \le d$, and $d^2 + dd' - 1$ for $a > d$ ($t \ge 2$)",
-        "single_layer_dimension"),
+        "single_layer_dimension", all_sizes=True),
     Statement(
         "deep-dimension", "theorem", "[HMK] Thm. (deep, equal widths)",
         "Dimension of deep lightning networks",
         r"$\dim \mathcal M = l\,a(2d - a) + d^2 - l$ for equal widths $d$ and ranks $a \le d$, $t \ge 2$",
         "deep_dimension",
-        ("single-layer-dimension",)),
+        ("single-layer-dimension",), all_sizes=True),
     Statement(
         "single-layer-fibers", "theorem", "[HMK] Thm. (identifiability)",
         "Fibers of one lightning layer",
@@ -150,6 +154,14 @@ STATEMENTS: tuple[Statement, ...] = (
         "multihead_dimension",
         ("every-architecture", "softmax-single-layer")),
     Statement(
+        "multihead-layer-dimension", "theorem", "attngeo (docs/math.md §7.1)",
+        "Dimension of one multi-head layer with heads on disjoint blocks",
+        r"$\dim \mathcal M = h(2ad + 2bd - a^2 - b^2 - 1) = P - h(a^2 + 1 + b^2)$ for one lightning layer "
+        r"$d \to d$ with $h$ heads of rank $a$ and value rank $b$ ($V_j = O_j U_j$), $h \max(a, b) \le d$, "
+        r"$t \ge 2$",
+        "multihead_layer_dimension",
+        ("single-layer-dimension",), all_sizes=True),
+    Statement(
         "multihead-fibers", "finding", "attngeo (docs/fibers.md §4, docs/findings.md 20)",
         "Fibers of multi-head attention layers",
         r"a generic fiber of one lightning layer with $h$ heads is one orbit of the group and the $h!$ head "
@@ -160,8 +172,12 @@ STATEMENTS: tuple[Statement, ...] = (
 )
 
 
+#: What ``attngeo prove`` establishes, as the report words it (beside the outcome of the script's range).
+PROVED = "proved for all sizes"
+
 #: What a run can establish about one claim, as the report words it.
 OUTCOMES = {
+    "proved": PROVED,  # attngeo prove: an all-sizes certificate (never the outcome of a script's counts)
     "certified": "certified on the range",  # every case of the stated range certified
     "instances": "instances certified",  # finitely many instances certified; no proof of the claim beyond them
     "refuted": "refuted",  # a certified counterexample

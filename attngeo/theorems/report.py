@@ -26,7 +26,7 @@ import networkx as nx
 
 from ..geometry.certificate import write_text
 from ..latex import scope as scope_latex, scope_summary, sizes as sizes_latex, tex_escape
-from .registry import OUTCOMES, SINGULAR_REGIONS, STATEMENTS, Statement, classify, graph
+from .registry import OUTCOMES, PROVED, SINGULAR_REGIONS, STATEMENTS, Statement, classify, graph
 
 #: Most severe first: the outcome a statement's node shows when its claims differ.
 SEVERITY = ("failed", "refuted", "bounds", "undecided", "instances", "certified")
@@ -37,6 +37,8 @@ COLOURS = {"certified": ("green!25", "#c7e9c0"), "instances": ("blue!15", "#dbe9
            "bounds": ("black!10", "#e5e5e5"), "undecided": ("black!10", "#e5e5e5"), "failed": ("red!60", "#fb6a4a"),
            "not run": ("white", "white"), "singular": ("red!25", "#fcbba1"), "smooth": ("green!25", "#c7e9c0")}
 LEGEND = {
+    "proved": "an all-sizes certificate (`attngeo prove`, docs/math.md §7.1) the checker verified: the formula holds "
+              "for every size in the stated hypotheses",
     "certified": "every case of the stated range certified (the claim is proved on that range)",
     "instances": "finitely many instances certified; no proof of the claim beyond them",
     "refuted": "a certified counterexample; the counterexamples are listed",
@@ -126,6 +128,10 @@ class Outcome:
         Certificates it wrote.
     missing : bool
         The script was not found.
+    proved : str
+        For a statement with ``all_sizes``: the checker's claim for its all-sizes certificate, or ``""``.
+    proof_failure : str
+        Why ``attngeo prove`` failed for it, or ``""`` (a failure fails the statement).
 
     Examples
     --------
@@ -157,11 +163,13 @@ class Outcome:
     output: str = ""
     certificates: int = 0
     missing: bool = False  # the script was not found
+    proved: str = ""  # the checker's all-sizes claim (attngeo prove)
+    proof_failure: str = ""
 
     @property
     def ok(self) -> bool:
-        """The script exited with 0."""
-        return self.exit_code == 0
+        """The script exited with 0 (and the all-sizes proof, if any, verified)."""
+        return self.exit_code == 0 and not self.proof_failure
 
     @property
     def summary(self) -> str:
@@ -312,6 +320,11 @@ class Outcome:
         return out or ([] if self.ok else [f"exit code {self.exit_code}"])
 
 
+def _all_sizes(o: Outcome) -> str:
+    """The checker's all-sizes claim without its leading "for all sizes: " (the report says it already)."""
+    return o.proved.removeprefix("for all sizes: ")
+
+
 # -- the words and numbers of one claim ---------------------------------------------------------
 
 
@@ -435,6 +448,9 @@ def markdown(outcomes: list[Outcome], out: Path, seconds: float) -> str:
             sizes = _sizes(o, p, listed) if p["outcome"] else ""
             lines.append(f"| {head} | {p['latex']} | {sizes} | {result} | "
                          f"{f'{o.seconds:.1f} s' if k == 0 else ''} |")
+        if o.proved or o.proof_failure:
+            lines.append(f"| | the statement | all sizes | " + (f"**{PROVED}**: {_all_sizes(o)}" if o.proved else
+                                                                f"**FAILED**: {o.proof_failure}") + " | |")
     for o in outcomes:
         s = o.statement
         lines += ["", f"## {s.title}", "", f"*{s.kind}, {s.source}; script `proofs/{s.script}.py`; "
@@ -448,6 +464,8 @@ def markdown(outcomes: list[Outcome], out: Path, seconds: float) -> str:
                 lines += ["", "  | sizes | where | certified | the claim says |", "  |---|---|---|---|"]
                 lines += [f"  | ${z}$ | {w} | {c} | {h} |" for z, w, c, h in rows]
                 lines.append("")
+        if o.proved:
+            lines.append(f"- **{PROVED}** (`attngeo prove {s.name}`, certificate `all-sizes.json`): {_all_sizes(o)}")
         lines += [f"- note: {n}" for n in o.notes]
         lines += [f"- **failed**: {f}" for f in (o.failures if not o.ok else [])]
     if listed:
@@ -706,6 +724,10 @@ def _results_table(outcomes: list[Outcome]) -> list[str]:
             seconds = rf"{o.seconds:.1f}\,s" if k == 0 else ""
             sizes = _sizes(o, p, listed) if p["outcome"] else ""
             body.append(rf"{head} & {p['latex']} & {sizes} & {result} & {seconds} \\")
+        if o.proved or o.proof_failure:
+            said = rf"\textbf{{{PROVED}}}: {tex_escape(_all_sizes(o))}" if o.proved else \
+                rf"\textbf{{FAILED}}: {tex_escape(o.proof_failure)}"
+            body.append(rf" & the statement & all sizes & {said} & \\")
         body.append(r"\hline")
     body += [r"\end{longtable}", "}"]
     return body
@@ -728,6 +750,9 @@ def _statement_section(o: Outcome, listed: list) -> list[str]:
                          r"P{0.14\linewidth}}", r"counterexample & where & certified & the claim says \\ \hline",
                          *[rf"${z}$ & {w} & {c} & {h} \\" for z, w, c, h in rows], r"\end{longtable}}"]
         body.append(r"\end{itemize}")
+    if o.proved:
+        body += [r"\begin{itemize}", rf"\item{{}} \textbf{{{PROVED}}} (\texttt{{attngeo prove "
+                 rf"{tex_escape(s.name)}}}): {tex_escape(_all_sizes(o))}.", r"\end{itemize}"]
     if o.notes:
         body += [r"\begin{itemize}", *[rf"\item[] \emph{{Note.}} {n}" for n in o.notes], r"\end{itemize}"]
     if not o.ok:

@@ -380,6 +380,36 @@ def _cmd_check(args) -> int:
     return 0 if counts["valid"] == len(files) else (1 if counts["rejected"] else 2)
 
 
+# -- prove ----------------------------------------------------------------------------
+
+
+def _cmd_prove(args) -> int:
+    from ..geometry.certificate import write_json
+    from ..theorems.allsizes import proved
+
+    _check_certificate_path(args)
+    proof = proved(args.name)
+    if args.certificate:
+        write_json(args.certificate, proof.certificate)
+    summary = proof.summary()
+    if args.json:
+        print(json.dumps({**summary, **({"certificate": str(args.certificate)} if args.certificate else {})}))
+        return 0
+    formula = "; ".join(f"{f['value']}" + (f"  if {', '.join(f['when'])}" if f["when"] else "")
+                        for f in summary["formula"])
+    rows = [("theorem", summary["theorem"]), ("scope", "all sizes (proved, not sampled)"),
+            ("hypotheses", ", ".join(summary["hypotheses"]) + ", t >= 2"), ("formula", f"dim M = {formula}"),
+            ("pieces", f"{summary['pieces']} (a case split of the hypotheses, one pattern point each)"),
+            ("blocks", f"{summary['blocks']['lower']} Jacobian, {summary['blocks']['upper']} field block types"),
+            ("checked", proof.claim), ("time", f"{summary['seconds']:.2f} s to prove, "
+                                               f"{summary['check_seconds']:.2f} s to check")]
+    if args.certificate:
+        rows.append(("certificate", str(args.certificate)))
+    for name, value in rows:
+        print(f"{name:<12} {value}")
+    return 0
+
+
 # -- certify --------------------------------------------------------------------------
 
 
@@ -410,7 +440,9 @@ def _outcome_json(o) -> dict:
     return {"name": o.statement.name, "script": o.statement.script,
             "status": "missing" if o.missing else o.verdict, "exit_code": o.exit_code,
             "seconds": round(o.seconds, 3), "certificates": o.certificates, "claims": o.parts,
-            "summary": o.summary, "findings": o.findings, "notes": o.notes, "failures": [] if o.ok else o.failures}
+            "summary": o.summary, "findings": o.findings, "notes": o.notes, "failures": [] if o.ok else o.failures,
+            **({"all_sizes": o.proved or None, "all_sizes_failure": o.proof_failure or None}
+               if o.statement.all_sizes else {})}
 
 
 def _cmd_sweep(args) -> int:
@@ -447,6 +479,21 @@ def _cmd_plot(args) -> int:
     return 0
 
 
+def _prove_all_sizes(s, folder: Path, say) -> tuple[str, str]:
+    """``attngeo prove`` for a registered statement: write ``all-sizes.json``, return (claim, failure)."""
+    from ..geometry.certificate import write_json
+    from ..theorems.allsizes import proved
+
+    try:
+        proof = proved(s.name)
+    except (AttngeoError, CertificateRejected) as exc:
+        say(f"  all sizes: FAILED: {exc}")
+        return "", str(exc)
+    write_json(folder / "all-sizes.json", proof.certificate)
+    say(f"  all sizes: proved ({proof.summary()['pieces']} pieces, checked in {proof.check_seconds:.1f} s)")
+    return proof.claim, ""
+
+
 def _cmd_certify(args) -> int:
     from ..theorems.report import SHORT, Outcome, write_reports
     from ..theorems.registry import get as statement, order
@@ -476,8 +523,9 @@ def _cmd_certify(args) -> int:
         run = subprocess.run([sys.executable, str(script), "--out", str(out / s.script)],
                              capture_output=True, text=True)
         log = run.stdout + (("\n" + run.stderr) if run.stderr else "")
+        proved, failure = _prove_all_sizes(s, out / s.script, say) if s.all_sizes else ("", "")
         count = len(list((out / s.script).glob("*.json")))
-        o = Outcome(s, run.returncode, time.perf_counter() - start, log, count)
+        o = Outcome(s, run.returncode, time.perf_counter() - start, log, count, proved=proved, proof_failure=failure)
         outcomes.append(o)
         write_text(out / "logs" / f"{s.script}.txt", log)
         say(f"  {o.headline}  ({o.seconds:.1f} s)")
@@ -660,6 +708,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--y", default="layers", choices=("width", "layers", "rank", "tokens", "heads"),
                    help="y axis of the defect heatmap (default layers)")
     p.set_defaults(run=_cmd_plot)
+
+    p = sub.add_parser("prove", help="prove a dimension formula for all sizes; the checker verifies the certificate")
+    p.add_argument("name", help="single-layer-dimension, multihead-layer-dimension or deep-dimension")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--certificate", metavar="FILE", help="write the certificate to FILE")
+    p.set_defaults(run=_cmd_prove)
 
     p = sub.add_parser("certify", help="certify every registered statement in dependency order; write a report")
     p.add_argument("--out", default="certificates", help="folder for the certificates (default: certificates)")

@@ -1,0 +1,319 @@
+"""Theorems for all sizes: ``attngeo prove NAME`` (docs/math.md §7.1).
+
+Each statement is a formula for ``dim M`` on a range of sizes given by
+hypotheses, and a **case tree**: polynomial splits (``g >= 0`` / ``g <= -1``)
+whose leaves are empty or carry one pattern point
+(:mod:`attngeo.geometry.dimension.patternpoint`), valid on the whole leaf. For
+each leaf the prover finds the two triangular minors; the certificate holds the
+tree, the points and the blocks, and the checker
+(:mod:`attngeo.check.dimension.allsizes`) re-derives every block, count and
+identity itself.
+
+Examples
+--------
+>>> from attngeo.check import check_certificate
+>>> cert = prove("single-layer-dimension")
+>>> cert["scope"], len(cert["pieces"])
+('all sizes', 8)
+>>> check_certificate(cert).claim.startswith("for all sizes: dim M = 2*d*a + d*dd - a^2 - 1 if a <= d")
+True
+"""
+
+from __future__ import annotations
+
+import time
+
+import sympy
+from dataclasses import dataclass
+
+from ..check import check_certificate
+from ..exceptions import CertificateRejected, InvalidInputError
+from ..geometry.certificate import certificate_json
+from ..geometry.dimension.deeppattern import deep_piece
+from ..geometry.dimension.patternpoint import Design, find_minors, head_design, ones_design, region_design, total
+
+KIND = "dimension-all-sizes"
+
+
+def _leaf(design: Design, *equalities: str) -> tuple:
+    return ("piece", design, equalities)
+
+
+def _split(g: str, ge, lt) -> tuple:
+    return ("split", g, ge, lt)
+
+
+EMPTY = ("empty",)
+
+
+def _single_layer_tree() -> tuple:
+    """Pieces by the order of ``a``, ``d``, ``dd``; witnesses (singletons) where a pivot needs one."""
+    r = region_design
+    return _split(
+        "a - d - 1",
+        _split("dd - d - 1",
+               _leaf(r([("S", "in hid out", "d", 1), ("G", "hid", "a - d", 0), ("X", "out", "dd - d", 0)])),
+               _leaf(r([("S", "in hid out", "dd", 1), ("E", "in hid", "d - dd", 0), ("G", "hid", "a - d", 0)]))),
+        _split(
+            "dd - d - 1",
+            _leaf(r([("S", "in hid out", "a", 1), ("E", "in out", "d - a", 0), ("X", "out", "dd - d", 0)])),
+            _split(
+                "dd - a",
+                _split(
+                    "a - 2",
+                    _leaf(r([("S", "in hid out", "a", 2), ("E", "in out", "dd - a", 0), ("R", "in", "d - dd", 0)])),
+                    _split(
+                        "dd - 2",
+                        _leaf(r([("S", "in hid out", "a", 1), ("E", "in out", "dd - a", 1),
+                                 ("R", "in", "d - dd", 0)])),
+                        # a = dd = 1: the plain point is a rank-1 parallel point (docs/math.md §6.2); V takes
+                        # another input than Q, K (a swap point) when there is one
+                        _split("d - 2",
+                               _leaf(r([("o", "in hid", None, 1), ("q", "in out", None, 1), ("R", "in", "d - 2", 0)]),
+                                     "dd = 1", "a = 1"),
+                               _leaf(r([("S", "in hid out", None, 1)]), "d = 1", "dd = 1", "a = 1")))),
+                _leaf(r([("S", "in hid out", "dd", 1), ("E", "in hid", "a - dd", 1), ("R", "in", "d - a", 0)])))))
+
+
+def _multihead_tree() -> tuple:
+    """Heads on disjoint blocks of ``max(a, b)`` inputs (the block point), split by ``a`` against ``b``;
+    ``a = b = 1`` at the ones point."""
+    h = head_design
+    return _split(
+        "a + b - 3",
+        _split("b - a",
+               _split("a - 2", _leaf(h("a <= b", 2)), _leaf(h("a <= b", 1, 1))),
+               _split("b - 2", _leaf(h("b < a", 2)), _leaf(h("b < a", 1, 1)))),
+        _leaf(ones_design(), "a = 1", "b = 1"))
+
+
+#: Depths and ranks the deep statement covers (every width): a deep piece's blocks grow with ``l`` and ``a``.
+DEEP_DEPTHS, DEEP_RANKS = 3, 3
+
+
+def _deep_tree() -> tuple:
+    """One piece per depth ``l`` and rank ``a``, every width ``d >= a`` (``a = 1``: ``d = 1`` apart)."""
+    def by(name: str, values: range, leaf):
+        node = leaf(values[-1])
+        for v in reversed(values[:-1]):
+            node = _split(f"{name} - {v + 1}", node, leaf(v))
+        return node
+
+    def deep_leaf(l, a):
+        if a > 1:
+            return ("deep", (l, a, False), (f"l = {l}", f"a = {a}"))
+        return _split("d - 2", ("deep", (l, 1, False), (f"l = {l}", "a = 1")),
+                      ("deep", (l, 1, True), (f"l = {l}", "a = 1", "d = 1")))
+
+    return by("l", range(1, DEEP_DEPTHS + 1), lambda l: by("a", range(1, DEEP_RANKS + 1), lambda a: deep_leaf(l, a)))
+
+
+@dataclass(frozen=True)
+class AllSizes:
+    """A statement ``attngeo prove`` proves for every size in its hypotheses.
+
+    Attributes
+    ----------
+    name : str
+        The statement's name (shared with :mod:`attngeo.theorems.registry`).
+    parameters, hypotheses, formula
+        As the checker states them (:data:`attngeo.check.dimension.allsizes.THEOREMS`).
+    tree : callable
+        Builds the case tree with its pattern points.
+
+    Examples
+    --------
+    >>> s = STATEMENTS["multihead-layer-dimension"]
+    >>> s.to_json()["hypotheses"]
+    ['h >= 1', 'a >= 1', 'b >= 1', 'h*a <= d', 'h*b <= d']
+    """
+
+    name: str
+    parameters: tuple
+    hypotheses: tuple
+    formula: tuple
+    tree: object
+
+    def to_json(self) -> dict:
+        return {"theorem": self.name, "scope": "all sizes", "parameters": list(self.parameters),
+                "hypotheses": list(self.hypotheses),
+                "formula": [{"when": list(w), "value": v} for w, v in self.formula]}
+
+
+STATEMENTS = {
+    "single-layer-dimension": AllSizes(
+        "single-layer-dimension", ("d", "dd", "a"), ("d >= 1", "dd >= 1", "a >= 1"),
+        ((("a <= d",), "2*d*a + d*dd - a^2 - 1"), (("a >= d + 1",), "d^2 + d*dd - 1")), _single_layer_tree),
+    "deep-dimension": AllSizes(
+        "deep-dimension", ("l", "d", "a"), ("l >= 1", f"l <= {DEEP_DEPTHS}", "a >= 1", f"a <= {DEEP_RANKS}", "a <= d"),
+        (((), "2*l*a*d - l*a^2 + d^2 - l"),), _deep_tree),
+    "multihead-layer-dimension": AllSizes(
+        "multihead-layer-dimension", ("d", "h", "a", "b"),
+        ("h >= 1", "a >= 1", "b >= 1", "h*a <= d", "h*b <= d"),
+        (((), "2*h*a*d + 2*h*b*d - h*a^2 - h*b^2 - h"),), _multihead_tree),
+}
+
+
+#: Registered statements ``attngeo prove`` knows but cannot prove for all sizes, and why.
+NOT_PROVED = {
+    "softmax-single-layer": "its lower bound is a ball-arithmetic determinant at sampled inputs, and the "
+                            "coefficient coordinates the all-sizes blocks use do not exist for exp; an index-pattern "
+                            "version with ball-decided blocks is not implemented (docs/math.md §7.1)",
+}
+
+
+def _known(name: str) -> AllSizes:
+    if name in STATEMENTS:
+        return STATEMENTS[name]
+    if name in NOT_PROVED:
+        raise InvalidInputError(f"prove {name}: not proved for all sizes: {NOT_PROVED[name]}; "
+                                f"'attngeo certify --only {name}' certifies it on a range")
+    raise InvalidInputError(f"prove {name}: not a statement proved for all sizes; choose one of "
+                            f"{', '.join(STATEMENTS)}")
+
+
+def _deep_total(blocks: list) -> str:
+    """``Σ count x side`` of deep blocks (counts are polynomials in ``d``)."""
+    d = sympy.Symbol("d")
+    return str(sympy.expand(sum(sympy.sympify(b["count"], locals={"d": d}) * len(b["columns"]) for b in blocks)))
+
+
+def prove(name: str) -> dict:
+    """The all-sizes certificate of a statement of :data:`STATEMENTS` (a dict, ready to write or check).
+
+    Raises
+    ------
+    InvalidInputError
+        ``name`` is not one of them, or one the toolkit cannot prove for all sizes (the message says why).
+
+    Examples
+    --------
+    >>> prove("softmax-single-layer")     # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.InvalidInputError: prove softmax-single-layer: not proved for all sizes: its lower bound ...
+    """
+    statement = _known(name)
+    statement = STATEMENTS[name]
+    start = time.perf_counter()
+    pieces: list = []
+
+    def walk(node):
+        if node[0] == "split":
+            return {"split": node[1], "ge": walk(node[2]), "lt": walk(node[3])}
+        if node[0] == "empty":
+            return {"empty": True}
+        if node[0] == "deep":
+            _, (l, a, tiny), equalities = node
+            piece = deep_piece(l, a, tiny)
+            for side, key in (("lower", "rank"), ("upper", "fields")):
+                piece[side][key] = _deep_total(piece[side]["blocks"])
+            pieces.append({"equalities": list(equalities), **piece})
+            return {"piece": len(pieces) - 1}
+        _, design, equalities = node
+        lower, upper = find_minors(design)
+        data = design.to_json()
+        pieces.append({"equalities": list(equalities), **data,
+                       "lower": {"blocks": [b.to_json() for b in lower], "rank": total(lower, design)},
+                       "upper": {"blocks": [b.to_json() for b in upper], "fields": total(upper, design)}})
+        return {"piece": len(pieces) - 1}
+
+    cases = walk(statement.tree())
+    return certificate_json(KIND, {**statement.to_json(), "cases": cases, "pieces": pieces,
+                                   "seconds": round(time.perf_counter() - start, 3)})
+
+
+@dataclass(frozen=True)
+class Proof:
+    """A statement proved for all sizes: its certificate and the independent checker's claim.
+
+    Attributes
+    ----------
+    certificate : dict
+        The ``dimension-all-sizes`` certificate.
+    claim : str
+        What :func:`attngeo.check.check_certificate` verified, in the checker's words.
+    check_seconds : float
+        Time the checker took.
+
+    Examples
+    --------
+    >>> proof = proved("single-layer-dimension")
+    >>> proof.certificate["kind"], proof.claim.endswith("(8 pieces)")
+    ('dimension-all-sizes', True)
+    """
+
+    certificate: dict
+    claim: str
+    check_seconds: float
+
+    def summary(self) -> dict:
+        """The JSON summary ``attngeo prove --json`` prints.
+
+        Examples
+        --------
+        >>> s = proved("single-layer-dimension").summary()
+        >>> s["scope"], s["hypotheses"], s["pieces"]
+        ('all sizes', ['d >= 1', 'dd >= 1', 'a >= 1'], 8)
+        """
+        c = self.certificate
+        return {"theorem": c["theorem"], "scope": c["scope"], "parameters": c["parameters"],
+                "hypotheses": c["hypotheses"], "formula": c["formula"], "pieces": len(c["pieces"]),
+                "blocks": {side: sum(len(p[side]["blocks"]) for p in c["pieces"]) for side in ("lower", "upper")},
+                "claim": self.claim, "seconds": c["seconds"], "check_seconds": round(self.check_seconds, 3)}
+
+
+def proved(name: str) -> Proof:
+    """Prove a statement for all sizes and have the independent checker verify the certificate.
+
+    Raises
+    ------
+    InvalidInputError
+        As :func:`prove`.
+    CertificateRejected
+        The checker refused the prover's certificate (a bug: nothing is claimed).
+
+    Examples
+    --------
+    >>> proved("multihead-layer-dimension").claim.startswith("for all sizes: dim M = 2*h*a*d + 2*h*b*d")
+    True
+    """
+    cert = prove(name)
+    start = time.perf_counter()
+    try:
+        claim = check_certificate(cert).claim
+    except CertificateRejected as exc:
+        raise CertificateRejected(f"the checker refused the certificate of {name} ({exc}); nothing is proved") from None
+    return Proof(cert, claim, time.perf_counter() - start)
+
+
+def piece_at(cert: dict, sizes: dict) -> int:
+    """The piece of an all-sizes certificate whose case contains the given sizes (walks the case tree).
+
+    Raises
+    ------
+    InvalidInputError
+        The sizes violate the hypotheses or fall on a leaf marked empty.
+
+    Examples
+    --------
+    >>> cert = prove("single-layer-dimension")
+    >>> cert["pieces"][piece_at(cert, {"d": 5, "dd": 3, "a": 2})]["cells"]
+    {'S0': '1', 'S1': '1', 'S': 'a - 2', 'E': 'dd - a', 'R': 'd - dd'}
+    """
+    import sympy
+
+    def value(text):
+        return int(sympy.sympify(text, locals={p: sympy.Symbol(p) for p in sizes}).subs(sizes))
+
+    for h in cert["hypotheses"]:
+        op = ">=" if ">=" in h else "<="
+        lhs, rhs = h.split(op)
+        if (value(lhs) - value(rhs)) * (1 if op == ">=" else -1) < 0:
+            raise InvalidInputError(f"sizes {sizes} violate the hypothesis {h}")
+    node = cert["cases"]
+    while "split" in node:
+        node = node["ge"] if value(node["split"]) >= 0 else node["lt"]
+    if "piece" not in node:
+        raise InvalidInputError(f"sizes {sizes} fall on an empty case")
+    return node["piece"]
