@@ -58,6 +58,11 @@ MAX_PEELED_MONOMIALS = 20_000
 MAX_PEELED_DIGITS = 100_000
 #: Nodes of the branch-and-bound search for the dimension of a monomial ideal.
 MAX_SEARCH_NODES = 2_000_000
+#: A 'stack point' witness (deep multi-head residual stacks): the entries of one layer, and of the group fields'
+#: minor, the checker lists (GPT-2 small's stack: 2.4e6 each), and the inputs of one type's tiny stack
+#: (honest ones: at most a few hundred).
+MAX_STACK_ENTRIES = 100_000_000
+MAX_STACK_INPUTS = 4096
 #: Precision of a ball witness (bits).
 MIN_PRECISION, MAX_PRECISION = 53, 1 << 16
 #: Default budget of one certificate checked in isolation (check_file, check_folder).

@@ -151,6 +151,10 @@ def _lower_witness_text(lw: dict) -> str:
         sizes = lw.get("blocks", [])
         return (f"block triangular Jacobian minor at V = I: {len(sizes)} blocks of at most "
                 f"{max(sizes, default=0)} columns, {len(lw.get('inputs', []))} sparse inputs, {ball}")
+    if lw.get("structured") == "stack point":
+        inputs = lw.get("inputs", {})
+        return (f"block triangular Jacobian minor at the stack point: {len(inputs)} tiny stacks' blocks, "
+                f"{sum(len(v) for v in inputs.values())} inputs, {ball}")
     if lw.get("structured") == "head point":
         return (f"coefficient Jacobian at the head point: {lw['blocks']} blocks of at most {lw['largest_block']} "
                 f"columns after peeling, mod {lw['prime']}")

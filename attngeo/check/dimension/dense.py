@@ -26,7 +26,7 @@ from flint import fmpq, fmpq_mat, nmod_mat
 
 from ...exceptions import CertificateFormatError
 from ..arch import Arch, architecture
-from . import identitypoint, discovery, headpoint, kernelfields, plainpoint
+from . import identitypoint, discovery, headpoint, kernelfields, plainpoint, stackpoint
 from .ball import check_ball_lower
 from ..limits import MAX_FIELD_ENTRIES
 from ..schema import ARCHITECTURE, CHECKED, HEADER, NUMBER
@@ -42,7 +42,7 @@ SCHEMA = {
     "parameters": CHECKED, "lower": CHECKED, "upper": CHECKED, "certified": CHECKED, "dimension": CHECKED,
     "lower_witness": {**_WITNESS, "inputs": CHECKED, "functionals": CHECKED, "rank": CHECKED, "rows": CHECKED,
                       "columns": CHECKED, "determinant": CHECKED, "normalization": CHECKED, "precision": CHECKED,
-                      "structured": CHECKED, "blocks": CHECKED, "largest_block": CHECKED},
+                      "structured": CHECKED, "blocks": CHECKED, "largest_block": CHECKED, "determinants": CHECKED},
     "upper_witness": {**_WITNESS, "families": CHECKED, "field_rank": CHECKED, "rows": CHECKED, "columns": CHECKED,
                       "determinant": CHECKED, "structured": CHECKED, "ambient": CHECKED, "coefficients": CHECKED},
     "seconds": NUMBER, "attempts": NUMBER,
@@ -223,6 +223,8 @@ def _witness(cert: dict, key: str, arch: Arch) -> tuple[dict, int, np.ndarray]:
 
 def _check_lower(cert: dict, arch: Arch) -> int:
     lw = field(cert, "lower_witness")
+    if isinstance(lw, dict) and lw.get("structured") == "stack point":  # residual stacks (check/dimension/stackpoint.py)
+        return stackpoint.check_lower(cert, lw, arch, (_layer, _layer_tangent))
     if arch.normalization != "lightning":  # exp is not polynomial: the witness is a ball determinant
         if isinstance(lw, dict) and "prime" in lw:
             reject("a normalized network's lower witness is a ball determinant, not a minor mod p")
@@ -467,6 +469,8 @@ def _check_structured_lower(cert: dict, lw: dict, arch: Arch) -> int:
 
 
 def _check_structured_upper(cert: dict, uw: dict, arch: Arch) -> int:
+    if uw["structured"] == "stack point":
+        return stackpoint.check_upper(cert, uw, arch, _expected_families(arch) + kernelfields.expected(arch))
     if uw["structured"] == "head point":
         return headpoint.check_upper(cert, uw, arch, _expected_families(arch) + kernelfields.expected(arch))
     if not arch.plain:

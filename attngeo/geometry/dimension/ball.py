@@ -207,7 +207,8 @@ def _unit(rows: int, cols: int, r: int, c: int) -> arb_mat:
     return E
 
 
-def ball_jacobian(arch: Architecture, point: list[fmpq], inputs: list, functionals: np.ndarray, prec: int) -> arb_mat:
+def ball_jacobian(arch: Architecture, point: list[fmpq], inputs: list, functionals: np.ndarray, prec: int,
+                  columns: list[int] | None = None) -> arb_mat:
     """Rows ``<w_nr, d phi(X_n)>``, one column per parameter, as balls at ``prec`` bits.
 
     Forward mode by the chain rule, every operation in ball arithmetic: each
@@ -225,11 +226,13 @@ def ball_jacobian(arch: Architecture, point: list[fmpq], inputs: list, functiona
         Integers of shape ``(N, c, d_l, t)``: ``c`` functionals per input.
     prec : int
         Working precision in bits.
+    columns : list of int, optional
+        Only these parameter columns, in this order (default: all).
 
     Returns
     -------
     flint.arb_mat
-        ``N c`` rows, ``arch.parameter_count`` columns.
+        ``N c`` rows, ``arch.parameter_count`` columns (or ``len(columns)``).
 
     Examples
     --------
@@ -260,19 +263,19 @@ def ball_jacobian(arch: Architecture, point: list[fmpq], inputs: list, functiona
     norm = NORMALIZERS[arch.normalization]
     with _precision(prec):
         layers = _layers(arch, point)
-        blocks = list(arch.blocks())
+        entries = [(b, r, c) for b in arch.blocks() for r in range(b.rows) for c in range(b.cols)]
+        if columns is not None:
+            entries = [entries[k] for k in columns]
         rows = []
         for X, w in zip(inputs, functionals):
             recs = _forward(layers, arb_mat(len(X), len(X[0]), [arb(x) for r in X for x in r]), norm, arch)
             cols = []
-            for b in blocks:
-                for r in range(b.rows):
-                    for c in range(b.cols):
-                        E = _unit(b.rows, b.cols, r, c)
-                        dY = _tangent(recs[b.layer - 1], head=b.head, **{"d" + b.name: E})
-                        for rec in recs[b.layer: arch.depth]:
-                            dY = _tangent(rec, dY=dY)
-                        cols.append(dY)
+            for b, r, c in entries:
+                E = _unit(b.rows, b.cols, r, c)
+                dY = _tangent(recs[b.layer - 1], head=b.head, **{"d" + b.name: E})
+                for rec in recs[b.layer: arch.depth]:
+                    dY = _tangent(rec, dY=dY)
+                cols.append(dY)
             for wk in w:  # c functionals on the d_l x t output, summed as balls: no int64 sum to wrap
                 rows.append([sum((dY[i, j] * int(wk[i][j]) for i in range(dY.nrows()) for j in range(dY.ncols())
                                   if wk[i][j]), arb(0)) for dY in cols])

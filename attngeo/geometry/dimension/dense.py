@@ -33,7 +33,7 @@ from ..certificate import DimensionCertificate
 from ...exceptions import ExpansionTooLargeError, InvalidInputError, NotCertifiedError
 from ...model.formulas import hmk_formula
 from ... import progress
-from . import identitypoint, headpoint, plainpoint
+from . import identitypoint, headpoint, plainpoint, stackpoint
 from .bounds import functional_count, random_ints, upper_bound
 from ...model.jacobian import jacobian_mod_p
 from ...exact.rank import det_mod_p, independent_rows, maximal_minor_mod_p, random_prime
@@ -121,6 +121,10 @@ def certify_dimension(
     """
     if max_attempts < 1:
         raise InvalidInputError(f"max_attempts = {max_attempts} must be at least 1")
+    if inputs is None and stackpoint.applies(arch):  # residual stacks: a few tiny blocks, counted (Lemma S)
+        cert = stackpoint.certify_stack(arch, seed=seed)
+        if cert.certified:
+            return cert
     if inputs is None and identitypoint.preferred(arch, STRUCTURED_FROM):
         cert = identitypoint.certify_deep(arch, seed=seed)  # V = I, sparse inputs: small triangular blocks
         if cert.certified:
@@ -220,6 +224,8 @@ def estimate(arch: Architecture) -> tuple[str, int]:
             and arch.parameter_count >= STRUCTURED_FROM:
         d, dd = arch.widths
         return "structured", STRUCTURED_BYTES_PER_NONZERO * 3 * arch.ranks[0] * d * dd
+    if stackpoint.applies(arch):
+        return "structured", stackpoint.estimate_bytes(arch)
     if identitypoint.applies(arch) and arch.parameter_count >= STRUCTURED_FROM:
         return "structured", identitypoint.estimate_bytes(arch)
     if headpoint.preferred(arch, STRUCTURED_FROM):
