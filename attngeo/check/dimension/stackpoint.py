@@ -286,38 +286,43 @@ def _rank_mod_p(stack: _Tiny, cols: list, values: list, p: int, forward) -> int:
 
 
 def _ball_minor(stack: _Tiny, cols: list, values: list, rows: list, prec: int, f, fp) -> arb:
-    """Determinant ball of the tiny Jacobian's minor on ``rows`` (``(input, row, token)`` in order) and the columns."""
+    """Determinant ball of the tiny Jacobian's minor on ``rows`` (``(input, row, token)`` in order) and the columns.
+
+    A column of layer ``i`` moves nothing before layer ``i``: its dual numbers start from the layer's input.
+    """
     arch, l, t = stack.arch, len(stack.arch.ranks), stack.arch.tokens
     per_layer = 4 * stack.heads * stack.rank * stack.width
     R = len(stack.rows) * t
     needed = sorted({k // R for k in rows})
-    base = [[{name: arb_mat(m) for name, m in hd.items()} for hd in _point(stack, fmpq(1), SOFTMAX_SCALE)]
-            for _ in range(l)]
-    Xs = {}
+    base = [{name: arb_mat(m) for name, m in hd.items()} for hd in _point(stack, fmpq(1), SOFTMAX_SCALE)]
+    plain = [[_dual(hd[name]) for name in _NAMES] for hd in base]  # one layer's weights, no tangent
+    states = {}  # input -> the layer inputs Y_0 .. Y_(l-1)
     for n in needed:
         X = [[fmpq(0)] * t for _ in range(stack.width)]
         for e, row in enumerate(stack.support):
             X[row] = values[n][e]
-        Xs[n] = arb_mat([[arb(x) for x in r] for r in X])
+        Y = arb_mat([[arb(x) for x in r] for r in X])
+        states[n] = [Y]
+        for _ in range(l - 1):
+            Y = arb_mat(_parts(_output([plain], Y, f, fp, arch))[0])
+            states[n].append(Y)
     columns = []
-    for col in (i * per_layer + c for i in range(l) for c in cols):
-        i, rest = divmod(col, per_layer)
-        hd, rest = divmod(rest, 4 * stack.rank * stack.width)
-        code, e = divmod(rest, stack.rank * stack.width)
-        weights = []
-        for li in range(l):
-            layer = []
+    for i in range(l):
+        for c in cols:
+            hd, rest = divmod(c, 4 * stack.rank * stack.width)
+            code, e = divmod(rest, stack.rank * stack.width)
+            moved = []
             for hj in range(stack.heads):
                 mats = []
                 for nc, name in enumerate(_NAMES):
-                    M, E = base[li][hj][name], None
-                    if (li, hj, nc) == (i, hd, code):
+                    M, E = base[hj][name], None
+                    if (hj, nc) == (hd, code):
                         E = arb_mat(M.nrows(), M.ncols())
                         E[e // M.ncols(), e % M.ncols()] = 1
                     mats.append(_dual(M, E))
-                layer.append(mats)
-            weights.append(layer)
-        columns.append({n: _parts(_output(weights, Xs[n], f, fp, arch))[1] for n in needed})
+                moved.append(mats)
+            weights = [moved] + [plain] * (l - 1 - i)
+            columns.append({n: _parts(_output(weights, states[n][i], f, fp, arch))[1] for n in needed})
     entries = []
     for k in rows:
         n, rest = divmod(k, R)

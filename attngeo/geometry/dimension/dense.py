@@ -45,7 +45,7 @@ STRUCTURED_FROM = 4000
 #: Measured peak bytes per unit of work: the dense (gauge) path 11-14 bytes per P^2 (l = 4, d = 32:
 #: 0.38 GB at P = 5,120; d = 48: 1.3 GB at P = 10,752), the structured path 64 bytes per nonzero
 #: (d = 768, a = 64: 7.2 GB for 1.1e8 nonzeros). Estimates guide a refusal; they prove nothing.
-DENSE_BYTES_PER_P2, STRUCTURED_BYTES_PER_NONZERO = 16, 64
+DENSE_BYTES_PER_P2 = 16
 
 #: How often the inputs may be doubled at one point while the rank still grows.
 MAX_DOUBLINGS = 4
@@ -222,8 +222,7 @@ def estimate(arch: Architecture) -> tuple[str, int]:
     """
     if arch.normalization == "lightning" and arch.is_plain and plainpoint.applies(arch) \
             and arch.parameter_count >= STRUCTURED_FROM:
-        d, dd = arch.widths
-        return "structured", STRUCTURED_BYTES_PER_NONZERO * 3 * arch.ranks[0] * d * dd
+        return "structured", plainpoint.estimate_bytes(arch)
     if stackpoint.applies(arch):
         return "structured", stackpoint.estimate_bytes(arch)
     if identitypoint.applies(arch) and arch.parameter_count >= STRUCTURED_FROM:
