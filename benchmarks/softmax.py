@@ -1,9 +1,9 @@
 """Benchmark: certified softmax dimensions against a float64 Jacobian-rank baseline.
 
 Cases: [HMK]'s experiment family for Conjecture 3.10: l = 2, t = 3, a = 2,
-d_i = delta = 3..10, softmax attention, extended to delta = 32 (from 300
-parameters, delta >= 11, the identity point of attngeo/geometry/dimension/identitypoint.py
-takes over; --compare times both paths at the same sizes). Certified: attngeo.certify_dimension
+d_i = delta = 3..10, softmax attention, extended to delta = 32 (where the dense
+ball path is estimated slower than a quarter second, the identity point of
+attngeo/geometry/dimension/identitypoint.py takes over; --compare times both paths at the same sizes). Certified: attngeo.certify_dimension
 (ball-arithmetic Jacobian minor + symmetry orbit), and optionally the checker's
 replay. Baseline, in the same process, the way [HMK] checked the conjecture: a
 float64 Jacobian at a Gaussian point on 250 Gaussian inputs (complex-step
@@ -25,7 +25,7 @@ import time
 import numpy as np
 
 from attngeo import Architecture, certify_dimension, check_certificate
-from attngeo.geometry.dimension import identitypoint
+from attngeo.geometry.dimension import dense
 
 
 def _network(weights, X):
@@ -87,15 +87,14 @@ def main() -> None:
         print(f"{delta:>5}{arch.parameter_count:>6}{dim!s:>6}{cert.lower_witness.get('precision', '-')!s:>6}"
               f"{seconds:>9.2f}{check or '        -':>9}{fsec:>9.2f}{seconds / fsec:>7.2f}{frank:>11}")
     print(f"all cases certified in {total:.1f} s; float baseline {ftotal:.1f} s; ratio {total / ftotal:.2f}")
-    default = identitypoint.NORMALIZED_FROM
     for delta in (int(x) for x in args.compare.split(",") if x):
         arch, times = Architecture((delta,) * 3, (2, 2), 3, "softmax"), {}
         for name, threshold in (("dense", 10**12), ("identity", 1)):
-            identitypoint.NORMALIZED_FROM = threshold
+            dense.STRUCTURED_FROM = threshold
             start = time.perf_counter()
             dims = certify_dimension(arch, seed=delta).dimension
             times[name] = (time.perf_counter() - start, dims)
-        identitypoint.NORMALIZED_FROM = default
+        dense.STRUCTURED_FROM = None
         print(f"delta = {delta}: dense ball path {times['dense'][0]:.2f} s, identity point {times['identity'][0]:.2f} s "
               f"(ratio {times['dense'][0] / times['identity'][0]:.0f}); same dimension: "
               f"{times['dense'][1] == times['identity'][1]}")

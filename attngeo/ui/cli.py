@@ -173,8 +173,11 @@ def _cmd_dim(args) -> int:
     if progress.wanted(args.progress):
         progress.enable()
         progress.phase("estimate", f"{path} path, about {progress.size(need)}")
-    try:
-        cert = certify_dimension(arch, seed=args.seed)
+    try:  # the estimate decided to start; the address-space limit holds while it runs (attngeo/ui/budget.py)
+        from .budget import run_within
+
+        cert = run_within(lambda: certify_dimension(arch, seed=args.seed, max_bytes=args.max_memory * 2**20),
+                          args.max_memory, f"attngeo dim ({arch})")
         if args.certificate:
             progress.phase("writing", str(args.certificate))
     finally:
@@ -586,7 +589,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--certificate", metavar="FILE", help="write the certificate to FILE")
     p.add_argument("--seed", type=_seed, default=None, help="seed for the random point, inputs and prime")
     p.add_argument("--max-memory", type=_megabytes, default=_default_memory(), metavar="MiB",
-                   help="refuse when the estimated peak memory is above this (default: 3/4 of this machine's memory)")
+                   help="refuse when the estimated peak memory is above this, and stop the computation if it "
+                        "grows beyond it (default: 3/4 of this machine's memory)")
     p.add_argument("--progress", action="store_true",
                    help="print the phases (point, Jacobian, elimination, upper bound, writing) to stderr; "
                         "on by default when stderr is a terminal")

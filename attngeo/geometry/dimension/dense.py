@@ -31,21 +31,29 @@ import numpy as np
 from ...model.architecture import Architecture
 from ..certificate import DimensionCertificate
 from ...exceptions import ExpansionTooLargeError, InvalidInputError, NotCertifiedError
-from ...model.formulas import hmk_formula
+from ...model.formulas import hmk_formula, naive_count
 from ... import progress
 from . import identitypoint, headpoint, plainpoint, stackpoint
 from .bounds import functional_count, random_ints, upper_bound
 from ...model.jacobian import jacobian_mod_p
 from ...exact.rank import det_mod_p, independent_rows, maximal_minor_mod_p, random_prime
 
-#: Single layers with at least this many parameters are certified at the plain point first
-#: (attngeo.geometry.dimension.plainpoint); smaller ones, and any the plain point leaves open, densely.
-STRUCTURED_FROM = 4000
+#: Which witness comes first. None (the default): by estimated time (:func:`plan`). An integer forces the old
+#: rule: the structured witnesses from this many parameters (benchmarks force a path with 0 or 10**12).
+STRUCTURED_FROM = None
 
-#: Measured peak bytes per unit of work: the dense (gauge) path 11-14 bytes per P^2 (l = 4, d = 32:
-#: 0.38 GB at P = 5,120; d = 48: 1.3 GB at P = 10,752), the structured path 64 bytes per nonzero
-#: (d = 768, a = 64: 7.2 GB for 1.1e8 nonzeros). Estimates guide a refusal; they prove nothing.
-DENSE_BYTES_PER_P2 = 16
+#: Below this estimated time the dense witness (a general Jacobian minor, the one every small certificate has
+#: always had) is taken even where a structured one would be quicker: the difference is not noticeable.
+DENSE_SECONDS = 0.25
+
+#: Measured peak bytes of the dense (gauge) path: 70 bytes per P^2 on single layers (rank about P: the
+#: Jacobian, its gauge columns, their Python list and FLINT's copy; P = 1,536: 198 MB, P = 3,456: 835 MB), 18-22
+#: on deep ones (rank about P / 2). The estimate takes the rank to be P, so it bounds both from above.
+DENSE_BYTES_PER_P2, BASE_BYTES = 80, 64 * 2**20
+
+#: Measured time of the dense path, ``c P r^1.5`` seconds (r the rank; P = 384 .. 4,096 on 2 cores: 0.05 .. 16 s),
+#: and of the normalized (ball) dense path, ``c P^2.6`` (l = 2, t = 3: 15 s at P = 640, 106 s at P = 1,344).
+DENSE_SECONDS_PER_UNIT, BALL_SECONDS_PER_UNIT = 1.7e-8, 7.5e-7
 
 #: How often the inputs may be doubled at one point while the rank still grows.
 MAX_DOUBLINGS = 4
@@ -88,7 +96,8 @@ def _lower(arch, point, p, gauge, n_inputs, c, rng) -> tuple[int, dict]:
 
 
 def certify_dimension(
-    arch: Architecture, *, seed: int | None = None, max_attempts: int = 3, inputs: int | None = None
+    arch: Architecture, *, seed: int | None = None, max_attempts: int = 3, inputs: int | None = None,
+    max_bytes: int | None = None,
 ) -> DimensionCertificate:
     """Prove lower and upper bounds on ``dim M``; equal bounds certify it.
 
@@ -104,6 +113,9 @@ def certify_dimension(
     inputs : int, optional
         Number of inputs ``N`` to start from at each point (default: just
         enough functionals to match the upper bound).
+    max_bytes : int, optional
+        Where a structured witness leaves bounds, the dense path runs only if its estimated peak
+        (:func:`plan`) is within this; otherwise the structured bounds are returned.
 
     Returns
     -------
@@ -121,27 +133,26 @@ def certify_dimension(
     """
     if max_attempts < 1:
         raise InvalidInputError(f"max_attempts = {max_attempts} must be at least 1")
-    if inputs is None and stackpoint.applies(arch):  # residual stacks: a few tiny blocks, counted (Lemma S)
-        cert = stackpoint.certify_stack(arch, seed=seed)
+    structured = {"stack point": stackpoint.certify_stack,  # residual stacks: a few tiny blocks, counted
+                  "identity point": identitypoint.certify_deep,  # V = I, sparse inputs: small triangular blocks
+                  "plain point": plainpoint.certify_structured,  # one layer: weight classes of one kind, counted
+                  "head point": headpoint.certify_heads}  # heads: graded sparse blocks
+    fallback = None
+    for name, _, size in (plan(arch) if inputs is None else [("dense", 0, 0)]):
+        if name == "dense":
+            if fallback is not None and max_bytes is not None and size > max_bytes:
+                fallback.notes.append(f"the dense path would need about {size / 2**30:.1f} GiB, above the budget "
+                                      f"of {max_bytes / 2**30:.1f} GiB; only these bounds are proved")
+                return fallback
+            break
+        cert = structured[name](arch, seed=seed)
         if cert.certified:
             return cert
-    if inputs is None and identitypoint.preferred(arch, STRUCTURED_FROM):
-        cert = identitypoint.certify_deep(arch, seed=seed)  # V = I, sparse inputs: small triangular blocks
-        if cert.certified:
-            return cert
+        fallback = fallback or cert
     if arch.normalization != "lightning":  # exp is not polynomial: ball arithmetic (attngeo.geometry.dimension.ball)
         from .ball import certify_normalized_dimension
 
         return certify_normalized_dimension(arch, seed=seed, max_attempts=max_attempts, inputs=inputs)
-    if inputs is None and arch.is_plain and plainpoint.applies(arch) and arch.parameter_count >= STRUCTURED_FROM:
-        # a dense Jacobian of P columns costs P^2 memory; the plain point's sparse blocks cost about 3 a d d'
-        cert = plainpoint.certify_structured(arch, seed=seed)
-        if cert.certified:
-            return cert
-    if inputs is None and headpoint.preferred(arch, STRUCTURED_FROM):  # heads: graded sparse blocks
-        cert = headpoint.certify_heads(arch, seed=seed)
-        if cert.certified:
-            return cert
     start = time.perf_counter()
     rng = random.Random(seed)
     best_lower, best_upper = (-1, None), (arch.parameter_count + 1, None)
@@ -210,6 +221,56 @@ def _with_discovered(arch: Architecture, best_upper: tuple, seed) -> tuple:
     return (upper, new) if upper < best_upper[0] else best_upper
 
 
+def _dense_cost(arch: Architecture) -> tuple[float, int]:
+    """Estimated seconds and peak bytes of the dense path (a guide to choose; the bytes bound the measured)."""
+    P = arch.parameter_count
+    r = min(P, max(1, naive_count(arch)))
+    if arch.normalization == "lightning":
+        seconds = DENSE_SECONDS_PER_UNIT * P * r ** 1.5
+    else:
+        seconds = BALL_SECONDS_PER_UNIT * P ** 2.6
+    return seconds, DENSE_BYTES_PER_P2 * P * P + BASE_BYTES
+
+
+def plan(arch: Architecture) -> list[tuple[str, float, int]]:
+    """The witnesses :func:`certify_dimension` tries, in order: ``(name, estimated seconds, estimated bytes)``.
+
+    Every structured witness that applies, cheapest first, then the dense one (which decides where a
+    structured point is degenerate); the dense one alone while it is estimated under :data:`DENSE_SECONDS`.
+    So the time grows with the size: ``32 -> 32, a = 8`` no longer takes the dense path (1.5 s) while
+    ``64 -> 64, a = 16`` takes the plain point (0.01 s).
+
+    Examples
+    --------
+    >>> [name for name, _, _ in plan(Architecture((32, 32), (8,), tokens=2))]
+    ['plain point', 'dense']
+    >>> [name for name, _, _ in plan(Architecture((8, 8), (2,), tokens=2))]
+    ['dense']
+    >>> plan(Architecture((768,) * 13, (64,) * 12, heads=12, value_ranks=64, residual=True))[0][0]
+    'stack point'
+    """
+    P = arch.parameter_count
+    dense_seconds, dense_bytes = _dense_cost(arch)
+    dense = [("dense", dense_seconds, dense_bytes)]
+    lightning = arch.normalization == "lightning"
+    candidates = []
+    if stackpoint.applies(arch):
+        candidates.append(("stack point", 0.05 + 2e-8 * P, stackpoint.estimate_bytes(arch)))
+    if identitypoint.applies(arch):
+        candidates.append(("identity point", 0.02 + (2e-5 if lightning else 5e-4) * P,
+                           identitypoint.estimate_bytes(arch)))
+    if lightning and arch.is_plain and plainpoint.applies(arch):
+        candidates.append(("plain point", 0.005 + 1e-6 * P, plainpoint.estimate_bytes(arch)))
+    if headpoint.preferred(arch, 0):
+        candidates.append(("head point", 0.02 + (6e-5 if arch.value_ranks is None else 2e-5) * P,
+                           headpoint.estimate_bytes(arch)))
+    if STRUCTURED_FROM is not None:  # the old rule, for benchmarks that force a path
+        return (candidates if P >= STRUCTURED_FROM else []) + dense
+    if dense_seconds < DENSE_SECONDS:
+        return dense
+    return sorted(candidates, key=lambda c: c[1]) + dense
+
+
 def estimate(arch: Architecture) -> tuple[str, int]:
     """``(path, bytes)``: which path :func:`certify_dimension` takes first and its estimated peak memory.
 
@@ -220,16 +281,8 @@ def estimate(arch: Architecture) -> tuple[str, int]:
     >>> path, size = estimate(Architecture((64, 60, 64, 60, 64), (4,) * 4, tokens=3)); path, size > 10**9
     ('dense', True)
     """
-    if arch.normalization == "lightning" and arch.is_plain and plainpoint.applies(arch) \
-            and arch.parameter_count >= STRUCTURED_FROM:
-        return "structured", plainpoint.estimate_bytes(arch)
-    if stackpoint.applies(arch):
-        return "structured", stackpoint.estimate_bytes(arch)
-    if identitypoint.applies(arch) and arch.parameter_count >= STRUCTURED_FROM:
-        return "structured", identitypoint.estimate_bytes(arch)
-    if headpoint.preferred(arch, STRUCTURED_FROM):
-        return "structured", headpoint.estimate_bytes(arch)
-    return "dense", DENSE_BYTES_PER_P2 * arch.parameter_count ** 2
+    name, _, size = plan(arch)[0]
+    return ("dense" if name == "dense" else "structured"), size
 
 
 def dimension(arch: Architecture, **kwargs) -> int:

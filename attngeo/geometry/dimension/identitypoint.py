@@ -64,11 +64,6 @@ SPARE_CORE, SPARE_M = 2, 1
 #: t^2 numbers per attention matrix: l = 4, a = 4 needs twice the inputs its row count suggests).
 MAX_DOUBLINGS = 3
 
-#: Normalized networks take this path from this many parameters (delta >= 11 in the paper's family): their dense
-#: ball Jacobian is forward mode (l = 2, t = 3, a = 2: 32 s at d = 16, 106 s at d = 24); lightning ones from
-#: dimension.STRUCTURED_FROM.
-NORMALIZED_FROM = 300
-
 #: Point and input entries of normalized networks are k / DENOMINATOR, |k| < DENOMINATOR (as in softmax.py).
 DENOMINATOR = 16
 
@@ -97,20 +92,6 @@ def applies(arch: Architecture) -> bool:
     if any(w != d for w in arch.widths) or max(arch.ranks) >= d:
         return False
     return not kernel_families(arch)
-
-
-def preferred(arch: Architecture, lightning_from: int) -> bool:
-    """Whether :func:`attngeo.certify_dimension` should try this path first (large enough, and it applies).
-
-    Examples
-    --------
-    >>> preferred(Architecture((32,) * 3, (2, 2), tokens=3, normalization="softmax"), 4000)
-    True
-    >>> preferred(Architecture((32,) * 3, (2, 2), tokens=3), 4000)      # 2,304 lightning parameters: dense is fast
-    False
-    """
-    threshold = lightning_from if arch.normalization == "lightning" else NORMALIZED_FROM
-    return arch.parameter_count >= threshold and applies(arch)
 
 
 def estimate_bytes(arch: Architecture) -> int:
