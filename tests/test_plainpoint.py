@@ -97,3 +97,34 @@ def test_a_tiny_certificate_of_huge_widths_is_refused_at_once():
     with pytest.raises(CertificateRejected, match="rank"):  # weight classes: 2047 x 2047 is now quick, and false
         check_certificate(cert(2047, 1))
     assert time.monotonic() - start < 20  # the listing of every nonzero took 103 s at a = 1
+
+
+@pytest.mark.parametrize("d,dd,a", [(2, 2, 1), (3, 1, 1), (6, 5, 3), (9, 1, 2), (10, 6, 8), (12, 12, 12), (41, 30, 35)])
+def test_weight_classes_give_the_rank_and_blocks_of_the_whole_listing(d, dd, a):
+    """One representative per kind of weight class, counted, against every nonzero listed and split (the old
+    path): the same rank, the same number of connected blocks, the same largest block; the checker agrees."""
+    import numpy as np
+
+    from attngeo.check.arch import Arch
+    from attngeo.check.dimension.plainpoint import plain_rank
+    from attngeo.geometry.dimension.plainpoint import block_rank, class_rank, column_edges
+
+    P, p = 2 * a * d + dd * d, 67108859
+    whole = block_rank(*column_edges(d, dd, a, np.arange(P)), P, p)
+    assert class_rank(d, dd, a, p) == whole == plain_rank(Arch((d, dd), (a,), 2), p)
+
+
+def test_a_tall_block_is_ranked_through_its_gram_matrix():
+    import numpy as np
+
+    from attngeo.check.dimension.plainpoint import _gram_rank
+    from attngeo.geometry.dimension.plainpoint import gram_rank
+
+    rng = np.random.default_rng(0)
+    rows, cols = rng.integers(0, 300, 900), rng.integers(0, 40, 900)  # a 300 x 40 matrix of counts
+    M = np.zeros((300, 40), dtype=np.int64)
+    np.add.at(M, (rows, cols), 1)
+    from attngeo.exact.rank import rank_mod_p
+
+    assert gram_rank(rows, cols, 40, 101) == _gram_rank(rows, cols, 40, 101) <= rank_mod_p(M, 101)
+    assert gram_rank(rows, cols, 40, 67108859) == rank_mod_p(M, 67108859)

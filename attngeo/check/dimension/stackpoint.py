@@ -368,7 +368,9 @@ def check_lower(cert: dict, lw: dict, arch, forward) -> int:
             if _rank_mod_p(stack, cols, values, p, forward) != l * len(cols):
                 reject(f"the '{kind}' block ({l * len(cols)} columns) does not have full column rank mod {p}")
         return rank
-    if lw["normalization"] != arch.normalization or arch.normalization not in _KNOWN:
+    if lw["normalization"] != arch.normalization:
+        reject("lower_witness.normalization is not the architecture's")
+    if arch.normalization not in _KNOWN:  # pragma: no cover - _shape admits softmax only
         raise CannotVerify(f"this checker knows the normalizers {sorted(_KNOWN)}, not {arch.normalization!r}")
     f, fp = _KNOWN[arch.normalization]
     prec = integer(lw["precision"], "lower_witness.precision", MIN_PRECISION, MAX_PRECISION)
