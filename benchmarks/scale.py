@@ -1,56 +1,88 @@
-"""Scale: certify lightning networks up to a real transformer head (d = 768, a = 64) and check them.
+"""Scale (issue 25): the issue's targets, measured, each marked met or missed with the number.
 
-Prints, per size: parameters P, certification time and peak memory, check time
-and peak memory (each in a fresh process, so peaks do not mix), and the growth
-exponent fitted to time against P, for single layers (the plain point,
-attngeo/geometry/dimension/plainpoint.py) and deep networks of equal widths (the identity
-point, attngeo/geometry/dimension/identitypoint.py). For the sizes the dense Jacobian
-path can still do, it is timed in the same run and the ratio printed.
+Every job runs in a fresh process (so peaks do not mix): the prover, then the
+checker on its certificate in the same process, each timed by wall clock and by
+CPU (the machine is shared; CPU time is what a ratio can compare), and the
+peak resident memory after each. The check/prover ratio is CPU over CPU.
 
-    python3 benchmarks/scale.py                              # everything below
-    python3 benchmarks/scale.py --sizes 64,128 --deep 4:64   # a quick run
-    python3 benchmarks/scale.py --sizes "" --deep 4:64,4:128,12:64 --dense-deep 4:32,4:48,4:64
+    python3 benchmarks/scale.py                      # the targets (GPT-2 rows and certify need flags)
+    python3 benchmarks/scale.py --gpt2               # + GPT-2 small's attention stack, lightning and softmax
+    python3 benchmarks/scale.py --kinds              # + check/prover for every certificate kind
+    python3 benchmarks/scale.py --switch             # + single-layer time against width (the path switch)
+    python3 benchmarks/scale.py --certify            # + a full `attngeo certify` run (about a minute alone)
+    python3 benchmarks/scale.py --deep 4:64,12:128   # the identity point's deep rows (a = 4), as before
+
+Run the GPT-2 rows under a ulimit on a shared machine (`ulimit -v 16000000`).
 """
 
 import argparse
 import json
 import math
+import os
 import subprocess
 import sys
+import tempfile
+import time
 
 CHILD = r"""
-import json, resource, sys, time
-from attngeo import Architecture, certify_dimension
+import json, random, resource, sys, time
+job = json.loads(sys.argv[1])
+from attngeo import Architecture
 from attngeo.check import check_certificate
-from attngeo.geometry.dimension import dense as dimension
-l, d, a, what = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-arch = Architecture((d,) * (l + 1), (a,) * l, tokens=2)
-if what == "dense":
-    dimension.STRUCTURED_FROM = 10**12
-elif what == "structured":
-    dimension.STRUCTURED_FROM = 0
-start = time.perf_counter()
-if what == "check":
-    result = check_certificate(sys.argv[5]).claim
-else:
-    cert = certify_dimension(arch, seed=0)
-    cert.save(sys.argv[5])
-    result = cert.dimension
-print(json.dumps({"seconds": time.perf_counter() - start, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                  "result": result, "P": arch.parameter_count}))
+from attngeo.check.kernel import KINDS, _module
+from attngeo.geometry.dimension import dense
+for kind in KINDS:  # imports are not the checker's work (nor are the prover's, imported above)
+    _module(kind)
+
+def peak():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+arch = Architecture.from_dict(job["arch"])
+if job.get("force") is not None:
+    dense.STRUCTURED_FROM = job["force"]
+t, c = time.perf_counter(), time.process_time()
+if job["what"] == "dimension":
+    result = dense.certify_dimension(arch, seed=0)
+elif job["what"] == "fiber":
+    from attngeo import fiber, special_point
+    result = fiber(arch, special_point(arch, "random", random.Random(0)))
+elif job["what"] == "deep-fiber":
+    from attngeo import deep_fiber
+    result = deep_fiber(arch, seed=0)
+elif job["what"] == "singular-point":
+    from attngeo import is_singular, special_point
+    result = is_singular(arch, special_point(arch, "random", random.Random(0)), seed=0)
+elif job["what"] == "strata":
+    from attngeo import stratify
+    result = stratify(arch, seed=0)
+elif job["what"] == "boundary-point":
+    from attngeo import is_boundary_point, special_point
+    result = is_boundary_point(arch, special_point(arch, "random", random.Random(0)))
+elif job["what"] == "implicit":
+    from attngeo import implicit_equations
+    result = implicit_equations(arch)
+prove = (time.perf_counter() - t, time.process_time() - c, peak())
+cert = result.to_json()
+json.loads(json.dumps(cert))
+t, c = time.perf_counter(), time.process_time()
+claim = check_certificate(cert).claim
+check = (time.perf_counter() - t, time.process_time() - c, peak())
+print(json.dumps({"prove": prove, "check": check, "claim": claim, "P": arch.parameter_count,
+                  "witness": (cert.get("lower_witness") or {}).get("structured", "dense")
+                  if job["what"] == "dimension" else job["what"]}))
 """
 
 
-def run(l: int, d: int, a: int, what: str, path: str) -> dict:
-    out = subprocess.run([sys.executable, "-c", CHILD, str(l), str(d), str(a), what, path], capture_output=True,
-                         text=True)
+def run(what: str, arch: dict, force=None) -> dict:
+    out = subprocess.run([sys.executable, "-c", CHILD, json.dumps({"what": what, "arch": arch, "force": force})],
+                         capture_output=True, text=True)
     if out.returncode:
-        raise SystemExit(f"l = {l}, d = {d} ({what}) failed: {out.stderr.strip()[-300:]}")
+        return {"error": out.stderr.strip().splitlines()[-1][:200] if out.stderr.strip() else f"exit {out.returncode}"}
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def exponent(rows: list[tuple[int, float]]) -> float | None:
-    """Least-squares slope of log(time) against log(P)."""
+    """Least-squares slope of log(time) against log(P) (benchmarks/multihead_scale.py uses it too)."""
     if len(rows) < 2:
         return None
     xs, ys = [math.log(p) for p, _ in rows], [math.log(max(s, 1e-3)) for _, s in rows]
@@ -58,50 +90,141 @@ def exponent(rows: list[tuple[int, float]]) -> float | None:
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
 
 
-def table(shapes: list[tuple[int, int, int]], title: str) -> None:
-    print(f"\n{title}")
-    print(f"{'l':>3} {'d':>5} {'a':>4} {'P':>9} {'dim M':>9} {'certify s':>10} {'peak MB':>8} {'check s':>8} {'peak MB':>8}")
-    rows = []
-    for l, d, a in shapes:
-        path = f"/tmp/attngeo-scale-{l}-{d}.json"
-        c = run(l, d, a, "structured", path)
-        k = run(l, d, a, "check", path)
-        rows.append((c["P"], c["seconds"]))
-        print(f"{l:>3} {d:>5} {a:>4} {c['P']:>9} {c['result']:>9} {c['seconds']:>10.1f} {c['peak_mb']:>8.0f} "
-              f"{k['seconds']:>8.1f} {k['peak_mb']:>8.0f}", flush=True)
-    slope = exponent(rows)
-    if slope is not None:
-        print(f"growth: certification time ~ P^{slope:.2f}")
+def stack(l: int, d: int, a: int, **kw) -> dict:
+    arch = {"widths": [d] * (l + 1), "ranks": [a] * l, "tokens": 2, "normalization": "lightning",
+            "heads": [d // a] * l, "value_ranks": [a] * l, "residual": True, "causal": True}
+    arch.update(kw)
+    return arch
 
 
-def compare(shapes: list[tuple[int, int, int]]) -> None:
-    for l, d, a in shapes:
-        s = run(l, d, a, "structured", f"/tmp/attngeo-scale-s{l}-{d}.json")
-        n = run(l, d, a, "dense", f"/tmp/attngeo-scale-d{l}-{d}.json")
-        print(f"l = {l}, d = {d}, a = {a}: structured {s['seconds']:.2f} s ({s['peak_mb']:.0f} MB), dense "
-              f"{n['seconds']:.2f} s ({n['peak_mb']:.0f} MB), ratio dense/structured "
-              f"{n['seconds'] / max(s['seconds'], 1e-3):.0f}; same dimension: {s['result'] == n['result']}", flush=True)
+def layer(d: int, a: int, **kw) -> dict:
+    return {"widths": [d, d], "ranks": [a], "tokens": 2, "normalization": "lightning", **kw}
 
 
-def pairs(text: str) -> list[tuple[int, int]]:
-    return [tuple(int(x) for x in item.split(":")) for item in text.split(",") if item]
+def load() -> str:
+    return "load average " + " ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def verdict(ok: bool) -> str:
+    return "met" if ok else "MISSED"
+
+
+def row(name: str, r: dict, seconds: float | None = None, mb: float | None = None) -> bool:
+    """One target row: prover and checker time (wall / CPU), peaks, ratio; met when time and memory are in budget."""
+    if "error" in r:
+        print(f"{name:<44} failed: {r['error']}")
+        return False
+    (pw, pc, pm), (cw, cc, cm) = r["prove"], r["check"]
+    ok = (seconds is None or pw <= seconds) and (mb is None or max(pm, cm) <= mb)
+    goal = " and ".join(x for x in (f"< {seconds:g} s" if seconds else "", f"< {mb:g} MB" if mb else "") if x)
+    print(f"{name:<44} {r['witness']:<12} prove {pw:7.1f} s ({pc:6.1f} CPU) {pm:6.0f} MB | check {cw:7.1f} s "
+          f"({cc:6.1f} CPU) {cm:6.0f} MB | ratio {cc / max(pc, 1e-3):4.2f} | goal {goal or '-'}: {verdict(ok)}",
+          flush=True)
+    return ok
+
+
+def targets(gpt2: bool) -> None:
+    print(f"\n== targets ({load()})")
+    row("one head d = 768, a = 64", run("dimension", layer(768, 64)), 60, 2048)
+    row("2 layers x 4 heads, d = 64, a = b = 16", run("dimension", stack(2, 64, 16)), 10, 1024)
+    row("4 layers x 4 heads, d = 256, a = b = 64", run("dimension", stack(4, 256, 64)), 120)
+    row("one GPT-2 layer (12 heads, head point)", run("dimension", {**layer(768, 64), "heads": [12],
+                                                                     "value_ranks": [64]}))
+    if gpt2:
+        row("GPT-2 stack 12 x 12, d = 768, lightning", run("dimension", stack(12, 768, 64)), 2400, 16384)
+        row("GPT-2 stack 12 x 12, d = 768, softmax", run("dimension", stack(12, 768, 64, normalization="softmax")),
+            2400, 16384)
+    print(f"({load()})")
+
+
+def kinds() -> None:
+    """check/prover per certificate kind and witness: the goal is at most 1.5 (implicit: helper 'implicit')."""
+    print(f"\n== check / prover, every kind ({load()}); goal: ratio <= 1.5")
+    jobs = [
+        ("dimension, dense", "dimension", {"widths": [12, 12, 12], "ranks": [3, 3], "tokens": 2,
+                                           "normalization": "lightning"}, 10**12),
+        ("dimension, dense, deep", "dimension", {"widths": [16] * 5, "ranks": [4] * 4, "tokens": 2,
+                                                 "normalization": "lightning"}, 10**12),
+        ("dimension, ball (softmax)", "dimension", {"widths": [5, 5, 5], "ranks": [2, 2], "tokens": 3,
+                                                    "normalization": "softmax"}, 10**12),
+        ("dimension, plain point", "dimension", layer(768, 64), None),
+        ("dimension, identity point", "dimension", {"widths": [64] * 5, "ranks": [4] * 4, "tokens": 2,
+                                                    "normalization": "lightning"}, None),
+        ("dimension, identity point (softmax)", "dimension", {"widths": [16] * 3, "ranks": [2, 2], "tokens": 3,
+                                                              "normalization": "softmax"}, 0),
+        ("dimension, head point", "dimension", {**layer(256, 64), "heads": [4], "value_ranks": [64]}, None),
+        ("dimension, head point (V unfactored)", "dimension", {**layer(128, 64), "heads": [2]}, None),
+        ("dimension, stack point", "dimension", stack(4, 256, 64), None),
+        ("dimension, stack point (softmax)", "dimension", stack(4, 64, 16, normalization="softmax"), None),
+        ("fiber", "fiber", layer(8, 3), None),
+        ("deep-fiber", "deep-fiber", {"widths": [2, 2, 2], "ranks": [2, 2], "tokens": 2,
+                                      "normalization": "lightning"}, None),
+        ("singular-point", "singular-point", {"widths": [3, 2], "ranks": [2], "tokens": 2,
+                                              "normalization": "lightning"}, None),
+        ("strata", "strata", {"widths": [3, 2], "ranks": [2], "tokens": 2, "normalization": "lightning"}, None),
+        ("boundary-point", "boundary-point", layer(4, 2), None),
+        ("implicit (helper 'implicit')", "implicit", {"widths": [2, 2], "ranks": [2], "tokens": 2,
+                                                      "normalization": "lightning"}, None),
+    ]
+    for name, what, arch, force in jobs:
+        r = run(what, arch, force)
+        if "error" in r:
+            print(f"{name:<40} failed: {r['error']}")
+            continue
+        pc, cc = r["prove"][1], r["check"][1]
+        ratio = cc / max(pc, 1e-3)
+        print(f"{name:<40} prove {pc:7.2f} s CPU | check {cc:7.2f} s CPU | ratio {ratio:5.2f}: "
+              f"{verdict(ratio <= 1.5)}", flush=True)
+
+
+def switch() -> None:
+    """Single layers d -> d, a = d / 4, on the path `certify_dimension` chooses: time should grow with d."""
+    print(f"\n== the structured/dense switch ({load()}): time should grow with the size")
+    last, monotone = 0.0, True
+    for d in (8, 16, 24, 32, 48, 64, 96, 128):
+        r = run("dimension", layer(d, d // 4))
+        (pw, pc, _), _ = r["prove"], r["check"]
+        monotone &= pc >= last * 0.8  # CPU time, within noise
+        last = max(last, pc)
+        print(f"d = {d:>4}, a = {d // 4:>3}: P = {r['P']:>6} {r['witness']:<12} {pw:6.2f} s ({pc:6.2f} CPU)", flush=True)
+    print(f"time monotone in size: {verdict(monotone)}")
+
+
+def deep_rows(text: str) -> None:
+    print(f"\n== deep networks of equal widths, a = 4 (identity point; {load()})")
+    for item in (x for x in text.split(",") if x):
+        l, d = (int(x) for x in item.split(":"))
+        row(f"l = {l}, d = {d}", run("dimension", {"widths": [d] * (l + 1), "ranks": [4] * l, "tokens": 2,
+                                                   "normalization": "lightning"}))
+
+
+def certify() -> None:
+    print(f"\n== attngeo certify ({load()}); goal < 60 s on a quiet machine")
+    with tempfile.TemporaryDirectory() as out:
+        start = time.perf_counter()
+        done = subprocess.run([sys.executable, "-m", "attngeo", "certify", "--out", out], capture_output=True, text=True)
+        seconds = time.perf_counter() - start
+    print(done.stdout.strip().split("summary", 1)[-1])
+    print(f"attngeo certify: exit {done.returncode}, {seconds:.1f} s ({load()}): {verdict(seconds < 60)}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="64,128,256,512,768", help="single-layer widths d")
-    parser.add_argument("--dense-up-to", type=int, default=48, help="also time the dense single layer up to this d")
-    parser.add_argument("--deep", default="4:64,4:128,4:256,12:64,12:128", help="deep rows l:d (a = 4)")
-    parser.add_argument("--dense-deep", default="4:32,4:48", help="deep rows l:d also timed on the dense path")
+    parser.add_argument("--gpt2", action="store_true", help="GPT-2 small's attention stack, lightning and softmax")
+    parser.add_argument("--kinds", action="store_true", help="check/prover for every certificate kind")
+    parser.add_argument("--switch", action="store_true", help="single-layer time against width")
+    parser.add_argument("--certify", action="store_true", help="a full attngeo certify run")
+    parser.add_argument("--deep", default="", help="identity-point rows l:d (a = 4), e.g. 4:64,12:128")
     args = parser.parse_args()
-    single = [(1, d, 64 if d == 768 else max(1, round(d / 12))) for d in (int(s) for s in args.sizes.split(",") if s)]
-    if single:
-        table(single, "single layers (plain point)")
-        compare([(1, d, max(1, round(d / 12))) for d in (24, 36, 48) if d <= args.dense_up_to])
-    deep = [(l, d, 4) for l, d in pairs(args.deep)]
-    if deep:
-        table(deep, "deep networks of equal widths, a = 4 (identity point)")
-        compare([(l, d, 4) for l, d in pairs(args.dense_deep)])
+    targets(args.gpt2)
+    if args.kinds:
+        kinds()
+    if args.switch:
+        switch()
+    if args.deep:
+        deep_rows(args.deep)
+    if args.certify:
+        certify()
 
 
 if __name__ == "__main__":

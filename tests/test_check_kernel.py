@@ -46,17 +46,27 @@ def test_importing_the_checker_loads_no_prover():
     assert all(m == "attngeo" or m == "attngeo.exceptions" or m.startswith("attngeo.check") for m in loaded), loaded
 
 
-def test_the_functional_contraction_does_not_wrap_past_2047_terms():
-    from attngeo.check.dimension.dense import _contract
+@pytest.mark.parametrize("arch", [
+    Architecture((1, 64), (1,), tokens=64),  # d_l t = 4096 outputs: a contraction over them once wrapped int64
+    Architecture((3, 4, 2), (2, 1), tokens=3),
+    Architecture((4, 4, 4), (2, 3), tokens=2, heads=2, value_ranks=1, residual=True, causal=True),
+], ids=str)
+def test_the_checkers_pullback_is_the_provers_jacobian(arch):
+    """The checker's adjoint formulas against the prover's traced reverse mode, exactly, with residues near p."""
+    from attngeo.check.arch import architecture
+    from attngeo.check.dimension.dense import _jacobian_rows
+    from attngeo.model.jacobian import jacobian_mod_p
 
     p = (1 << 26) - 5  # prime
     rng = np.random.default_rng(0)
-    for m in (2047, 2048, 4096 + 3):  # d_l * t just below, at and above one int64 partial sum
-        w = rng.integers(p - 1000, p, (2, 3, 1, m), dtype=np.int64)  # residues near p: products near 2**52
-        dY = rng.integers(p - 1000, p, (4, 2, 1, m), dtype=np.int64)
-        exact = [[[sum(int(w[n, r, 0, j]) * int(dY[c, n, 0, j]) for j in range(m)) % p for c in range(4)]
-                  for r in range(3)] for n in range(2)]
-        assert _contract(w, dY, p).tolist() == exact
+    point = rng.integers(p - 1000, p, arch.parameter_count)  # residues near p: products near 2**52
+    X = rng.integers(p - 1000, p, (3,) + arch.input_shape)
+    w = rng.integers(p - 1000, p, (3, 2) + arch.output_shape)
+    J = jacobian_mod_p(arch, point, X, p, w)
+    rows, cols = [5, 0, 3], list(range(0, arch.parameter_count, 3))
+    mine = _jacobian_rows(architecture({"kind": "dimension", "architecture": arch.to_dict()}), point, X, w, rows,
+                          cols, p)
+    assert np.array_equal(mine, J[np.ix_(rows, cols)])
 
 
 def test_a_wide_output_with_many_tokens_is_checked_exactly():

@@ -267,7 +267,7 @@ def _identity_lower(cert: dict, lw: dict, arch) -> int:
     old = ctx.prec
     ctx.prec = prec
     try:
-        small, outputs = {}, {}
+        small, outputs, tangents = {}, {}, {}
 
         def network(n, moved=None):
             """Values and derivative of input n's small network, moving the (layer, name, row, col) entry."""
@@ -304,7 +304,10 @@ def _identity_lower(cert: dict, lw: dict, arch) -> int:
                             R, (Z, _) = outputs[n]
                             M[x, y] = Z[R.index(int(wcol[c]))][j]
                     elif support[n, k] and support[n, wcol[c]]:
-                        R, (_, dY) = network(n, (int(layer[c]), "QKV"[kind[c]], int(wrow[c]), int(wcol[c])))
+                        moved = (n, int(layer[c]), "QKV"[kind[c]], int(wrow[c]), int(wcol[c]))
+                        if moved not in tangents:  # one dual evaluation serves every row of that input
+                            tangents[moved] = network(n, moved[1:])
+                        R, (_, dY) = tangents[moved]
                         M[x, y] = dY[R.index(k)][j]
             block_det = M.det()
             if block_det.contains(0):

@@ -1,10 +1,12 @@
 """Dimension certificates (kind ``dimension``): the lower and upper bounds re-verified.
 
 Shares no code with the computing path (network, jacobian, symmetry, rank,
-freealgebra, dimension). Where the prover differentiates in reverse mode, this
-checker differentiates in *forward* mode, one parameter column at a time
-(batched), so an error in either is unlikely to be repeated in the other. Its
-own definitions are the mathematics itself:
+freealgebra, dimension). Where the prover traces the layer formula and pulls
+cotangents back generically, this checker pulls each row's functional back by
+adjoint formulas written out by hand for one head (``_layer_adjoint``), and has a
+forward mode of its own for the structured witnesses (``_layer_tangent``), so
+an error in either is unlikely to be repeated in the other. Its own
+definitions are the mathematics itself:
 
 * the layer ``phi(Y) = V Y (Y^T K^T Q Y)`` (word ``V Y Y' K' Q Y``);
 * the symmetry families of [HMK] with their tangent formulas, written here as
@@ -13,8 +15,8 @@ own definitions are the mathematics itself:
 Arithmetic mod p never overflows: residues are below ``p < 2**26``, so a
 product is below ``2**52``; every matrix product sums at most ``MAX_SIZE = 2047``
 products (an inner size is a width, a rank or the token count), below
-``2047 * 2**52 < 2**63``; the one longer sum (the functional contraction over
-``d_l * t`` entries) is reduced in chunks of ``_CHUNK`` terms.
+``2047 * 2**52 < 2**63``. A functional is the seed cotangent of its row, never a
+sum over the ``d_l * t`` outputs (which once wrapped: widths 1,64 with ``t = 64``).
 """
 
 from __future__ import annotations
@@ -32,8 +34,6 @@ from ..limits import MAX_FIELD_ENTRIES
 from ..schema import ARCHITECTURE, CHECKED, HEADER, NUMBER
 from ..values import field, index_list, int_array, integer, prime, reject
 
-_COLUMN_BATCH = 128
-_CHUNK = 2047  # terms of size < 2**52 per partial sum: 2047 * 2**52 < 2**63
 
 _WITNESS = {"prime": CHECKED, "point": CHECKED}
 SCHEMA = {
@@ -68,6 +68,32 @@ def _keep(arch: Arch) -> np.ndarray | None:
     return np.array([[1 if s <= j else 0 for j in range(t)] for s in range(t)], dtype=np.int64)
 
 
+def _block_det(M: np.ndarray, p: int) -> int:
+    """Determinant mod p of a square matrix of residues: the product of its diagonal blocks when it is block upper
+    or lower triangular as given (the field minors of the gauge choice are), else one elimination.
+
+    >>> _block_det(np.array([[2, 5, 1], [0, 3, 4], [0, 1, 1]]), 101)     # 2 (3 - 4)
+    99
+    >>> _block_det(np.array([[0, 1], [1, 0]]), 101)                      # not triangular: eliminated
+    100
+    """
+    n = M.shape[0]
+    if n == 0:
+        return 1
+    for T in (M, M.T):  # lower triangular blocks: a block ends where no earlier row reaches beyond it
+        nz = T != 0
+        reach = np.where(nz.any(axis=1), n - 1 - np.argmax(nz[:, ::-1], axis=1), -1)
+        ends = np.flatnonzero(np.maximum.accumulate(reach) <= np.arange(n)) + 1
+        if len(ends) > 1 and ends[-1] == n:
+            det = 1
+            for s, e in zip(np.r_[0, ends[:-1]], ends):
+                block = T[s:e, s:e]
+                det = det * (int(block[0, 0]) if e - s == 1 else
+                             int(nmod_mat(e - s, e - s, block.ravel().tolist(), p).det())) % p
+            return det
+    return int(nmod_mat(n, n, M.ravel().tolist(), p).det())
+
+
 def _check_minor(matrix: np.ndarray, p: int, recorded, what: str) -> None:
     """The minor must be nonsingular and its determinant the one recorded.
 
@@ -77,7 +103,7 @@ def _check_minor(matrix: np.ndarray, p: int, recorded, what: str) -> None:
     """
     recorded = integer(recorded, f"{what} determinant", 0, p - 1)
     n = matrix.shape[0]
-    det = 1 if n == 0 else int(nmod_mat(n, n, np.mod(matrix, p).ravel().tolist(), p).det())
+    det = _block_det(np.mod(matrix, p), p)
     if det == 0:
         reject(f"the {what} minor ({n} x {n}) is singular mod {p}: its rank is not proved")
     if det != recorded:
@@ -161,54 +187,59 @@ def _layer_tangent(arch: Arch, heads: list, Y, dY, tangents: list, p: int):
     return out
 
 
-def _contract(w: np.ndarray, dY: np.ndarray, p: int) -> np.ndarray:
-    """``rows[n, r, c] = sum_{k,j} w[n, r, k, j] dY[c, n, k, j] mod p``, in chunks of ``_CHUNK`` terms.
+def _layer_adjoint(arch: Arch, heads: list, Y: np.ndarray, Z: np.ndarray, p: int) -> tuple[np.ndarray, list[dict]]:
+    """Pull a cotangent ``Z`` of a layer's output back: the cotangent of its input ``Y`` and, per head, of its weights.
 
-    ``d_l * t`` can reach ``2047**2`` terms, each below ``2**52``: one int64 sum
-    would wrap (a forged certificate once passed that way), so each partial sum
-    holds at most ``_CHUNK`` terms and is reduced before the next is added.
+    For a head ``V Y G``, ``G = M o (Yᵀ A Y)``, ``A = Kᵀ Q``: ``<Z, δ(V Y G)>`` is ``<Z (Y G)ᵀ, δV>`` +
+    ``<Vᵀ Z Gᵀ, δY>`` + ``<H, δG>`` with ``H = M o ((V Y)ᵀ Z)``, and ``<H, δ(Yᵀ A Y)>`` is ``<A Y Hᵀ + Aᵀ Y H, δY>``
+    + ``<Y H Yᵀ, δA>``; ``δA = δKᵀ Q + Kᵀ δQ`` gives ``Q Āᵀ`` for ``K`` and ``K Ā`` for ``Q``; ``V = O U`` gives
+    ``V̄ Uᵀ`` and ``Oᵀ V̄``. Rows are batched on the leading axis (each with its own ``Y``).
     """
-    N, R = w.shape[:2]
-    wf, df = w.reshape(N, R, -1), dY.reshape(dY.shape[0], N, -1)
-    out = np.zeros((N, R, dY.shape[0]), dtype=np.int64)
-    for s in range(0, wf.shape[2], _CHUNK):
-        out = (out + np.einsum("nrm,cnm->nrc", wf[:, :, s : s + _CHUNK], df[:, :, s : s + _CHUNK]) % p) % p
-    return out
+    keep = _keep(arch)
+    Ybar = Z % p if arch.residual else np.zeros(Y.shape, dtype=np.int64)
+    grads = []
+    for w in heads:
+        A, V = _mm(_tr(w["K"]), w["Q"], p), _value(w, p)
+        G = _mm(_mm(_tr(Y), A, p), Y, p)
+        H = _mm(_tr(_mm(V, Y, p)), Z, p)
+        if keep is not None:
+            G, H = G * keep, H * keep
+        Vbar = _mm(Z, _tr(_mm(Y, G, p)), p)
+        Ybar = (Ybar + _mm(_mm(_tr(V), Z, p), _tr(G), p) + _mm(_mm(A, Y, p), _tr(H), p)
+                + _mm(_mm(_tr(A), Y, p), H, p)) % p
+        Abar = _mm(_mm(Y, H, p), _tr(Y), p)
+        grad = {"Q": _mm(w["K"], Abar, p), "K": _mm(w["Q"], _tr(Abar), p)}
+        if "V" in w:
+            grad["V"] = Vbar
+        else:
+            grad["O"], grad["U"] = _mm(Vbar, _tr(w["U"]), p), _mm(_tr(w["O"]), Vbar, p)
+        grads.append(grad)
+    return Ybar, grads
 
 
-def _jacobian_columns(arch: Arch, point, X, w, cols, p) -> np.ndarray:
-    """Rows ``(n, r)`` of the Jacobian of ``<w[n, r], phi(X_n)>`` at the columns ``cols``."""
+def _jacobian_rows(arch: Arch, point, X, w, rows, cols, p) -> np.ndarray:
+    """The Jacobian of ``<w[n, r], phi(X_n)>`` on the rows ``n c + r`` listed, at the columns ``cols``.
+
+    Each row's functional is pulled back through the layers (:func:`_layer_adjoint`), every row with its own input.
+    """
+    if len(rows) == 0:
+        return np.zeros((0, len(cols)), dtype=np.int64)
+    c = w.shape[1]
+    n_of, r_of = np.divmod(np.asarray(rows, dtype=np.int64), c)
     W = _weights(point, arch)
     l = len(arch.ranks)
     layers = [_heads(W, arch, i) for i in range(1, l + 1)]
-    Ys = [X]
-    for heads in layers:  # primal values, batched over inputs
+    Ys = [X[n_of]]
+    for heads in layers:  # primal values, one copy per row
         Ys.append(_layer(arch, heads, Ys[-1], p))
-    where = {}
-    for i, j, name, r, c, off in arch.blocks():
-        for k in range(r * c):
-            where[off + k] = (i, j, name, k // c, k % c)
-    N, R = w.shape[0], w.shape[1]
-    out = np.zeros((N * R, len(cols)), dtype=np.int64)
-    for start in range(0, len(cols), _COLUMN_BATCH):
-        batch = cols[start : start + _COLUMN_BATCH]
-        by_layer: dict[int, list[int]] = {}
-        for pos, col in enumerate(batch):
-            by_layer.setdefault(where[col][0], []).append(pos)
-        for i, positions in by_layer.items():
-            C = len(positions)
-            tangents: list[dict] = [{} for _ in layers[i - 1]]
-            for k, pos in enumerate(positions):
-                _, j, name, rr, cc = where[batch[pos]]
-                if name not in tangents[j - 1]:
-                    tangents[j - 1][name] = np.zeros((C, 1) + W[(i, j, name)].shape, dtype=np.int64)
-                tangents[j - 1][name][k, 0, rr, cc] = 1
-            dY = _layer_tangent(arch, layers[i - 1], Ys[i - 1], None, tangents, p)
-            for m in range(i + 1, l + 1):
-                dY = _layer_tangent(arch, layers[m - 1], Ys[m - 1], dY, [{} for _ in layers[m - 1]], p)
-            rows = _contract(w, dY, p)
-            out[:, [start + pos for pos in positions]] = rows.reshape(N * R, C)
-    return out
+    Z, grads = w[n_of, r_of] % p, {}
+    for i in range(l, 0, -1):
+        Z, per_head = _layer_adjoint(arch, layers[i - 1], Ys[i - 1], Z, p)
+        for j, g in enumerate(per_head, start=1):
+            for name, G in g.items():
+                grads[(i, j, name)] = G
+    flat = np.concatenate([grads[(i, j, name)].reshape(len(rows), -1) for i, j, name, _, _, _ in arch.blocks()], axis=1)
+    return flat[:, np.asarray(cols, dtype=np.int64)]
 
 
 def _witness(cert: dict, key: str, arch: Arch) -> tuple[dict, int, np.ndarray]:
@@ -250,8 +281,8 @@ def _check_lower(cert: dict, arch: Arch) -> int:
         reject(f"lower = {cert['lower']} but the witness has rank {rank}")
     rows = index_list(field(lw, "rows", "lower_witness."), rank, N * c, "lower_witness.rows")
     cols = index_list(field(lw, "columns", "lower_witness."), rank, P, "lower_witness.columns")
-    J = _jacobian_columns(arch, point, X, w, cols, p)
-    _check_minor(J[rows], p, field(lw, "determinant", "lower_witness."), "Jacobian")
+    J = _jacobian_rows(arch, point, X, w, rows, cols, p)
+    _check_minor(J, p, field(lw, "determinant", "lower_witness."), "Jacobian")
     return rank
 
 
