@@ -517,27 +517,28 @@ def _cmd_certify(args) -> int:
     extra = [] if args.only else sorted(p.stem for p in folder.glob("*.py") if p.stem not in registered)
     for stem in extra:
         say(f"note: proofs/{stem}.py is not in the theorem registry (attngeo/theorems/registry.py); it is not run")
-    outcomes, begin = [], time.perf_counter()
-    for k, name in enumerate(names):
-        s = statement(name)
-        script = folder / f"{s.script}.py"
-        say(f"{_progress(k, len(names))}  {s.name}: proofs/{s.script}.py ...", flush=True)
-        start = time.perf_counter()
-        if not script.exists():
-            outcomes.append(Outcome(s, 2, 0.0, "", 0, missing=True))
-            say(f"  FAILED: proofs/{s.script}.py is missing")
-            continue
-        run = subprocess.run([sys.executable, str(script), "--out", str(out / s.script)],
-                             capture_output=True, text=True)
-        log = run.stdout + (("\n" + run.stderr) if run.stderr else "")
-        proved, failure = _prove_all_sizes(s, out / s.script, say) if s.all_sizes else ("", "")
-        count = len(list((out / s.script).glob("*.json")))
-        o = Outcome(s, run.returncode, time.perf_counter() - start, log, count, proved=proved, proof_failure=failure)
-        outcomes.append(o)
-        write_text(out / "logs" / f"{s.script}.txt", log)
-        say(f"  {o.headline}  ({o.seconds:.1f} s)")
-        for f in o.findings:
-            say(f"  finding: {f}")
+    from ..theorems.runner import JOBS, run_statements
+
+    jobs = args.jobs or JOBS
+    outcomes, begin = {}, time.perf_counter()
+
+    def finished(s, code, seconds, log, k, n):  # as each script ends (several run at once: theorems/runner.py)
+        if not (folder / f"{s.script}.py").exists():
+            o = Outcome(s, 2, 0.0, "", 0, missing=True)
+            say(f"{_progress(k, n)}  {s.name}: FAILED: proofs/{s.script}.py is missing", flush=True)
+        else:
+            proved, failure = _prove_all_sizes(s, out / s.script, say) if s.all_sizes else ("", "")
+            o = Outcome(s, code, seconds, log, len(list((out / s.script).glob("*.json"))), proved=proved,
+                        proof_failure=failure)
+            write_text(out / "logs" / f"{s.script}.txt", log)
+            say(f"{_progress(k, n)}  {s.name}: proofs/{s.script}.py  {o.headline}  ({o.seconds:.1f} s)", flush=True)
+            for f in o.findings:
+                say(f"  finding: {f}")
+        outcomes[s.name] = o
+
+    say(f"{_progress(0, len(names))}  running {len(names)} proof scripts, {jobs} at a time ...", flush=True)
+    run_statements(names, folder, out, finished, jobs=jobs)
+    outcomes = [outcomes[name] for name in names]
     total = time.perf_counter() - begin
     say(f"{_progress(len(names), len(names))}  done in {total:.1f} s")
     md, tex = write_reports(outcomes, out, total)
@@ -730,6 +731,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="folder of proof scripts (default: the scripts shipped with attngeo)")
     p.add_argument("--json", action="store_true",
                    help="print one JSON object (per-statement outcomes); the progress goes to stderr")
+    p.add_argument("--jobs", type=_positive, default=None, metavar="N",
+                   help="proof scripts run at once, each when those it rests on have ended (default: the "
+                        "machine's cores, at most 2)")
     p.set_defaults(run=_cmd_certify)
     return parser
 
