@@ -42,7 +42,7 @@ from ...exceptions import CannotVerify, CertificateFormatError
 from ..arch import Arch
 from ..limits import MAX_BALL_WORK, MAX_PRECISION, MAX_STACK_ENTRIES, MAX_STACK_INPUTS, MIN_PRECISION
 from ..values import field, int_array, integer, prime, rational, reject
-from .ball import _BALL, _KNOWN, _dual, _output, _parts
+from .ball import _BALL, _KNOWN
 
 LOWER_KEYS = {"structured", "prime", "rank", "inputs"}
 BALL_KEYS = {"structured", "normalization", "precision", "rank", "inputs", "rows", "determinants"}
@@ -285,17 +285,60 @@ def _rank_mod_p(stack: _Tiny, cols: list, values: list, p: int, forward) -> int:
     return nmod_mat(J.shape[0], C, J.ravel().tolist(), p).rank()
 
 
+def _ball_layer(heads: list, Y: arb_mat, dY, moved: list, f, fp, causal: bool):
+    """One residual layer on a value and its tangent (``None``: zero) in balls; ``moved[e]`` maps head ``e``'s moved
+    names to their tangents. The product rule, and for each column ``j`` of a head's weights
+    ``S = F / σ``, ``dS = (F' dG - S dσ) / σ`` with ``F = f(G)`` on the kept scores.
+    """
+    t = Y.ncols()
+    out, dout = Y, dY
+    Yt = Y.transpose()
+    for w, mv in zip(heads, moved):
+        A, V = w["K"].transpose() * w["Q"], w["O"] * w["U"]
+        dA = None
+        if "Q" in mv or "K" in mv:
+            dA = mv["K"].transpose() * w["Q"] if "K" in mv else w["K"].transpose() * mv["Q"]
+        dV = None
+        if "O" in mv or "U" in mv:
+            dV = mv["O"] * w["U"] if "O" in mv else w["O"] * mv["U"]
+        G = Yt * A * Y
+        dG = None
+        if dY is not None:
+            dG = dY.transpose() * A * Y + Yt * A * dY
+        if dA is not None:
+            dG = Yt * dA * Y if dG is None else dG + Yt * dA * Y
+        kept = [[not causal or i <= j for j in range(t)] for i in range(t)]
+        F = [[f(G[i, j]) if kept[i][j] else arb(0) for j in range(t)] for i in range(t)]
+        sigma = [sum((F[i][j] for i in range(t)), arb(0)) for j in range(t)]
+        S = arb_mat([[F[i][j] / sigma[j] for j in range(t)] for i in range(t)])
+        VY = V * Y
+        out = out + VY * S
+        dterm = None
+        if dG is not None:
+            dF = [[fp(G[i, j]) * dG[i, j] if kept[i][j] else arb(0) for j in range(t)] for i in range(t)]
+            dsig = [sum((dF[i][j] for i in range(t)), arb(0)) for j in range(t)]
+            dS = arb_mat([[(dF[i][j] - S[i, j] * dsig[j]) / sigma[j] for j in range(t)] for i in range(t)])
+            dterm = VY * dS
+        if dV is not None or dY is not None:
+            dVY = (dV * Y if dV is not None else None)
+            if dY is not None:
+                dVY = V * dY if dVY is None else dVY + V * dY
+            dterm = dVY * S if dterm is None else dterm + dVY * S
+        if dterm is not None:
+            dout = dterm if dout is None else dout + dterm
+    return out, dout
+
+
 def _ball_minor(stack: _Tiny, cols: list, values: list, rows: list, prec: int, f, fp) -> arb:
     """Determinant ball of the tiny Jacobian's minor on ``rows`` (``(input, row, token)`` in order) and the columns.
 
-    A column of layer ``i`` moves nothing before layer ``i``: its dual numbers start from the layer's input.
+    A column of layer ``i`` moves nothing before layer ``i``: its tangent starts from the layer's input.
     """
     arch, l, t = stack.arch, len(stack.arch.ranks), stack.arch.tokens
-    per_layer = 4 * stack.heads * stack.rank * stack.width
     R = len(stack.rows) * t
     needed = sorted({k // R for k in rows})
-    base = [{name: arb_mat(m) for name, m in hd.items()} for hd in _point(stack, fmpq(1), SOFTMAX_SCALE)]
-    plain = [[_dual(hd[name]) for name in _NAMES] for hd in base]  # one layer's weights, no tangent
+    heads = [{name: arb_mat(m) for name, m in hd.items()} for hd in _point(stack, fmpq(1), SOFTMAX_SCALE)]
+    none = [{} for _ in heads]
     states = {}  # input -> the layer inputs Y_0 .. Y_(l-1)
     for n in needed:
         X = [[fmpq(0)] * t for _ in range(stack.width)]
@@ -304,30 +347,29 @@ def _ball_minor(stack: _Tiny, cols: list, values: list, rows: list, prec: int, f
         Y = arb_mat([[arb(x) for x in r] for r in X])
         states[n] = [Y]
         for _ in range(l - 1):
-            Y = arb_mat(_parts(_output([plain], Y, f, fp, arch))[0])
+            Y, _ = _ball_layer(heads, Y, None, none, f, fp, arch.causal)
             states[n].append(Y)
     columns = []
     for i in range(l):
         for c in cols:
             hd, rest = divmod(c, 4 * stack.rank * stack.width)
             code, e = divmod(rest, stack.rank * stack.width)
-            moved = []
-            for hj in range(stack.heads):
-                mats = []
-                for nc, name in enumerate(_NAMES):
-                    M, E = base[hj][name], None
-                    if (hj, nc) == (hd, code):
-                        E = arb_mat(M.nrows(), M.ncols())
-                        E[e // M.ncols(), e % M.ncols()] = 1
-                    mats.append(_dual(M, E))
-                moved.append(mats)
-            weights = [moved] + [plain] * (l - 1 - i)
-            columns.append({n: _parts(_output(weights, states[n][i], f, fp, arch))[1] for n in needed})
+            M = heads[hd][_NAMES[code]]
+            E = arb_mat(M.nrows(), M.ncols())
+            E[e // M.ncols(), e % M.ncols()] = 1
+            moved = [{_NAMES[code]: E} if k == hd else {} for k in range(len(heads))]
+            tangents = {}
+            for n in needed:
+                Y, dY = _ball_layer(heads, states[n][i], None, moved, f, fp, arch.causal)
+                for m in range(i + 1, l):
+                    Y, dY = _ball_layer(heads, Y, dY, none, f, fp, arch.causal)
+                tangents[n] = dY
+            columns.append(tangents)
     entries = []
     for k in rows:
         n, rest = divmod(k, R)
         row, j = divmod(rest, t)
-        entries.append([column[n][stack.rows[row]][j] for column in columns])
+        entries.append([column[n][stack.rows[row], j] for column in columns])
     return arb_mat(entries).det()
 
 
