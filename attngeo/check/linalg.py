@@ -97,3 +97,27 @@ def product(*factors: np.ndarray, p: int) -> np.ndarray:
     for f in factors[1:]:
         out = np.mod(out @ np.mod(f, p), p)
     return out
+
+
+def triangular_det(rows: np.ndarray, cols: np.ndarray, vals: np.ndarray, n: int, p: int) -> int | None:
+    """Determinant mod ``p`` of the ``n x n`` matrix with entries ``(rows[e], cols[e]) += vals[e]`` if it is lower
+    triangular in that order (the product of its diagonal), None if an entry lies above the diagonal.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attngeo.check.linalg import triangular_det
+    >>> triangular_det(np.array([0, 1, 1]), np.array([0, 0, 1]), np.array([2, 5, -3]), 2, 7)   # 2 (-3)
+    1
+    >>> triangular_det(np.array([0]), np.array([1]), np.array([1]), 2, 7) is None
+    True
+    """
+    if (cols > rows).any():
+        return None
+    diag = np.zeros(n, dtype=np.int64)
+    on = rows == cols
+    np.add.at(diag, rows[on], np.mod(vals[on], p))  # repeated entries add up
+    out = 1
+    for x in np.mod(diag, p).tolist():
+        out = out * x % p
+    return out

@@ -29,6 +29,7 @@ import numpy as np
 from flint import nmod_mat
 
 from ...exceptions import CertificateFormatError
+from ..linalg import triangular_det
 from .plainpoint import components
 from ..values import field, index_list, integer, prime, reject
 
@@ -317,6 +318,24 @@ def field_entries(arch) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     return np.concatenate(R), np.concatenate(C), np.concatenate(V), row
 
 
+def groups_witness(uw: dict, name: str, keys: set, expected: list) -> int:
+    """The prime of a structured upper witness whose fields are the groups alone (its keys and families checked).
+
+    ``expected`` is the checker's list of families for the architecture (groups, then kernel families).
+
+    >>> groups_witness({"structured": "x", "prime": 7, "families": []}, "x", {"structured", "prime", "families"}, [])
+    7
+    """
+    if set(uw) != keys or uw["structured"] != name:
+        reject(f"a '{name}' upper witness holds exactly {', '.join(sorted(keys))}")
+    p = prime(uw["prime"], "upper_witness.prime")
+    if json.dumps(uw["families"]) != json.dumps(expected) \
+            or {f["kind"] for f in expected} - {"intra", "scaling", "value"}:
+        reject("upper_witness.families must be exactly the symmetry groups of this architecture, in canonical order "
+               f"(a '{name}' witness is for architectures without kernel families)")
+    return p
+
+
 def check_upper(cert: dict, uw: dict, arch, expected: list) -> int:
     """The upper bound ``P - s``: the ``s`` group fields' minor on the recorded columns, lower triangular.
 
@@ -333,13 +352,7 @@ def check_upper(cert: dict, uw: dict, arch, expected: list) -> int:
     >>> check_upper(cert, cert["upper_witness"], arch, _expected_families(arch))
     78
     """
-    if set(uw) != UPPER_KEYS or uw["structured"] != "head point":
-        reject(f"a 'head point' upper witness holds exactly {', '.join(sorted(UPPER_KEYS))}")
-    p = prime(uw["prime"], "upper_witness.prime")
-    if json.dumps(uw["families"]) != json.dumps(expected) \
-            or {f["kind"] for f in expected} - {"intra", "scaling", "value"}:
-        reject("upper_witness.families must be exactly the symmetry groups of this architecture, in canonical order "
-               "(a 'head point' witness is for layers without kernel families)")
+    p = groups_witness(uw, "head point", UPPER_KEYS, expected)
     r, c, v, s = field_entries(arch)
     if integer(uw["field_rank"], "upper_witness.field_rank", 0) != s:
         reject(f"upper_witness.field_rank must be the {s} group fields")
@@ -348,14 +361,9 @@ def check_upper(cert: dict, uw: dict, arch, expected: list) -> int:
     at = np.full(P, -1, dtype=np.int64)
     at[columns] = np.arange(s)
     keep = at[c] >= 0
-    r, c, v = r[keep], at[c[keep]], np.mod(v[keep], p)
-    if (c > r).any():
+    det = triangular_det(r[keep], at[c[keep]], v[keep], s, p)
+    if det is None:
         reject("the field minor on upper_witness.columns must be lower triangular in the families' order")
-    diag = np.zeros(s, dtype=np.int64)
-    np.add.at(diag, r[r == c], v[r == c])
-    det = 1
-    for x in np.mod(diag, p).tolist():
-        det = det * x % p
     if det == 0 or det != integer(uw["determinant"], "upper_witness.determinant", 0, p - 1):
         reject(f"the field minor at the head point has determinant {det} mod {p}, the certificate records "
                f"{uw['determinant']}")

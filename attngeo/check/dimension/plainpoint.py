@@ -22,6 +22,7 @@ import numpy as np
 from flint import nmod_mat
 
 from ...exceptions import CertificateFormatError
+from ..linalg import triangular_det
 from ..values import reject
 
 #: Work the checker accepts from one structured witness: the nonzeros of the weight-0 class (3 a d'; 147,456 at
@@ -216,12 +217,8 @@ def field_minor(arch, columns: list[int], p: int) -> int:
     at[np.asarray(columns, dtype=np.int64)] = np.arange(n)
     inside = at[cols] >= 0
     rows, cols, vals = rows[inside], at[cols[inside]], np.mod(vals[inside], p)
-    if (cols <= rows).all():
-        diag = np.zeros(n, dtype=np.int64)
-        np.add.at(diag, rows[rows == cols], vals[rows == cols])
-        det = 1
-        for x in np.mod(diag, p).tolist():
-            det = det * x % p
+    det = triangular_det(rows, cols, vals, n, p)
+    if det is not None:
         return det
     if n > MAX_DENSE_MINOR:
         reject(f"the field minor on upper_witness.columns is not lower triangular and above {MAX_DENSE_MINOR} columns")

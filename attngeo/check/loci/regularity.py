@@ -26,7 +26,7 @@ from flint import fmpq_mat, nmod_mat
 from ...exceptions import CertificateFormatError
 from ..arch import architecture
 from ..dimension.ball import check_ball_lower
-from ..dimension.dense import _check_minor, _jacobian_columns
+from ..dimension.dense import _check_minor, _jacobian_rows
 from ..fibers.layer import product_strata
 from ..limits import (MAX_EXACT_RANK_ENTRIES, MAX_LOCAL_JACOBIAN_PARAMETERS, MAX_LOCAL_JACOBIAN_WORK,
                       MAX_PAIR_TESTS)
@@ -245,8 +245,8 @@ def _check_jacobian_witness(layer: _Layer, jw) -> int:
     rank = integer(field(jw, "rank", "lower_witness.jacobian."), "lower_witness.jacobian.rank", 0, P)
     rows = index_list(field(jw, "rows", "lower_witness.jacobian."), rank, N * c, "lower_witness.jacobian.rows")
     cols = index_list(field(jw, "columns", "lower_witness.jacobian."), rank, P, "lower_witness.jacobian.columns")
-    J = _jacobian_columns(arch, layer.residues, X, W, cols, p)
-    _check_minor(J[rows], p, field(jw, "determinant", "lower_witness.jacobian."), "Jacobian")
+    J = _jacobian_rows(arch, layer.residues, X, W, rows, cols, p)
+    _check_minor(J, p, field(jw, "determinant", "lower_witness.jacobian."), "Jacobian")
     return rank
 
 
