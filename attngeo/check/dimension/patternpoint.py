@@ -175,6 +175,8 @@ class Piece(Indices):
                 out.append(self._template(t, sorts_, f"point.{fam}[{k}]"))
             total += len(out)
             self.templates[fam] = out
+        self.template_cells = {fam: [[tuple(vars_[v] for v in term) for term in terms] for vars_, terms, _ in out]
+                               for fam, out in self.templates.items()}
         if total > MAX_TEMPLATES:
             raise CertificateFormatError(f"a point of {total} templates is above the checker's limit {MAX_TEMPLATES}")
         self._fresh = itertools.count()
@@ -311,7 +313,11 @@ def spend(piece, work: int) -> None:
 def _lookup(piece: Piece, state: State, family: str, known: list):
     """Templates of ``family`` whose index agrees with the known terms: ``(state, terms, value)`` each."""
     spend(piece, len(piece.templates[family]))
-    for vars_, terms, value in piece.templates[family]:
+    shapes = [k if k is None else piece.shape(k) for k in known]
+    for (vars_, terms, value), cells in zip(piece.templates[family], piece.template_cells[family]):
+        # cells first: most templates fail here, before any fresh symbol is made
+        if any(c is not None and c != t for c, t in zip(shapes, cells)):
+            continue
         sym = {v: piece.flexible(c) for v, c in vars_.items()}
         mapped = [tuple(sym[v] for v in term) for term in terms]
         s = state
