@@ -112,7 +112,8 @@ def head_rows(arch: Arch, W: dict, put, p: int) -> list:
                     delta[:, c] = u
                     out.append(put(i, (1, "V", delta)))
             continue
-        heads = [{name: W[(i, j, name)] for name in "QKV"} for j in range(1, h + 1)]
+        heads = [{name: W[(i, j, name)] for name in ("QKV" if arch.value_ranks is None else "QKUO")}
+                 for j in range(1, h + 1)]
         for field in mixing.moves(fam["kind"], heads, p):
             out.append(put(i, *((j + 1, name, delta) for j, name, delta in field)))
     return out

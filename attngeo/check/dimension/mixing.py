@@ -33,7 +33,8 @@ import numpy as np
 from ..linalg import adjugate, det, nmod, null_basis, product
 from ..values import reject
 
-KINDS = ("mixing", "rank-mixing", "symmetric-mixing", "symmetric-rank-mixing", "value-mixing")
+KINDS = ("mixing", "rank-mixing", "symmetric-mixing", "symmetric-rank-mixing", "value-mixing", "factored-mixing",
+         "symmetric-factored-mixing")
 
 
 def expected_family(arch, i: int) -> dict | None:
@@ -49,11 +50,25 @@ def expected_family(arch, i: int) -> dict | None:
     True
     >>> expected_family(Arch((3, 3), (2,), 1, heads=(2,)), 1)
     {'kind': 'symmetric-mixing', 'layer': 1, 'size': 2}
+
+    Value rank 3 on ``4 -> 4`` with four heads of rank 3: 12 unknowns ``c_jk``, one condition per head for
+    ``A_j`` and one per head for ``V_k``:
+
+    >>> expected_family(Arch((4, 4), (3,), 2, heads=(4,), value_ranks=(3,)), 1)
+    {'kind': 'factored-mixing', 'layer': 1, 'size': 4}
     """
     h, a, d = arch.head_count(i), arch.ranks[i - 1], arch.widths[i - 1]
-    if h == 1 or arch.value_ranks is not None:
+    if h == 1:
         return None
-    if arch.normalization == "lightning":
+    if arch.value_ranks is not None:  # Lemma 7.3.7: conditions on both sides, one system for the layer
+        d_out, b = arch.widths[i], arch.value_ranks[i - 1]
+        if arch.normalization != "lightning" or b > min(d, d_out):
+            return None
+        rho = max(0, d - 2 * a)  # one token: S_j = A_j + A_j' of rank <= 2a; else A_j of rank <= a
+        score = rho * (rho + 1) // 2 if arch.tokens == 1 else max(0, d - a) * max(0, d - a)
+        kind = "symmetric-factored-mixing" if arch.tokens == 1 else "factored-mixing"
+        size = h * max(0, h - 1 - score - (d_out - b) * (d - b))
+    elif arch.normalization == "lightning":
         if a >= d:
             kind, size = "mixing", h * (h - 1)
         elif arch.tokens == 1 and d <= 2 * a:
@@ -139,121 +154,267 @@ def lemma_holds(kind: str) -> bool:
       ``J = adj K'K``); ``K' δQ + δK' Q = c_K c_Q X - (c_K - K'JK) X (c_Q - Q'HQ)``
       (rank-mixing, ``J = adj KK'``, ``H = adj QQ'``); ``δA + δA' = -(G J B + B J G)``
       (symmetric-mixing, ``G = K'K + Q'Q``, ``J = adj G``, ``B = A_k + A_k'``). Cramer's
-      rule and, for rank-mixing, the null-vector condition finish the proof (docs/math.md §7.3).
+      rule and, for rank-mixing, the null-vector condition finish the proof (docs/math.md §7.3);
+    * the factored families use these lifts head by head and, for ``V = O U``,
+      ``δO U + O δU = c_O c_U Y - (c_O - OJO') Y (c_U - U'HU)`` (``J = adj O'O``, ``H = adj UU'``).
 
     Examples
     --------
     >>> from attngeo.check.dimension.mixing import lemma_holds
     >>> [lemma_holds(k) for k in ("mixing", "rank-mixing", "symmetric-mixing", "symmetric-rank-mixing",
-    ...                           "value-mixing", "other")]
-    [True, True, True, True, True, False]
+    ...                           "value-mixing", "factored-mixing", "symmetric-factored-mixing", "other")]
+    [True, True, True, True, True, True, True, False]
     """
     if kind not in KINDS:
         return False
     sym = {"J", "H"}
-    L = _letters("V_j V_k A_j A_k Y M E K Q X J H K_k Q_k", sym)
-    neg = lambda p: _poly(*((-c, s, w) for (s, w), c in p.items()))  # noqa: E731
+    L = _letters("V_j V_k A_j A_k Y M E", sym)
     if kind == "value-mixing":
         heads = _plus(_times(L["V_j"], L["Y"]), _times(L["V_k"], L["Y"]))
-        return _derivative(heads, {"V_j": L["E"], "V_k": neg(L["E"])}, sym) == {}
+        return _derivative(heads, {"V_j": L["E"], "V_k": _neg(L["E"])}, sym) == {}
     heads = _plus(*(_times(L[v], L["Y"], L["M"], L["Y'"], L[a], L["Y"]) for v, a in (("V_j", "A_j"), ("V_k", "A_k"))))
-    if _derivative(heads, {"A_j": L["A_k"], "V_k": neg(L["V_j"])}, sym) != {}:
+    if _derivative(heads, {"A_j": L["A_k"], "V_k": _neg(L["V_j"])}, sym) != {}:
         return False
-    A = _times(L["K'"], L["Q"])
+    lifts = {"factored-mixing": ("mixing", "rank-mixing", "value"),
+             "symmetric-factored-mixing": ("mixing", "symmetric-mixing", "symmetric-rank-mixing", "value")}
+    return all(_LIFT_HOLDS[lift]() for lift in lifts.get(kind, (kind,)))
+
+
+def _neg(p: dict) -> dict:
+    return _poly(*((-c, s, w) for (s, w), c in p.items()))
+
+
+def _full_lift_holds() -> bool:
+    L = _letters("K Q J K_k Q_k", {"J"})
     Ak = _times(L["K_k'"], L["Q_k"])
-    if kind == "mixing":
-        dA = _derivative(A, {"Q": neg(_times(L["K"], L["J"], Ak))}, sym)
-        return _plus(dA, _times(L["K'"], L["K"], L["J"], Ak)) == {}
-    if kind == "rank-mixing":
-        rest_K = _plus(_scalar("c_K"), neg(_times(L["K'"], L["J"], L["K"])))
-        rest_Q = _plus(_scalar("c_Q"), neg(_times(L["Q'"], L["H"], L["Q"])))
-        dA = _derivative(A, {"Q": _times(_scalar("c_Q"), L["J"], L["K"], L["X"]),
-                             "K": _times(L["H"], L["Q"], L["X'"], rest_K)}, sym)
-        want = _plus(_times(_scalar("c_K"), _scalar("c_Q"), L["X"]), neg(_times(rest_K, L["X"], rest_Q)))
-        return _plus(dA, neg(want)) == {}
-    if kind == "symmetric-rank-mixing":  # R = [K; Q], adj(R R') = [J11 J12; J12' J22], X symmetric
-        sym = {"J11", "J22", "X"}
-        L = _letters("K Q X J11 J12 J22", sym)
-        P = _plus(*(_times(L[u + "'"], L[j], L[v]) for u, j, v in
-                    (("K", "J11", "K"), ("K", "J12", "Q"), ("Q", "J12'", "K"), ("Q", "J22", "Q"))))
-        tail = _plus(_poly((2, ("c",), ())), neg(P))
-        dA = _derivative(_times(L["K'"], L["Q"]), {
-            "Q": _times(_plus(_times(L["J11"], L["K"]), _times(L["J12"], L["Q"])), L["X"], tail),
-            "K": _times(_plus(_times(L["J12'"], L["K"]), _times(L["J22"], L["Q"])), L["X"], tail)}, sym)
-        rest = _plus(_scalar("c"), neg(P))
-        want = _plus(_poly((2, ("c", "c"), ["X"])), _times(_poly((-2, (), ())), rest, L["X"], rest))
-        return _plus(dA, _transpose(dA, sym), neg(want)) == {}
+    dA = _derivative(_times(L["K'"], L["Q"]), {"Q": _neg(_times(L["K"], L["J"], Ak))}, {"J"})
+    return _plus(dA, _times(L["K'"], L["K"], L["J"], Ak)) == {}
+
+
+def _product_lift_holds(left: str, right: str) -> bool:
+    """``F G`` moved by ``δG = c_G J F' X``, ``δF = (c_F - F J F') X G' H`` (``J = adj F'F``, ``H = adj G G'``).
+
+    ``left`` may be a transposed letter (``"K'"``: the score ``K' Q``, where ``K`` moves by the transposed move).
+    """
+    sym, base = {"J", "H"}, left.rstrip("'")
+    L = _letters(f"{base} {right} X J H", sym)
+    F, G, Ft, Gt = L[left], L[right], L[base if left != base else base + "'"], L[right + "'"]
+    rest_F = _plus(_scalar("c_F"), _neg(_times(F, L["J"], Ft)))
+    rest_G = _plus(_scalar("c_G"), _neg(_times(Gt, L["H"], G)))
+    move_F = _times(rest_F, L["X"], Gt, L["H"])
+    dFG = _derivative(_times(F, G), {right: _times(_scalar("c_G"), L["J"], Ft, L["X"]),
+                                     base: move_F if left == base else _transpose(move_F, sym)}, sym)
+    want = _plus(_times(_scalar("c_F"), _scalar("c_G"), L["X"]), _neg(_times(rest_F, L["X"], rest_G)))
+    return _plus(dFG, _neg(want)) == {}
+
+
+def _symmetric_rank_lift_holds() -> bool:
+    """``R = [K; Q]``, ``adj(R R') = [J11 J12; J12' J22]``, ``X`` symmetric."""
+    sym = {"J11", "J22", "X"}
+    L = _letters("K Q X J11 J12 J22", sym)
+    P = _plus(*(_times(L[u + "'"], L[j], L[v]) for u, j, v in
+                (("K", "J11", "K"), ("K", "J12", "Q"), ("Q", "J12'", "K"), ("Q", "J22", "Q"))))
+    tail = _plus(_poly((2, ("c",), ())), _neg(P))
+    dA = _derivative(_times(L["K'"], L["Q"]), {
+        "Q": _times(_plus(_times(L["J11"], L["K"]), _times(L["J12"], L["Q"])), L["X"], tail),
+        "K": _times(_plus(_times(L["J12'"], L["K"]), _times(L["J22"], L["Q"])), L["X"], tail)}, sym)
+    rest = _plus(_scalar("c"), _neg(P))
+    want = _plus(_poly((2, ("c", "c"), ["X"])), _times(_poly((-2, (), ())), rest, L["X"], rest))
+    return _plus(dA, _transpose(dA, sym), _neg(want)) == {}
+
+
+def _symmetric_lift_holds() -> bool:
+    sym = {"J"}
+    L = _letters("K Q J K_k Q_k", sym)
+    Ak = _times(L["K_k'"], L["Q_k"])
     B = _plus(Ak, _transpose(Ak, sym))
     G = _plus(_times(L["K'"], L["K"]), _times(L["Q'"], L["Q"]))
-    dA = _derivative(A, {"Q": neg(_times(L["K"], L["J"], B)), "K": neg(_times(L["Q"], L["J"], B))}, sym)
+    dA = _derivative(_times(L["K'"], L["Q"]), {"Q": _neg(_times(L["K"], L["J"], B)),
+                                               "K": _neg(_times(L["Q"], L["J"], B))}, sym)
     return _plus(dA, _transpose(dA, sym), _times(G, L["J"], B), _times(B, L["J"], G)) == {}
+
+
+_LIFT_HOLDS = {"mixing": _full_lift_holds, "rank-mixing": lambda: _product_lift_holds("K'", "Q"),
+               "symmetric-mixing": _symmetric_lift_holds, "symmetric-rank-mixing": _symmetric_rank_lift_holds,
+               "value": lambda: _product_lift_holds("O", "U")}
 
 
 # -- values at a point mod p ---------------------------------------------------------------------------
 
 
+def _product_move(F: np.ndarray, G: np.ndarray, p: int):
+    """For ``F G`` (``F`` of ``m x r``, ``G`` of ``r x n``): ``X -> (δF, δG)`` and the scalar ``c_F c_G``.
+
+    ``δG = c_G adj(FᵀF) Fᵀ X``, ``δF = (c_F I - F adj(FᵀF) Fᵀ) X Gᵀ adj(G Gᵀ)``, ``c_F = det FᵀF``,
+    ``c_G = det G Gᵀ``: ``δ(F G) = c_F c_G X`` when ``X`` meets the null vectors of ``Fᵀ`` and ``G``.
+    """
+    FF, GG = product(F.T, F, p=p), product(G, G.T, p=p)
+    c_F, J, c_G, H = det(FF, p), adjugate(FF, p), det(GG, p), adjugate(GG, p)
+    rest = np.mod(c_F * np.eye(F.shape[0], dtype=np.int64) - product(F, J, F.T, p=p), p)
+    return (lambda X: (product(rest, X, G.T, H, p=p), np.mod(c_G * product(J, F.T, X, p=p), p))), c_F * c_G % p
+
+
+def _reach(how: str, Q: np.ndarray, K: np.ndarray, p: int):
+    """``X -> {name: move}`` of ``Q, K`` and ``σ``: the score (``Kᵀ Q``, or ``Kᵀ Q + Qᵀ K`` for one token) moves by ``σ X``.
+
+    ``full`` (``a >= d``): ``δQ = -K adj(KᵀK) X``; ``rank`` (``a < d``, conditions): the product move with
+    ``F = Kᵀ``; ``symmetric`` (one token, ``d <= 2a``): ``[δQ; δK] = -R adj(RᵀR) X``; ``symmetric-rank``
+    (``2a < d``, conditions): ``[δQ; δK] = adj(R Rᵀ) R X (2c I - Rᵀ adj(R Rᵀ) R)``, ``R = [K; Q]``.
+    ``symmetric-full`` is ``full`` with ``X`` symmetric: the one-token score moves by ``-2 det(KᵀK) X``.
+    """
+    a, d = Q.shape
+    if how in ("full", "symmetric-full"):
+        G = product(K.T, K, p=p)
+        c, J = det(G, p), adjugate(G, p)
+        return (lambda X: {"Q": np.mod(-product(K, J, X, p=p), p)}), -(2 if how == "symmetric-full" else 1) * c % p
+    if how == "rank":
+        move, scale = _product_move(K.T, Q, p)
+
+        def rank_move(X):
+            dKt, dQ = move(X)
+            return {"Q": dQ, "K": dKt.T}
+        return rank_move, scale
+    R = np.concatenate([K, Q])
+    if how == "symmetric":
+        G = product(R.T, R, p=p)
+        c, J = det(G, p), adjugate(G, p)
+        return (lambda X: _split(np.mod(-product(R, J, X, p=p), p), a)), -2 * c % p
+    G = product(R, R.T, p=p)
+    c, J = det(G, p), adjugate(G, p)
+    tail = np.mod(2 * c * np.eye(d, dtype=np.int64) - product(R.T, J, R, p=p), p)
+    return (lambda X: _split(product(J, R, X, tail, p=p), a)), 2 * c * c % p
+
+
+def _split(Y: np.ndarray, a: int) -> dict:
+    return {"Q": Y[:a], "K": Y[a:]}
+
+
+def _score_of(head: dict, symmetric: bool, p: int) -> np.ndarray:
+    A = product(head["K"].T, head["Q"], p=p)
+    return np.mod(A + A.T, p) if symmetric else A
+
+
+def _conditions(left: np.ndarray, right: np.ndarray, p: int, symmetric: bool):
+    """The vector pairs ``(n, m)`` of the tangent conditions ``nᵀ X m = 0`` at ``leftᵀ right``; None on a rank drop."""
+    N = null_basis(left, p)
+    M = N if symmetric else null_basis(right, p)
+    if len(N) != left.shape[1] - left.shape[0] or len(M) != right.shape[1] - right.shape[0]:
+        return None
+    return [(N[s], M[t]) for s in range(len(N)) for t in range(s if symmetric else 0, len(M))]
+
+
+def _evaluate(conditions: list, mats: list, p: int) -> np.ndarray:
+    """``E[c, k] = nᵀ M_k m`` for the conditions ``c = (n, m)``."""
+    E = np.zeros((len(conditions), len(mats)), dtype=np.int64)
+    for row, (n, m) in enumerate(conditions):
+        for col, B in enumerate(mats):
+            E[row, col] = int(product(n[None, :], B, m[:, None], p=p)[0, 0])
+    return E
+
+
+def _combine(coeffs, mats: list, p: int) -> np.ndarray:
+    return np.mod(sum(np.mod(int(ck) * B, p) for ck, B in zip(coeffs, mats)), p)  # h terms < p: no overflow
+
+
 def _constrained_head(heads: list, j: int, p: int, symmetric: bool) -> list:
     """rank-mixing (``symmetric`` False) or symmetric-rank-mixing fields of head ``j`` (0-based)."""
     Q, K, V = heads[j]["Q"], heads[j]["K"], heads[j]["V"]
-    a, d = Q.shape
     R = np.concatenate([K, Q]) if symmetric else K
-    rho = d - R.shape[0]
-    left = null_basis(R, p)
-    right = left if symmetric else null_basis(Q, p)
-    if len(left) != rho or len(right) != rho:
+    conditions = _conditions(R, R if symmetric else Q, p, symmetric)
+    if conditions is None:
         return []
     others = [k for k in range(len(heads)) if k != j]
-    basis = []
-    for k in others:
-        A = product(heads[k]["K"].T, heads[k]["Q"], p=p)
-        basis.append(np.mod(A + A.T, p) if symmetric else A)
-    conditions = [(s, t) for s in range(rho) for t in range(s if symmetric else 0, rho)]
-    L = np.zeros((len(conditions), len(others)), dtype=np.int64)
-    for row, (s, t) in enumerate(conditions):
-        for col, B in enumerate(basis):
-            L[row, col] = int(product(left[s][None, :], B, right[t][:, None], p=p)[0, 0])
+    basis = [_score_of(heads[k], symmetric, p) for k in others]
+    L = _evaluate(conditions, basis, p)
     if nmod(L, p).rank() < len(conditions):
         return []
-    G = product(R, R.T, p=p)
-    c, J = det(G, p), adjugate(G, p)
-    Pi = product(R.T, J, R, p=p)
-    if symmetric:
-        tail, scale = np.mod(2 * c * np.eye(d, dtype=np.int64) - Pi, p), 2 * c * c % p
-    else:
-        GQ = product(Q, Q.T, p=p)
-        cQ, HQ = det(GQ, p), adjugate(GQ, p)
-        rest, scale = np.mod(c * np.eye(d, dtype=np.int64) - Pi, p), c * cQ % p
+    move, scale = _reach("symmetric-rank" if symmetric else "rank", Q, K, p)
     fields = []
     for coeffs in null_basis(L, p):
-        X = np.mod(sum(np.mod(int(ck) * B, p) for ck, B in zip(coeffs, basis)), p)  # h terms < p: no overflow
-        if symmetric:
-            Y = product(J, R, X, tail, p=p)
-            moves = [(j, "Q", Y[:a]), (j, "K", Y[a:])]
-        else:
-            moves = [(j, "Q", np.mod(cQ * product(J, K, X, p=p), p)), (j, "K", product(HQ, Q, X.T, rest, p=p))]
+        moves = [(j, name, delta) for name, delta in move(_combine(coeffs, basis, p)).items()]
         moves += [(k, "V", np.mod(-(scale * int(ck) % p) * V, p)) for k, ck in zip(others, coeffs)]  # < 2**52
         fields.append(moves)
     return fields
 
 
 def _pair_fields(kind: str, heads: list, p: int) -> list:
-    """``mixing`` / ``symmetric-mixing``: one field per ordered pair of heads."""
+    """``mixing`` / ``symmetric-mixing``: one field per ordered pair of heads, ``δV_k = -σ V_j``."""
+    symmetric = kind == "symmetric-mixing"
     fields = []
     for j, hj in enumerate(heads):
-        Q, K, V = hj["Q"], hj["K"], hj["V"]
-        G = product(K.T, K, p=p) if kind == "mixing" else np.mod(product(K.T, K, p=p) + product(Q.T, Q, p=p), p)
-        c, J = det(G, p), adjugate(G, p)
+        move, scale = _reach("symmetric" if symmetric else "full", hj["Q"], hj["K"], p)
         for k, hk in enumerate(heads):
-            if k == j:
-                continue
-            Ak = product(hk["K"].T, hk["Q"], p=p)
-            if kind == "mixing":
-                fields.append([(j, "Q", np.mod(-product(K, J, Ak, p=p), p)), (k, "V", np.mod(c * V, p))])
-            else:
-                JB = product(J, Ak + Ak.T, p=p)
-                fields.append([(j, "Q", np.mod(-product(K, JB, p=p), p)), (j, "K", np.mod(-product(Q, JB, p=p), p)),
-                               (k, "V", np.mod(2 * c * V, p))])
+            if k != j:
+                fields.append([(j, name, delta) for name, delta in move(_score_of(hk, symmetric, p)).items()]
+                              + [(k, "V", np.mod(-scale * hj["V"], p))])
     return fields
+
+
+def _factored_fields(heads: list, p: int, one_token: bool) -> list:
+    """``factored-mixing`` (one token: ``symmetric-factored-mixing``), docs/math.md Lemma 7.3.7.
+
+    Unknowns ``c_jk`` (``j != k``, ``j`` major); ``A_j`` (``S_j`` for one token) moves by
+    ``X_j = Σ_k c_jk A_k`` and ``V_k = O_k U_k`` by ``Y_k = -Σ_j c_jk V_j``. The system: every ``X_j``
+    tangent at ``A_j`` (null vectors of ``K_j`` and ``Q_j``, or of ``[K_j; Q_j]``), every ``Y_k``
+    tangent at ``V_k`` (null vectors of ``O_kᵀ`` and ``U_k``). Per canonical null vector: head ``j``'s
+    score move of ``X_j`` times ``Π_{i≠j} σ_i Π_i τ_i``, head ``k``'s product move of ``Y_k`` times
+    ``Π_i σ_i Π_{i≠k} τ_i`` (``δA_j = σ_j X_j``, ``δV_k = τ_k Y_k``). All-or-nothing: a rank drop or
+    dependent conditions mod p give no rows.
+    """
+    h = len(heads)
+    a, d = heads[0]["Q"].shape
+    how = ("symmetric-full" if one_token else "full") if a >= d else \
+        ("rank" if not one_token else "symmetric" if 2 * a >= d else "symmetric-rank")
+    unknowns = [(j, k) for j in range(h) for k in range(h) if k != j]
+    scores = [_score_of(hd, one_token, p) for hd in heads]
+    values = [product(hd["O"], hd["U"], p=p) for hd in heads]
+    blocks = []
+    for j, hd in enumerate(heads):
+        if how in ("rank", "symmetric-rank"):
+            R = np.concatenate([hd["K"], hd["Q"]]) if one_token else hd["K"]
+            score_conditions = _conditions(R, R if one_token else hd["Q"], p, one_token)
+        else:
+            score_conditions = []
+        value_conditions = _conditions(hd["O"].T, hd["U"], p, False)
+        if score_conditions is None or value_conditions is None:
+            return []
+        # X_j's conditions read the scores of the other heads at columns (j, k); Y_j's the values at (k, j)
+        blocks.append((j, 0, _evaluate(score_conditions, scores, p)))
+        blocks.append((j, 1, _evaluate(value_conditions, values, p)))
+    L = np.zeros((sum(len(E) for _, _, E in blocks), len(unknowns)), dtype=np.int64)
+    row = 0
+    for j, side, E in blocks:
+        for col, (u, v) in enumerate(unknowns):
+            if (u, v)[side] == j:
+                L[row: row + len(E), col] = E[:, (v, u)[side]]
+        row += len(E)
+    if nmod(L, p).rank() < len(L):
+        return []
+    reach = [_reach(how, hd["Q"], hd["K"], p) for hd in heads]
+    shift = [_product_move(hd["O"], hd["U"], p) for hd in heads]
+    sigma, tau = [s for _, s in reach], [t for _, t in shift]
+    fields = []
+    for coeffs in null_basis(L, p):
+        c = dict(zip(unknowns, coeffs))
+        field = []
+        for j in range(h):
+            X = _combine([c[(j, k)] for k in range(h) if k != j], [scores[k] for k in range(h) if k != j], p)
+            lam = _prod(sigma[:j] + sigma[j + 1:] + tau, p)
+            field += [(j, name, np.mod(lam * delta, p)) for name, delta in reach[j][0](X).items()]
+        for k in range(h):
+            Y = np.mod(-_combine([c[(j, k)] for j in range(h) if j != k], [values[j] for j in range(h) if j != k], p), p)
+            lam = _prod(sigma + tau[:k] + tau[k + 1:], p)
+            dO, dU = shift[k][0](Y)
+            field += [(k, "U", np.mod(lam * dU, p)), (k, "O", np.mod(lam * dO, p))]
+        fields.append(field)
+    return fields
+
+
+def _prod(factors: list, p: int) -> int:
+    out = 1
+    for f in factors:
+        out = out * int(f) % p
+    return out
 
 
 def _fixes_the_layer(kind: str, heads: list, moves: list, p: int) -> bool:
@@ -274,7 +435,13 @@ def _fixes_the_layer(kind: str, heads: list, moves: list, p: int) -> bool:
         dA = np.mod(product(delta.get((j, "K"), zero_q).T, h["Q"], p=p) + product(h["K"].T, delta.get((j, "Q"), zero_q), p=p), p)
         if kind.startswith("symmetric"):
             A, dA = np.mod(A + A.T, p), np.mod(dA + dA.T, p)
-        U += [delta.get((j, "V"), np.zeros_like(h["V"])).ravel(), h["V"].ravel()]
+        if "O" in h:  # V = O U: δV = δO U + O δU
+            V = product(h["O"], h["U"], p=p)
+            dV = np.mod(product(delta.get((j, "O"), np.zeros_like(h["O"])), h["U"], p=p)
+                        + product(h["O"], delta.get((j, "U"), np.zeros_like(h["U"])), p=p), p)
+        else:
+            V, dV = h["V"], delta.get((j, "V"), np.zeros_like(h["V"]))
+        U += [dV.ravel(), V.ravel()]
         W += [A.ravel(), dA.ravel()]
     R, rank = nmod(np.array(U).T, p).rref()
     rows = np.array([[int(R[r, c]) for c in range(len(U))] for r in range(rank)], dtype=np.int64)
@@ -284,8 +451,9 @@ def _fixes_the_layer(kind: str, heads: list, moves: list, p: int) -> bool:
 def moves(kind: str, heads: list, p: int) -> list:
     """The fields of one layer's mixing family at a point mod p, each a list of moves ``(head, name, delta)``.
 
-    ``heads``: the layer's heads as ``name -> matrix`` dicts (entries in ``[0, p)``);
-    ``head`` in a move is 0-based. Every field is checked to fix the layer at the point.
+    ``heads``: the layer's heads as ``name -> matrix`` dicts (``Q, K, V``, or ``Q, K, U, O`` for the
+    factored kinds; entries in ``[0, p)``); ``head`` in a move is 0-based. Every field is checked to fix
+    the layer at the point.
 
     Examples
     --------
@@ -298,6 +466,14 @@ def moves(kind: str, heads: list, p: int) -> list:
     [(0, 'K'), (0, 'Q'), (1, 'V'), (2, 'V')]
     >>> len(moves("value-mixing", heads, p))                     # (h - 1) d' d
     18
+
+    Four heads of rank 3 on ``4 -> 4`` with value rank 3: every field moves every head's ``Q, K, U, O``:
+
+    >>> heads = [{"Q": rng.integers(0, p, (3, 4)), "K": rng.integers(0, p, (3, 4)), "U": rng.integers(0, p, (3, 4)),
+    ...           "O": rng.integers(0, p, (4, 3))} for _ in range(4)]
+    >>> fields = moves("factored-mixing", heads, p)
+    >>> len(fields), sorted({n for j, n, _ in fields[0]})
+    (4, ['K', 'O', 'Q', 'U'])
     """
     if not lemma_holds(kind):  # pragma: no cover - own definitions
         reject(f"the lemma of the {kind} family does not hold")
@@ -312,6 +488,8 @@ def moves(kind: str, heads: list, p: int) -> list:
                     E = np.zeros((d_out, d_in), dtype=np.int64)
                     E[u, v] = 1
                     fields.append([(0, "V", E), (k, "V", np.mod(-E, p))])
+    elif kind in ("factored-mixing", "symmetric-factored-mixing"):
+        fields = _factored_fields(heads, p, kind == "symmetric-factored-mixing")
     else:
         fields = _pair_fields(kind, heads, p)
     for f in fields:

@@ -45,7 +45,8 @@ from ...exact.rank import adjugate_mod_p, det_mod_p, null_basis_mod_p, rank_mod_
 from ...model.architecture import Architecture
 
 #: The mixing kinds in canonical order (at most one applies to a layer).
-KINDS = ("mixing", "rank-mixing", "symmetric-mixing", "symmetric-rank-mixing", "value-mixing")
+KINDS = ("mixing", "rank-mixing", "symmetric-mixing", "symmetric-rank-mixing", "value-mixing", "factored-mixing",
+         "symmetric-factored-mixing")
 
 
 def mixing_family(arch: Architecture, i: int) -> tuple[str, int] | None:
@@ -79,8 +80,10 @@ def mixing_family(arch: Architecture, i: int) -> tuple[str, int] | None:
     ('value-mixing', 9)
     """
     h, a, d = arch.heads[i - 1], arch.ranks[i - 1], arch.widths[i - 1]
-    if h < 2 or arch.value_ranks is not None:
+    if h < 2:
         return None
+    if arch.value_ranks is not None:
+        return _factored_family(arch, i)
     if arch.normalization != "lightning":
         return ("value-mixing", (h - 1) * arch.widths[i] * d) if arch.tokens == 1 else None
     if a >= d:
@@ -94,11 +97,45 @@ def mixing_family(arch: Architecture, i: int) -> tuple[str, int] | None:
     return (kind, h * per_head) if per_head > 0 else None
 
 
+def _factored_family(arch: Architecture, i: int) -> tuple[str, int] | None:
+    """``(kind, size)`` for value ranks: ``h (h - 1)`` unknowns less ``h`` times the tangent conditions of both sides."""
+    h, a, d, d_out, b = arch.heads[i - 1], arch.ranks[i - 1], arch.widths[i - 1], arch.widths[i], arch.value_ranks[i - 1]
+    if arch.normalization != "lightning" or b > min(d, d_out):
+        return None
+    if arch.tokens == 1:
+        rho = max(0, d - 2 * a)
+        kind, score = "symmetric-factored-mixing", rho * (rho + 1) // 2
+    else:
+        kind, score = "factored-mixing", max(0, d - a) ** 2
+    per_head = h - 1 - score - (d_out - b) * (d - b)
+    return (kind, h * per_head) if per_head > 0 else None
+
+
 def _mm(*factors: np.ndarray, p: int) -> np.ndarray:
     out = factors[0]
     for f in factors[1:]:
         out = modular.matmul(out, f, p)
     return out
+
+
+def _tangent_pairs(left: np.ndarray, right: np.ndarray, p: int, symmetric: bool) -> list | None:
+    """The pairs ``(n, m)`` whose conditions ``nᵀ X m = 0`` cut out the tangent space at a product ``leftᵀ right``.
+
+    ``n`` runs over the canonical null basis of ``left``, ``m`` over that of ``right`` (``symmetric``:
+    ``left`` is ``R = [K; Q]``, ``m = n'`` with ``n <= n'``). None where a rank drops mod ``p``: the null
+    vectors need not span the null spaces of the generic point there (docs/math.md Lemma 7.3.4).
+    """
+    N = null_basis_mod_p(left, p)
+    M = N if symmetric else null_basis_mod_p(right, p)
+    if len(N) != left.shape[1] - left.shape[0] or len(M) != right.shape[1] - right.shape[0]:
+        return None
+    return [(N[s], M[t]) for s in range(len(N)) for t in range(len(M)) if not symmetric or s <= t]
+
+
+def _condition_rows(pairs: list, mats: list, p: int) -> np.ndarray:
+    """``L[(n, m), k] = nᵀ M_k m`` mod ``p``."""
+    return np.array([[_mm(n[None, :], M, m[:, None], p=p)[0, 0] for M in mats] for n, m in pairs],
+                    dtype=np.int64).reshape(len(pairs), len(mats))
 
 
 def _constrained(heads: list, j: int, p: int, symmetric: bool) -> list:
@@ -108,44 +145,83 @@ def _constrained(heads: list, j: int, p: int, symmetric: bool) -> list:
     ``X = Σ_k c_k A_k`` (``A_k + A_kᵀ`` when symmetric), ``n``, ``m`` from the canonical null bases.
     """
     Q, K, V = heads[j]
-    a, d = Q.shape
-    R = np.vstack([K, Q]) if symmetric else K
-    N = null_basis_mod_p(R, p)
-    M = N if symmetric else null_basis_mod_p(Q, p)
-    rho = d - R.shape[0]
-    if len(N) != rho or len(M) != rho:
-        return []  # a rank drops mod p: the null vectors need not span, no rows
+    pairs = _tangent_pairs(np.vstack([K, Q]) if symmetric else K, np.vstack([K, Q]) if symmetric else Q, p, symmetric)
+    if pairs is None:
+        return []  # a rank drops mod p: no rows
     others = [k for k in range(len(heads)) if k != j]
-    A = {k: _mm(heads[k][1].T, heads[k][0], p=p) for k in others}
-    if symmetric:
-        A = {k: (A[k] + A[k].T) % p for k in others}
-    pairs = [(s, t) for s in range(rho) for t in range(rho) if not symmetric or s <= t]
-    L = np.array([[_mm(N[s][None, :], A[k], M[t][:, None], p=p)[0, 0] for k in others] for s, t in pairs],
-                 dtype=np.int64).reshape(len(pairs), len(others))
+    A = [_score(heads[k][0], heads[k][1], symmetric, p) for k in others]
+    L = _condition_rows(pairs, A, p)
     if rank_mod_p(L, p) < len(pairs):
         return []  # the conditions are dependent here: their minor vectors vanish, no rows
-    G = _mm(R, R.T, p=p)
-    c, adj = det_mod_p(G, p), adjugate_mod_p(G, p)
-    Pi = _mm(R.T, adj, R, p=p)
-    if symmetric:  # [dQ; dK] = adj(G) R X (2c I - Pi): dS_j = 2 c^2 X
-        tail, scale = (2 * c * np.eye(d, dtype=np.int64) - Pi) % p, 2 * c * c % p
-    else:  # dQ = c_Q adj(K K^T) K X, dK = adj(Q Q^T) Q X^T (c_K I - Pi_K): dA_j = c_K c_Q X
-        GQ = _mm(Q, Q.T, p=p)
-        cQ, adjQ, rest = det_mod_p(GQ, p), adjugate_mod_p(GQ, p), (c * np.eye(d, dtype=np.int64) - Pi) % p
-        scale = c * cQ % p
+    lift = _score_lift(Q, K, p, "symmetric-rank" if symmetric else "rank")
     out = []
     for coeffs in null_basis_mod_p(L, p):
-        X = np.zeros((d, d), dtype=np.int64)
-        for k, ck in zip(others, coeffs):
-            X = (X + ck * A[k]) % p
-        if symmetric:
-            Y = _mm(adj, R, X, tail, p=p)
-            moves = [(j, "Q", Y[:a]), (j, "K", Y[a:])]  # R^T [dQ; dK] = K^T dQ + Q^T dK
-        else:
-            moves = [(j, "Q", cQ * _mm(adj, K, X, p=p) % p), (j, "K", _mm(adjQ, Q, X.T, rest, p=p))]
-        moves += [(k, "V", -(scale * int(ck) % p) * V % p) for k, ck in zip(others, coeffs)]
-        out.append(moves)
+        moves, scale = lift(_combination(coeffs, A, p))
+        out.append([(j, name, delta) for name, delta in moves]
+                   + [(k, "V", -(scale * int(ck) % p) * V % p) for k, ck in zip(others, coeffs)])
     return out
+
+
+def _score(Q: np.ndarray, K: np.ndarray, symmetric: bool, p: int) -> np.ndarray:
+    """``A = Kᵀ Q``, or ``A + Aᵀ`` (what one token sees), mod ``p``."""
+    A = _mm(K.T, Q, p=p)
+    return (A + A.T) % p if symmetric else A
+
+
+def _combination(coeffs, mats: list, p: int) -> np.ndarray:
+    """``Σ_k c_k M_k`` mod ``p``."""
+    out = np.zeros_like(mats[0])
+    for ck, M in zip(coeffs, mats):
+        out = (out + int(ck) * M) % p
+    return out
+
+
+def _product_lift(K: np.ndarray, Q: np.ndarray, p: int):
+    """Lemma 7.3.2 for ``A = Kᵀ Q`` (``K`` of ``a x d``, ``Q`` of ``a x d'``): ``X ↦ ((δK, δQ), c_K c_Q)``.
+
+    ``δQ = c_Q J K X``, ``δK = H Q Xᵀ (c_K I - Kᵀ J K)`` with ``J = adj(K Kᵀ)``, ``H = adj(Q Qᵀ)``:
+    ``Kᵀ δQ + δKᵀ Q = c_K c_Q X`` whenever ``nᵀ X m = 0`` for the null vectors of ``K`` and ``Q``.
+    """
+    GK, GQ = _mm(K, K.T, p=p), _mm(Q, Q.T, p=p)
+    cK, J, cQ, H = det_mod_p(GK, p), adjugate_mod_p(GK, p), det_mod_p(GQ, p), adjugate_mod_p(GQ, p)
+    rest = (cK * np.eye(K.shape[1], dtype=np.int64) - _mm(K.T, J, K, p=p)) % p
+    return lambda X: ((_mm(H, Q, X.T, rest, p=p), cQ * _mm(J, K, X, p=p) % p), cK * cQ % p)
+
+
+def _score_lift(Q: np.ndarray, K: np.ndarray, p: int, how: str):
+    """``X ↦ ([(name, delta)], σ)`` moving ``Q, K`` so that the score matrix moves by ``σ X`` (docs/math.md §7.3).
+
+    The score matrix is ``A = Kᵀ Q`` (``how`` = ``"full"``, ``a >= d``; ``"rank"``, ``a < d``, under the
+    tangent conditions) or, with one token, ``S = A + Aᵀ`` for symmetric ``X`` (``"symmetric-full"``,
+    ``a >= d``; ``"symmetric"``, ``d <= 2a``; ``"symmetric-rank"``, ``2a < d``, under the conditions).
+    """
+    a, d = Q.shape
+    twice = 2 if how.startswith("symmetric") else 1
+    if how in ("full", "symmetric-full"):  # G = K'K: K' dQ = -det(G) X
+        G = _mm(K.T, K, p=p)
+        lift, c = _mm(K, adjugate_mod_p(G, p), p=p), det_mod_p(G, p)
+        return lambda X: ([("Q", -_mm(lift, X, p=p) % p)], -twice * c % p)
+    if how == "rank":
+        product = _product_lift(K, Q, p)
+
+        def rank_lift(X):
+            (dK, dQ), scale = product(X)
+            return [("Q", dQ), ("K", dK)], scale
+        return rank_lift
+    R = np.vstack([K, Q])  # R' [dQ; dK] = K' dQ + Q' dK = Z and dS = Z + Z'
+    if how == "symmetric":  # G = R'R: [dQ; dK] = -R adj(G) X, Z = -det(G) X
+        G = _mm(R.T, R, p=p)
+        lift, c = _mm(R, adjugate_mod_p(G, p), p=p), det_mod_p(G, p)
+        return lambda X: (_halves(-_mm(lift, X, p=p) % p, a), -2 * c % p)
+    G = _mm(R, R.T, p=p)  # symmetric-rank: [dQ; dK] = adj(G) R X (2c I - P), dS = 2 c^2 X
+    c, adj = det_mod_p(G, p), adjugate_mod_p(G, p)
+    tail = (2 * c * np.eye(d, dtype=np.int64) - _mm(R.T, adj, R, p=p)) % p
+    return lambda X: (_halves(_mm(adj, R, X, tail, p=p), a), 2 * c * c % p)
+
+
+def _halves(Y: np.ndarray, a: int) -> list:
+    """``[δQ; δK]`` as moves."""
+    return [("Q", Y[:a]), ("K", Y[a:])]
 
 
 def mixing_moves(kind: str, heads: list, p: int) -> list:
@@ -202,22 +278,90 @@ def mixing_moves(kind: str, heads: list, p: int) -> list:
                     E[u, v] = 1
                     out.append([(0, "V", E), (k, "V", (p - E) % p)])
         return out
+    if kind in ("factored-mixing", "symmetric-factored-mixing"):
+        return _factored(heads, p, kind == "symmetric-factored-mixing")
+    symmetric = kind == "symmetric-mixing"  # mixing: K' dQ = -det(K'K) A_k; symmetric: R' [dQ; dK] = -det(R'R) S_k
     for j, (Q, K, V) in enumerate(heads):
-        if kind == "mixing":
-            G = _mm(K.T, K, p=p)
-            lift, scale = _mm(K, adjugate_mod_p(G, p), p=p), det_mod_p(G, p)
-        else:  # symmetric-mixing: [K; Q]^T [dQ; dK] = -det(G) B with G = K^T K + Q^T Q
-            G = (_mm(K.T, K, p=p) + _mm(Q.T, Q, p=p)) % p
-            adj, scale = adjugate_mod_p(G, p), 2 * det_mod_p(G, p) % p
+        lift = _score_lift(Q, K, p, "symmetric" if symmetric else "full")
         for k, (Qk, Kk, _) in enumerate(heads):
-            if k == j:
-                continue
-            A = _mm(Kk.T, Qk, p=p)
-            if kind == "mixing":
-                out.append([(j, "Q", (-_mm(lift, A, p=p)) % p), (k, "V", scale * V % p)])
-                continue
-            B = _mm(adj, (A + A.T) % p, p=p)
-            out.append([(j, "Q", (-_mm(K, B, p=p)) % p), (j, "K", (-_mm(Q, B, p=p)) % p), (k, "V", scale * V % p)])
+            if k != j:
+                moves, scale = lift(_score(Qk, Kk, symmetric, p))
+                out.append([(j, name, delta) for name, delta in moves] + [(k, "V", -scale * V % p)])
+    return out
+
+
+def _lift_kind(a: int, d: int, one_token: bool) -> str:
+    """Which lift of :func:`_score_lift` a head of rank ``a`` on width ``d`` uses."""
+    if a >= d:
+        return "symmetric-full" if one_token else "full"
+    if one_token:
+        return "symmetric" if 2 * a >= d else "symmetric-rank"
+    return "rank"
+
+
+def _factored(heads: list, p: int, one_token: bool = False) -> list:
+    """The factored-mixing fields of one layer (``V_j = O_j U_j``), docs/math.md Lemma 7.3.7.
+
+    The unknowns are ``c_jk`` (``j != k``, in lexicographic order): ``A_j`` moves by
+    ``X_j = Σ_k c_jk A_k`` and ``V_k`` by ``Y_k = -Σ_j c_jk V_j``, which fixes ``Σ_j V_j ⊗ A_j``.
+    The conditions: ``X_j`` tangent to the rank-``a`` matrices at ``A_j`` and ``Y_k`` tangent to
+    the rank-``b`` matrices at ``V_k`` (null vectors of ``K_j, Q_j`` and of ``O_kᵀ, U_k``). Each
+    canonical null vector ``c`` of the conditions gives one field: head ``j``'s lift of ``X_j``
+    (``δA_j = σ_j X_j``) times ``Π_{i != j} σ_i Π_i τ_i`` and head ``k``'s lift of ``Y_k``
+    (``δV_k = τ_k Y_k``) times ``Π_i σ_i Π_{i != k} τ_i``, so every head moves by the same
+    ``S = Π σ_i τ_i``. No rows where a rank drops or the conditions are dependent mod ``p``.
+    """
+    h = len(heads)
+    a, d = heads[0][0].shape
+    how = _lift_kind(a, d, one_token)
+    symmetric = one_token
+    scores, values, lifts, value_lifts, rows = [], [], [], [], []
+    pairs = [(j, k) for j in range(h) for k in range(h) if j != k]
+    for Q, K, U, O in heads:
+        constrained = how in ("rank", "symmetric-rank")
+        score_pairs = _tangent_pairs(np.vstack([K, Q]) if symmetric else K, np.vstack([K, Q]) if symmetric else Q,
+                                     p, symmetric) if constrained else []
+        value_pairs = _tangent_pairs(O.T, U, p, False)
+        if score_pairs is None or value_pairs is None:
+            return []  # a rank drops mod p: no rows (a valid, weaker bound)
+        scores.append(_score(Q, K, symmetric, p))
+        values.append(_mm(O, U, p=p))
+        lifts.append(_score_lift(Q, K, p, how))
+        value_lifts.append(_product_lift(O.T, U, p))
+        rows.append((score_pairs, value_pairs))
+    L = []
+    for j, (score_pairs, _) in enumerate(rows):  # X_j tangent at A_j: columns (j, k)
+        block = _condition_rows(score_pairs, scores, p)
+        L += [[row[k] if i == j else 0 for i, k in pairs] for row in block]
+    for k, (_, value_pairs) in enumerate(rows):  # Y_k tangent at V_k: columns (j, k)
+        block = _condition_rows(value_pairs, values, p)
+        L += [[row[j] if i == k else 0 for j, i in pairs] for row in block]
+    L = np.array(L, dtype=np.int64).reshape(len(L), len(pairs))
+    if rank_mod_p(L, p) < len(L):
+        return []  # the conditions are dependent here: their minor vectors vanish, no rows
+    out = []
+    for coeffs in null_basis_mod_p(L, p):
+        c = dict(zip(pairs, coeffs))
+        moved = [lifts[j](_combination([c[(j, k)] for k in range(h) if k != j],
+                                       [scores[k] for k in range(h) if k != j], p)) for j in range(h)]
+        shifted = [value_lifts[k](-_combination([c[(j, k)] for j in range(h) if j != k],
+                                                [values[j] for j in range(h) if j != k], p) % p) for k in range(h)]
+        sigma, tau = [m[1] for m in moved], [m[1] for m in shifted]
+        field = []
+        for j, (moves, _) in enumerate(moved):
+            scale = _product_mod([s for i, s in enumerate(sigma) if i != j] + tau, p)
+            field += [(j, name, scale * delta % p) for name, delta in moves]
+        for k, ((dO_T, dU), _) in enumerate(shifted):
+            scale = _product_mod(sigma + [t for i, t in enumerate(tau) if i != k], p)
+            field += [(k, "U", scale * dU % p), (k, "O", scale * dO_T.T % p)]
+        out.append(field)
+    return out
+
+
+def _product_mod(factors: list, p: int) -> int:
+    out = 1
+    for f in factors:
+        out = out * int(f) % p
     return out
 
 
@@ -262,7 +406,12 @@ def mixing_identities(kind: str) -> tuple:
     pair = heads.derivative({"A_j": Ak, "V_k": -Vj})
     out = [Identity(kind, "D(V_j Y (x) M.(Y' A_j Y) + V_k Y (x) M.(Y' A_k Y))[dA_j = A_k, dV_k = -V_j] = 0",
                     str(pair))]
-    return tuple(out) + (Identity(kind, _LIFTS[kind], _lift_residual(kind)),)
+    return tuple(out) + tuple(Identity(kind, _LIFTS[lift], _lift_residual(lift)) for lift in _USES.get(kind, (kind,)))
+
+
+#: the lifts a factored family may use (which one, head by head, depends on ``a``, ``d`` and ``t``), and ``V = O U``'s
+_USES = {"factored-mixing": ("mixing", "rank-mixing", "value"),
+         "symmetric-factored-mixing": ("mixing", "symmetric-mixing", "symmetric-rank-mixing", "value")}
 
 
 _LIFTS = {
@@ -273,6 +422,8 @@ _LIFTS = {
                         "B = A_k + A_k'",
     "symmetric-rank-mixing": "dA + dA' = 2 c^2 X - 2 (c I - P) X (c I - P) for [dQ; dK] = J R X (2c I - P), "
                              "R = [K; Q], J = adj(R R') = [J11 J12; J12' J22], P = R' J R, X = X'",
+    "value": "dO U + O dU = c_O c_U Y - (c_O I - O J O') Y (c_U I - U' H U) for dU = c_U J O' Y, "
+             "dO = (c_O I - O J O') Y U' H, J = adj(O'O), H = adj(U U')",
 }
 
 
@@ -285,7 +436,16 @@ def _lift_residual(kind: str) -> str:
     cK, cQ = symbols("c_K c_Q")
     K, Q, X = MatrixSymbol("K", a, d), MatrixSymbol("Q", a, d), MatrixSymbol("X", d, d)
     Kk, Qk = MatrixSymbol("K_k", a, d), MatrixSymbol("Q_k", a, d)
-    if kind == "rank-mixing":
+    if kind == "value":  # V = O U with O of d' x b and U of b x d: the rank-mixing lift with K = O', Q = U
+        b, e = symbols("b e", integer=True, positive=True)
+        O, U, Y = MatrixSymbol("O", e, b), MatrixSymbol("U", b, d), MatrixSymbol("Y", e, d)
+        J, H = MatrixSymbol("J", b, b), MatrixSymbol("H", b, b)  # adj(O'O), adj(U U'): symmetric
+        cO, cU = symbols("c_O c_U")
+        rest = cO * Eye(e) - O * J * O.T
+        dU, dO = cU * J * O.T * Y, rest * Y * U.T * H
+        diff = dO * U + O * dU - (cO * cU * Y - rest * Y * (cU * Eye(d) - U.T * H * U))
+        symmetric = (J, H)
+    elif kind == "rank-mixing":
         J, H = MatrixSymbol("J", a, a), MatrixSymbol("H", a, a)  # adj(K K'), adj(Q Q'): symmetric
         rest = cK * Eye(d) - K.T * J * K
         dQ, dK = cQ * J * K * X, H * Q * X.T * rest
