@@ -42,7 +42,14 @@ CASES = [
     ((3, 3, 3), (2, 2), 1, dict(heads=2, causal=True), "symmetric-mixing"),
     ((5, 5), (2,), 1, dict(heads=3), "symmetric-rank-mixing"),
     ((3, 3), (3,), 2, dict(heads=2), "mixing"),
+    ((4, 4), (3,), 2, dict(heads=4, value_ranks=3), "factored-mixing"),   # one condition for A_j, one for V_k
+    ((3, 3), (3,), 3, dict(heads=3, value_ranks=2, residual=True, causal=True), "factored-mixing"),  # a = d
+    ((3, 4), (2,), 2, dict(heads=4, value_ranks=3), "factored-mixing"),   # d' != d: (d' - b)(d - b) = 0
+    ((3, 3, 3), (2, 2), 2, dict(heads=3, value_ranks=3), "factored-mixing"),
+    ((5, 5), (2,), 1, dict(heads=4, value_ranks=4), "symmetric-factored-mixing"),  # 2a < d: rank(S_j) <= 4
 ]
+#: cases whose fields are kernel fields but overlap other families' (symmetric-score at a = d): kernel tests only
+OVERLAPPING = [((3, 3), (3,), 1, dict(heads=3, value_ranks=2), "symmetric-factored-mixing")]
 
 
 def _arch(widths, ranks, tokens, kw) -> Architecture:
@@ -70,7 +77,7 @@ def _checker_rows(arch: Architecture, point: np.ndarray, p: int) -> np.ndarray:
     return np.array(rows, dtype=np.int64).reshape(len(rows), carch.parameters)
 
 
-@pytest.mark.parametrize("widths,ranks,tokens,kw,kind", CASES, ids=str)
+@pytest.mark.parametrize("widths,ranks,tokens,kw,kind", CASES + OVERLAPPING, ids=str)
 def test_the_fields_are_in_the_kernel_and_prover_and_checker_build_the_same_rows(widths, ranks, tokens, kw, kind):
     arch = _arch(widths, ranks, tokens, kw)
     assert kind in [f.kind for f in kernel_families(arch)]
@@ -140,7 +147,10 @@ def test_value_mixing_and_the_head_co_annihilator_fix_the_linear_network():
 
 
 def test_the_lemma_is_proved_by_both_sides_and_a_wrong_lift_is_not():
-    kinds = ("mixing", "rank-mixing", "symmetric-mixing", "symmetric-rank-mixing", "value-mixing")
+    kinds = ("mixing", "rank-mixing", "symmetric-mixing", "symmetric-rank-mixing", "value-mixing", "factored-mixing",
+             "symmetric-factored-mixing")
+    assert {i.statement.split(" for ")[0] for i in mixing_identities("factored-mixing")} >= {
+        "dO U + O dU = c_O c_U Y - (c_O I - O J O') Y (c_U I - U' H U)"}
     assert all(i.holds for k in kinds for i in mixing_identities(k))
     assert all(checker_mixing.lemma_holds(k) for k in kinds) and not checker_mixing.lemma_holds("invented")
     # the checker's word algebra sees a wrong lift: dK = H Q X' K (the rest c_K - K'JK dropped) is not tangent
@@ -150,6 +160,16 @@ def test_the_lemma_is_proved_by_both_sides_and_a_wrong_lift_is_not():
                                      "K": checker_mixing._times(L["H"], L["Q"], L["X'"], L["K"])}, {"J", "H"})
     want = checker_mixing._times(checker_mixing._scalar("c_K"), checker_mixing._scalar("c_Q"), L["X"])
     assert checker_mixing._plus(dA, checker_mixing._poly(*((-c, s, w) for (s, w), c in want.items()))) != {}
+    # and a value lift with the two adjugates exchanged (J = adj(U U'), H = adj(O'O)) does not reach c_O c_U Y
+    L = checker_mixing._letters("O U Y J H", {"J", "H"})
+    rest = checker_mixing._plus(checker_mixing._scalar("c_O"), checker_mixing._neg(checker_mixing._times(L["O"], L["H"], L["O'"])))
+    dV = checker_mixing._derivative(checker_mixing._times(L["O"], L["U"]), {
+        "U": checker_mixing._times(checker_mixing._scalar("c_U"), L["J"], L["O'"], L["Y"]),
+        "O": checker_mixing._times(rest, L["Y"], L["U'"], L["J"])}, {"J", "H"})
+    rest_U = checker_mixing._plus(checker_mixing._scalar("c_U"), checker_mixing._neg(checker_mixing._times(L["U'"], L["J"], L["U"])))
+    want = checker_mixing._plus(checker_mixing._times(checker_mixing._scalar("c_O"), checker_mixing._scalar("c_U"), L["Y"]),
+                                checker_mixing._neg(checker_mixing._times(rest, L["Y"], rest_U)))
+    assert checker_mixing._plus(dV, checker_mixing._neg(want)) != {}
 
 
 def test_a_field_that_does_not_fix_the_layer_is_caught_at_the_point():
@@ -177,6 +197,49 @@ def test_where_a_head_drops_rank_it_contributes_no_rows_on_both_sides():
     assert not np.any(R[:, K1.offset: K1.offset + 6])
 
 
+def test_a_factored_layer_where_one_head_drops_rank_gives_no_rows_on_both_sides():
+    """The factored system couples all heads: U_2 of rank 2 < b mod p, and the whole family gives no rows."""
+    arch = Architecture((4, 4), (3,), tokens=2, heads=4, value_ranks=3)
+    rng = random.Random(6)
+    p = random_prime(rng)
+    point = random_ints(rng, (arch.parameter_count,))
+    assert len(kernel_rows(arch, point, p)) == 4
+    U2 = next(b for b in arch.blocks() if (b.head, b.name) == (2, "U"))
+    point[U2.offset + 4: U2.offset + 8] = 3 * point[U2.offset: U2.offset + 4]
+    assert len(kernel_rows(arch, point, p)) == 0 == len(_checker_rows(arch, point, p))
+
+
+def _tensor_corank(arch: Architecture, seed: int) -> int:
+    """``P`` minus the rank of ``W ↦ T = Σ_j V_j ⊗ A_j`` at a random point (one layer, ``V_j = O_j U_j``):
+    written here from the definition of ``T``, sharing nothing with the families."""
+    rng = random.Random(seed)
+    p = random_prime(rng)
+    blocks = list(arch.blocks())
+    point = random_ints(rng, (arch.parameter_count,)) % p
+    W = {(b.head, b.name): point[b.offset: b.offset + b.size].reshape(b.rows, b.cols) for b in blocks}
+    columns = []
+    for b in blocks:
+        for e in range(b.size):
+            E = np.zeros(b.size, dtype=np.int64)
+            E[e] = 1
+            M = {n: (E.reshape(b.rows, b.cols) if n == b.name else 0 * W[(b.head, n)]) for n in "QKUO"}
+            Q, K, U, O = (W[(b.head, n)] for n in "QKUO")
+            dA = (M["K"].T @ Q + K.T @ M["Q"]) % p
+            dV = (M["O"] @ U + O @ M["U"]) % p
+            columns.append((np.kron(dV, K.T @ Q % p) + np.kron(O @ U % p, dA)).ravel() % p)
+    return arch.parameter_count - rank_mod_p(np.array(columns), p)
+
+
+@pytest.mark.parametrize("d,a,b,heads", [(3, a, b, h) for a in (1, 2, 3) for b in (1, 2, 3) for h in (3, 4, 5)]
+                         + [(4, 3, 3, 4), (4, 3, 3, 5), (4, 2, 3, 6), (4, 3, 2, 6)])
+def test_the_factored_count_is_the_generic_kernel_of_the_tensor_map_beyond_the_group(d, a, b, heads):
+    """Where the heads' A_j and V_j are independent (h <= d^2), the kernel of W -> Σ_j V_j ⊗ A_j is the
+    group's orbit (a^2 + b^2 + 1 per head) plus the family: its size is the count of Lemma 7.3.7, not a guess."""
+    arch = Architecture((d, d), (a,), tokens=2, heads=heads, value_ranks=b)
+    family = mixing_family(arch, 1)
+    assert _tensor_corank(arch, 0) == heads * (a * a + b * b + 1) + (family[1] if family else 0)
+
+
 # -- certificates under attack -------------------------------------------------------------------------
 
 
@@ -187,7 +250,9 @@ def certs():
 
     return {"rank": make((3, 3), (2,), tokens=2, heads=3), "symmetric": make((3, 3), (2,), tokens=1, heads=2),
             "symmetric-rank": make((5, 5), (2,), tokens=1, heads=3),
-            "two-heads": make((3, 3), (2,), tokens=2, heads=2), "value": make((3, 3), (2,), 1, "softmax", heads=2)}
+            "two-heads": make((3, 3), (2,), tokens=2, heads=2), "value": make((3, 3), (2,), 1, "softmax", heads=2),
+            "factored": make((4, 4), (3,), tokens=2, heads=4, value_ranks=3),
+            "symmetric-factored": make((4, 4), (3,), tokens=1, heads=3, value_ranks=3)}
 
 
 #: each family's certificate, and architectures (as changes) where that family does not apply
@@ -200,6 +265,11 @@ FAMILIES = {
                                                  dict(heads=[2]), dict(value_ranks=[2])]),
     "value-mixing": ("value", [dict(normalization="lightning"), dict(tokens=2), dict(value_ranks=[1]),
                                dict(heads=[1])]),
+    "factored-mixing": ("factored", [dict(normalization="softmax"), dict(value_ranks=[2]), dict(value_ranks=[4]),
+                                     dict(value_ranks=[5]), dict(tokens=1), dict(heads=[3]), dict(ranks=[2]),
+                                     dict(widths=[4, 3]), dict(widths=[5, 5])]),
+    "symmetric-factored-mixing": ("symmetric-factored", [dict(tokens=2), dict(value_ranks=[1]), dict(heads=[2]),
+                                                         dict(normalization="softmax"), dict(ranks=[1])]),
 }
 
 
@@ -225,6 +295,10 @@ def test_the_honest_certificates_verify_with_the_documented_values(certs):
                                                       "beyond the groups: rank-mixing(1))")
     assert check_certificate(certs["symmetric"]).claim.startswith("dim M = 26 for widths 3,3, ranks 2, heads 2, t=1")
     assert check_certificate(certs["value"]).claim.startswith("dim M = 9 ")
+    # issue 22's independent computation says 112 (the groups alone left 112 <= dim M <= 116)
+    assert check_certificate(certs["factored"]).claim == (
+        "dim M = 112 for widths 4,4, ranks 3, heads 4, value ranks 3, t=2 (kernel fields beyond the groups: "
+        "factored-mixing(1))")
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))
@@ -288,7 +362,7 @@ def test_tampered_field_values_are_refused(certs, family):
     forged = copy.deepcopy(cert)
     forged["upper"], forged["upper_witness"]["field_rank"] = cert["upper"] - 1, uw["field_rank"] + 1
     _refused(forged)
-    if family in ("rank-mixing", "symmetric-rank-mixing"):
+    if family in ("rank-mixing", "symmetric-rank-mixing", "factored-mixing", "symmetric-factored-mixing"):
         arch = Architecture.from_dict(cert["architecture"])
         K = next(b for b in arch.blocks() if (b.head, b.name) == (1, "K"))
         forged = copy.deepcopy(cert)
@@ -300,7 +374,9 @@ def test_tampered_field_values_are_refused(certs, family):
 def test_the_cli_prints_the_certified_dimensions(capsys):
     from attngeo.ui.cli import main
 
-    for argv, dim in ((["--heads", "3", "--tokens", "2"], 45), (["--heads", "2", "--tokens", "1"], 26)):
-        assert main(["dim", "--widths", "3,3", "--ranks", "2", *argv]) == 0
+    for argv, dim in ((["--widths", "3,3", "--ranks", "2", "--heads", "3", "--tokens", "2"], 45),
+                      (["--widths", "3,3", "--ranks", "2", "--heads", "2", "--tokens", "1"], 26),
+                      (["--widths", "4,4", "--ranks", "3", "--heads", "4", "--value-ranks", "3", "--tokens", "2"], 112)):
+        assert main(["dim", *argv]) == 0
         out = capsys.readouterr().out
         assert f"dimension      {dim}  certified" in out
