@@ -147,7 +147,7 @@ STATEMENTS: tuple[Statement, ...] = (
         "Dimension of multi-head attention with value bottlenecks, residual connections and causal masks",
         r"per-head $GL_a$ (and $\mathbb{C}^*$ for lightning), $GL_b$ on $V = OU$, $GL_{d_i}$ between layers "
         r"unless residual, the mixing of heads (free for $a \ge d$, inside the rank-$a$ matrices for $a < d$, on "
-        r"the symmetric parts for one token), the annihilators of narrow value maps and, for one "
+        r"the symmetric parts for one token, inside both determinantal varieties with value bottlenecks), the annihilators of narrow value maps and, for one "
         r"lightning layer, the span $d' d^2 (d+1)/2$ bound $\dim \mathcal M$; the dimension is compared "
         r"with parameters $-\dim G$ and, for one softmax layer, with the published [MHA] "
         r"$h(2ad + b(d + d')) - h(a^2 + b^2)$",
@@ -161,6 +161,14 @@ STATEMENTS: tuple[Statement, ...] = (
         r"$t \ge 2$",
         "multihead_layer_dimension",
         ("single-layer-dimension",), all_sizes=True),
+    Statement(
+        "multihead-bottleneck", "conjecture", "attngeo (docs/math.md §7.3, docs/findings.md 19)",
+        "Dimension of one multi-head layer with value bottlenecks",
+        r"one lightning layer $d \to d'$, $h$ heads of rank $a$, value rank $b$: heads re-split inside both "
+        r"determinantal varieties (factored mixing), and $\dim \mathcal M = \min(N, h(\dim A + \dim V - 1) "
+        r"- h \max(0, \min(h - 1, d^2) - (d - a)^2 - (d' - b)(d - b)))$ with $N$ the span bound",
+        "multihead_bottleneck",
+        ("multihead-dimension",)),
     Statement(
         "multihead-fibers", "finding", "attngeo (docs/fibers.md §4, docs/findings.md 20)",
         "Fibers of multi-head attention layers",
