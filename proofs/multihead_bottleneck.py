@@ -13,7 +13,8 @@ compared with the *observed* count
 (``t >= 2``: ``dim A = 2ad - a^2``, ``r_A = (d - a)^2``, ``D = d^2``; one token:
 ``A`` is seen through ``S = A + Aᵀ`` of rank ``m = min(2a, d)``, ``dim A = m d - m(m - 1)/2``,
 ``r_A = ρ(ρ + 1)/2`` with ``ρ = d - 2a``, ``D = d(d + 1)/2``; ``dim V = b(d + d') - b^2``;
-``N`` the span bound of docs/multihead.md §4), a conjecture: a disagreement is
+``N`` the smallest tensor bound of docs/multihead.md §4: the span, or ``r (m + n - r)`` for a
+flattening of rank ``<= r``), a conjecture: a disagreement is
 reported as a finding, not a failure, and cases left with bounds are listed.
 
 Default grid (seconds): ``d = d' <= 4``, every ``a, b <= d``, ``h = 2..5``, ``t = 2``.
@@ -23,12 +24,12 @@ variants on ``d <= 4``.
 """
 
 from attngeo import Architecture
-from attngeo.geometry.dimension.bounds import span_bound
+from attngeo.geometry.dimension.bounds import tensor_bound
 from attngeo.theorems.proof import INSTANCES, Case, Claim, main_guard, proof_arguments, run_dimension_proof
 
 COUNT = Claim("count", r"one lightning layer $d \to d'$, $h$ heads of rank $a$, value rank $b$, $t \ge 2$: "
               r"$\dim \mathcal M = \min(N, h(\dim A + \dim V - 1) - h \max(0, \min(h - 1, d^2) - (d - a)^2 "
-              r"- (d' - b)(d - b)))$ (observed)", INSTANCES)
+              r"- (d' - b)(d - b)))$, $N$ the tensor bound (observed)", INSTANCES)
 ONE_TOKEN = Claim("one token", r"the same with one token: $A_j$ seen through $A_j + A_j^T$ of rank "
                   r"$\min(2a, d)$, $(d - 2a)(d - 2a + 1)/2$ conditions (observed)", INSTANCES)
 
@@ -44,7 +45,7 @@ def count(arch: Architecture) -> int:
         dim_a, conditions, room = m * d - m * (m - 1) // 2, rho * (rho + 1) // 2, d * (d + 1) // 2
     dim_v = b * (d + d_out) - b * b
     fields = h * max(0, min(h - 1, room) - conditions - (d_out - b) * (d - b))
-    return min(span_bound(arch), h * (dim_a + dim_v - 1) - fields)
+    return min(tensor_bound(arch)[0], h * (dim_a + dim_v - 1) - fields)
 
 
 def _layers(full: bool):

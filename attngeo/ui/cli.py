@@ -195,8 +195,11 @@ def _cmd_dim(args) -> int:
         ("parameters", str(cert.parameters)),
         ("lower bound", f"{cert.lower}  ({_lower_witness_text(lw)})"),
         ("upper bound", f"{cert.upper}  (" + (f"{cert.parameters} parameters - field rank {uw['field_rank']})"
-                                              if "field_rank" in uw else "dimension of the span of one layer's "
-                                              "functions, linear in the symmetric tensor V (x) A)")),
+                                              if "field_rank" in uw else
+                                              f"the {uw['flattening']} flattening of the symmetric tensor V (x) A has "
+                                              f"rank <= {uw['rank']})" if "flattening" in uw else
+                                              "dimension of the span of one layer's functions, linear in the "
+                                              "symmetric tensor V (x) A)")),
         ("families", ", ".join(cert.families)),
     ]
     if cert.certified:

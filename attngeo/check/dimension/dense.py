@@ -44,7 +44,8 @@ SCHEMA = {
                       "columns": CHECKED, "determinant": CHECKED, "normalization": CHECKED, "precision": CHECKED,
                       "structured": CHECKED, "blocks": CHECKED, "largest_block": CHECKED, "determinants": CHECKED},
     "upper_witness": {**_WITNESS, "families": CHECKED, "field_rank": CHECKED, "rows": CHECKED, "columns": CHECKED,
-                      "determinant": CHECKED, "structured": CHECKED, "ambient": CHECKED, "coefficients": CHECKED},
+                      "determinant": CHECKED, "structured": CHECKED, "ambient": CHECKED, "coefficients": CHECKED,
+                      "flattening": CHECKED, "rank": CHECKED},
     "seconds": NUMBER, "attempts": NUMBER,
 }
 
@@ -539,6 +540,8 @@ def _span_bound(arch: Arch) -> int | None:
 
 def _check_span_upper(cert: dict, uw: dict, arch: Arch) -> int:
     span = _span_bound(arch)
+    if span is not None and uw.get("ambient") == "tensor of bounded rank":
+        return _check_rank_upper(cert, uw, arch, span)
     if span is None or set(uw) != {"ambient", "coefficients"} or uw["ambient"] != "symmetric tensor":
         reject("a span upper bound is for one lightning layer beyond [HMK]'s model: ambient = 'symmetric tensor' "
                "and coefficients")
@@ -548,12 +551,37 @@ def _check_span_upper(cert: dict, uw: dict, arch: Arch) -> int:
     return span
 
 
+def _check_rank_upper(cert: dict, uw: dict, arch: Arch, span: int) -> int:
+    """``sym T`` as a matrix: ``output`` (``d'`` rows) has rank ``<= h b`` (``h min(d, d')`` unfactored),
+    ``output-query`` (``d' d`` rows, ``t >= 2``) rank ``<= h a b``; rank ``<= r < min(m, n)`` is a variety of
+    dimension ``r (m + n - r)`` (docs/multihead.md §4)."""
+    if set(uw) != {"ambient", "flattening", "rows", "columns", "rank"}:
+        reject("a rank upper bound has exactly ambient, flattening, rows, columns and rank")
+    (d, d_out), h, a = arch.widths, arch.head_count(1), arch.ranks[0]
+    b = arch.value_ranks[0] if arch.value_ranks else min(d, d_out)  # rank V_j = O_j U_j <= b
+    shapes = {"output": (d_out, span // d_out, h * b)}
+    if arch.tokens >= 2:  # T[o, r, p, q] = V[o, r] A[p, q]: (o, q) x {r, p} has rank <= rank V rank A per head
+        shapes["output-query"] = (d_out * d, span // (d_out * d), h * b * min(a, d))
+    if not isinstance(uw["flattening"], str) or uw["flattening"] not in shapes:
+        reject(f"upper_witness.flattening must be one of {', '.join(sorted(shapes))} for this architecture")
+    m, n, r = shapes[uw["flattening"]]
+    claimed = tuple(integer(uw[k], f"upper_witness.{k}", 0) for k in ("rows", "columns", "rank"))
+    if claimed != (m, n, r) or r >= min(m, n):
+        reject(f"the {uw['flattening']} flattening is {m} x {n} of rank at most {r}"
+               + ("" if r < min(m, n) else ", which bounds nothing below the span"))
+    if integer(field(cert, "upper"), "upper") != r * (m + n - r):
+        reject(f"matrices of rank <= {r} of size {m} x {n} have dimension {r * (m + n - r)}; upper must say so")
+    return r * (m + n - r)
+
+
 def _check_upper(cert: dict, arch: Arch) -> int:
     uw0 = field(cert, "upper_witness")
     if isinstance(uw0, dict) and "structured" in uw0:
         return _check_structured_upper(cert, uw0, arch)
     if isinstance(uw0, dict) and "ambient" in uw0:
         return _check_span_upper(cert, uw0, arch)
+    if isinstance(uw0, dict) and {"coefficients", "flattening", "rank"} & set(uw0):
+        reject("coefficients, flattening and rank belong to a tensor upper bound (with ambient), not to a field witness")
     uw, p, point = _witness(cert, "upper_witness", arch)
     P = arch.parameters
     fams = field(uw, "families", "upper_witness.")

@@ -142,11 +142,52 @@ def upper_bound(arch: Architecture, point: np.ndarray, p: int, discovered=()) ->
     }
     chosen = set(cols)
     gauge = [c for c in range(arch.parameter_count) if c not in chosen]
-    span = span_bound(arch)
-    if span is not None and span < arch.parameter_count - rank:
-        return span, {"ambient": "symmetric tensor", "coefficients": span,
-                      "method": "M lies in the linear span of the single-layer functions (docs/multihead.md §4)"}, gauge
+    tensor = tensor_bound(arch)
+    if tensor is not None and tensor[0] < arch.parameter_count - rank:
+        return tensor[0], tensor[1], gauge
     return arch.parameter_count - rank, witness, gauge
+
+
+def tensor_bound(arch: Architecture) -> tuple[int, dict] | None:
+    """The smallest bound on ``dim M`` from the tensor ``sym T`` of one layer (docs/multihead.md §4), with its witness.
+
+    The span ``N`` (:func:`span_bound`), or a determinantal bound: ``sym T`` flattened to a matrix has
+    rank at most ``r`` — ``r = h b`` with the output index as rows (every head's values lie in the
+    columns of its ``O_j``; ``b = min(d, d')`` unfactored), ``r = h a b`` with the output and query
+    indices as rows (``t >= 2``, where the query index is not symmetrized: per head
+    ``V_j[o, r] A_j[p, q]`` is a Kronecker product of ranks ``b`` and ``a``) — and the ``m x n``
+    matrices of rank ``<= r < min(m, n)`` form a variety of dimension ``r (m + n - r)``.
+    None where :func:`span_bound` is None.
+
+    Examples
+    --------
+    Three heads of value rank 1 on ``2 -> 4``: the ``4 x 6`` matrix of the layer's coefficients has rank
+    at most 3, a variety of dimension ``3 (4 + 6 - 3) = 21`` inside the span ``24``:
+
+    >>> from attngeo import Architecture
+    >>> from attngeo.geometry.dimension.bounds import tensor_bound
+    >>> value, witness = tensor_bound(Architecture((2, 4), (2,), heads=3, value_ranks=1))
+    >>> value, {k: witness[k] for k in ("flattening", "rows", "columns", "rank")}
+    (21, {'flattening': 'output', 'rows': 4, 'columns': 6, 'rank': 3})
+    >>> tensor_bound(Architecture((2, 2), (2,), heads=3))[1]["ambient"]
+    'symmetric tensor'
+    """
+    span = span_bound(arch)
+    if span is None:
+        return None
+    best = (span, {"ambient": "symmetric tensor", "coefficients": span,
+                   "method": "M lies in the linear span of the single-layer functions (docs/multihead.md §4)"})
+    (d, d_out), h, a = arch.widths, arch.heads[0], arch.ranks[0]
+    b = arch.value_ranks[0] if arch.value_ranks else min(d, d_out)
+    flattenings = [("output", d_out, span // d_out, h * b)]
+    if arch.tokens >= 2:  # the query index is not symmetrized: T[o, r, p, q] = V[o, r] A[p, q] per head
+        flattenings.append(("output-query", d_out * d, span // (d_out * d), h * b * min(a, d)))
+    for name, m, n, r in flattenings:
+        if r < min(m, n) and r * (m + n - r) < best[0]:
+            best = (r * (m + n - r), {"ambient": "tensor of bounded rank", "flattening": name, "rows": m,
+                                      "columns": n, "rank": r,
+                                      "method": "M lies in the matrices of rank <= r (docs/multihead.md §4)"})
+    return best
 
 
 def span_bound(arch: Architecture) -> int | None:
