@@ -141,6 +141,19 @@ def _discovered(arch) -> list:
     return discover_fields(arch)
 
 
+def _upper_witness_text(cert) -> str:
+    """How the upper bound was obtained, in words (the field minor, a tensor bound, or the composition of layers)."""
+    uw = cert.upper_witness
+    if "field_rank" in uw:
+        return f"{cert.parameters} parameters - field rank {uw['field_rank']}"
+    if "flattening" in uw:
+        return f"the {uw['flattening']} flattening of the symmetric tensor V (x) A has rank <= {uw['rank']}"
+    if uw.get("ambient") == "composition":
+        hidden = "" if not uw["inputs"] else " - " + " - ".join(f"{len(x)}^2" for x in uw["inputs"])
+        return f"the layers' bounds {' + '.join(str(layer['upper']) for layer in uw['layers'])}{hidden}"
+    return "dimension of the span of one layer's functions, linear in the symmetric tensor V (x) A"
+
+
 def _lower_witness_text(lw: dict) -> str:
     """How the lower bound was proved, in a few words, for each witness form."""
     ball = f"ball arithmetic, {lw.get('precision')} bits" if "precision" in lw else f"mod {lw.get('prime')}"
@@ -194,12 +207,7 @@ def _cmd_dim(args) -> int:
         ("architecture", str(arch)),
         ("parameters", str(cert.parameters)),
         ("lower bound", f"{cert.lower}  ({_lower_witness_text(lw)})"),
-        ("upper bound", f"{cert.upper}  (" + (f"{cert.parameters} parameters - field rank {uw['field_rank']})"
-                                              if "field_rank" in uw else
-                                              f"the {uw['flattening']} flattening of the symmetric tensor V (x) A has "
-                                              f"rank <= {uw['rank']})" if "flattening" in uw else
-                                              "dimension of the span of one layer's functions, linear in the "
-                                              "symmetric tensor V (x) A)")),
+        ("upper bound", f"{cert.upper}  ({_upper_witness_text(cert)})"),
         ("families", ", ".join(cert.families)),
     ]
     if cert.certified:

@@ -31,6 +31,7 @@ from ..arch import Arch, architecture
 from . import identitypoint, discovery, headpoint, kernelfields, plainpoint, stackpoint
 from .ball import check_ball_lower
 from ..limits import MAX_FIELD_ENTRIES
+from ..linalg import det, product
 from ..schema import ARCHITECTURE, CHECKED, HEADER, NUMBER
 from ..values import field, index_list, int_array, integer, prime, reject
 
@@ -45,7 +46,7 @@ SCHEMA = {
                       "structured": CHECKED, "blocks": CHECKED, "largest_block": CHECKED, "determinants": CHECKED},
     "upper_witness": {**_WITNESS, "families": CHECKED, "field_rank": CHECKED, "rows": CHECKED, "columns": CHECKED,
                       "determinant": CHECKED, "structured": CHECKED, "ambient": CHECKED, "coefficients": CHECKED,
-                      "flattening": CHECKED, "rank": CHECKED},
+                      "flattening": CHECKED, "rank": CHECKED, "inputs": CHECKED, "layers": CHECKED},
     "seconds": NUMBER, "attempts": NUMBER,
 }
 
@@ -574,14 +575,71 @@ def _check_rank_upper(cert: dict, uw: dict, arch: Arch, span: int) -> int:
     return r * (m + n - r)
 
 
+def _layer_arch(arch: Arch, i: int) -> Arch:
+    """Layer ``i`` (1-based) alone: its widths, rank, heads, value rank, and the network's tokens and flags."""
+    return Arch(arch.widths[i - 1: i + 1], arch.ranks[i - 1: i], arch.tokens, arch.normalization,
+                (arch.head_count(i),), None if arch.value_ranks is None else arch.value_ranks[i - 1: i],
+                arch.residual, arch.causal)
+
+
+def _one_token_outputs(W: dict, i: int, h: int, X: np.ndarray, p: int) -> np.ndarray:
+    """Rows ``Σ_j V_ij x (xᵀ K_ijᵀ Q_ij x)`` mod p for the rows ``x`` of ``X`` (``V = O U`` when factored)."""
+    out = np.zeros((len(X), (W[(i, 1, "V")] if (i, 1, "V") in W else W[(i, 1, "O")]).shape[0]), dtype=np.int64)
+    for j in range(1, h + 1):
+        V = W[(i, j, "V")] if (i, j, "V") in W else product(W[(i, j, "O")], W[(i, j, "U")], p=p)
+        for row, x in enumerate(X):  # x'K'Q x = (K x) . (Q x); entries < p < 2^26, at most 2047 terms
+            score = int(np.mod(product(W[(i, j, "K")], x[:, None], p=p)[:, 0]
+                               @ product(W[(i, j, "Q")], x[:, None], p=p)[:, 0], p))
+            out[row] = np.mod(out[row] + score * product(V, x[:, None], p=p)[:, 0], p)
+    return out
+
+
+def _check_composition_upper(cert: dict, uw: dict, arch: Arch) -> int:
+    """``dim M <= Σ_i dim M_i - Σ_{i<l} d_i^2`` (docs/multihead.md §4): each layer's bound is checked as a one-layer
+    upper witness; each hidden layer's outputs must span (``d_i`` inputs with independent outputs, so ``GL_{d_i}``
+    acts with trivial stabilizer); no subtraction with a residual connection."""
+    if arch.plain or len(arch.ranks) < 2 or arch.normalization != "lightning":
+        reject("a composition upper bound is for deep lightning networks beyond [HMK]'s model")
+    if set(uw) != {"ambient", "prime", "point", "inputs", "layers"}:
+        reject("a composition upper bound has exactly ambient, prime, point, inputs and layers")
+    layers, inputs = uw["layers"], uw["inputs"]
+    hidden = [] if arch.residual else list(range(1, len(arch.ranks)))
+    if not isinstance(layers, list) or len(layers) != len(arch.ranks) or not isinstance(inputs, list) \
+            or len(inputs) != len(hidden):
+        reject("upper_witness.layers needs one bound per layer and inputs one matrix per hidden width (none with a "
+               "residual connection)")
+    one_layer = set(SCHEMA["upper_witness"]) - {"inputs", "layers"}
+    total = 0
+    for i, layer in enumerate(layers, start=1):
+        if not isinstance(layer, dict) or set(layer) != {"upper", "upper_witness"} \
+                or not isinstance(layer["upper_witness"], dict) or not set(layer["upper_witness"]) <= one_layer:
+            reject(f"upper_witness.layers[{i - 1}] must hold upper and a one-layer upper_witness")
+        total += _check_upper(layer, _layer_arch(arch, i))
+    _, p, point = _witness(cert, "upper_witness", arch)
+    W = _weights(point, arch)
+    for i in hidden:
+        d_in, d_out = arch.widths[i - 1], arch.widths[i]
+        X = int_array(inputs[i - 1], (d_out, d_in), f"upper_witness.inputs[{i - 1}]", bits=31) % p
+        if det(_one_token_outputs(W, i, arch.head_count(i), X, p), p) == 0:
+            reject(f"the outputs of layer {i} at upper_witness.inputs[{i - 1}] are dependent mod {p}: they do not "
+                   f"show that the layer's outputs span dimension {d_out}")
+        total -= d_out * d_out
+    if integer(field(cert, "upper"), "upper") != total:
+        reject(f"the layers' bounds minus the hidden groups give {total}; upper must say so")
+    return total
+
+
 def _check_upper(cert: dict, arch: Arch) -> int:
     uw0 = field(cert, "upper_witness")
+    if isinstance(uw0, dict) and uw0.get("ambient") == "composition":
+        return _check_composition_upper(cert, uw0, arch)
     if isinstance(uw0, dict) and "structured" in uw0:
         return _check_structured_upper(cert, uw0, arch)
     if isinstance(uw0, dict) and "ambient" in uw0:
         return _check_span_upper(cert, uw0, arch)
-    if isinstance(uw0, dict) and {"coefficients", "flattening", "rank"} & set(uw0):
-        reject("coefficients, flattening and rank belong to a tensor upper bound (with ambient), not to a field witness")
+    if isinstance(uw0, dict) and {"coefficients", "flattening", "rank", "inputs", "layers"} & set(uw0):
+        reject("coefficients, flattening, rank, inputs and layers belong to a tensor or composition upper bound (with "
+               "ambient), not to a field witness")
     uw, p, point = _witness(cert, "upper_witness", arch)
     P = arch.parameters
     fams = field(uw, "families", "upper_witness.")

@@ -14,6 +14,8 @@ import random
 import numpy as np
 
 from ...model.architecture import Architecture
+from ...model.network import split_heads
+from ...exact.modular import matmul
 from ...exact.rank import det_mod_p, maximal_minor_mod_p
 from .kernelfields import kernel_families, kernel_rows
 from .mixing import KINDS as MIXING, mixing_identities
@@ -145,7 +147,105 @@ def upper_bound(arch: Architecture, point: np.ndarray, p: int, discovered=()) ->
     tensor = tensor_bound(arch)
     if tensor is not None and tensor[0] < arch.parameter_count - rank:
         return tensor[0], tensor[1], gauge
+    composed = composition_bound(arch, point, p)
+    if composed is not None and composed[0] < arch.parameter_count - rank:
+        return composed[0], composed[1], gauge
     return arch.parameter_count - rank, witness, gauge
+
+
+def layer_architecture(arch: Architecture, i: int) -> Architecture:
+    """Layer ``i`` (1-based) of ``arch`` as a one-layer architecture (its weights are a contiguous slice).
+
+    Examples
+    --------
+    >>> from attngeo import Architecture
+    >>> from attngeo.geometry.dimension.bounds import layer_architecture
+    >>> arch = Architecture((2, 3, 3), (1, 2), tokens=2, heads=3, value_ranks=(2, 1))
+    >>> layer = layer_architecture(arch, 2)
+    >>> layer.widths, layer.ranks, layer.heads, layer.value_ranks
+    ((3, 3), (2,), (3,), (1,))
+    """
+    return Architecture(arch.widths[i - 1: i + 1], arch.ranks[i - 1: i], arch.tokens, arch.normalization,
+                        arch.heads[i - 1], None if arch.value_ranks is None else arch.value_ranks[i - 1],
+                        arch.residual, arch.causal)
+
+
+def layer_outputs(heads: list, inputs: np.ndarray, p: int) -> np.ndarray:
+    """``Σ_j V_j x (xᵀ A_j x)`` mod ``p`` for each row ``x`` of ``inputs``: one layer on one token (rows).
+
+    ``heads`` are ``(Q, K, V)`` or ``(Q, K, U, O)`` mod ``p``; a layer's outputs on all inputs span at least these
+    (an input whose ``t`` columns all equal ``x`` has output columns that are nonzero multiples of these rows).
+
+    Examples
+    --------
+    One head with ``Q = K = V = I`` maps ``x`` to ``x · |x|²``: ``(1, 2) -> (5, 10)``; a second head with
+    ``V = -I`` cancels it.
+
+    >>> import numpy as np
+    >>> from attngeo.geometry.dimension.bounds import layer_outputs
+    >>> I = np.eye(2, dtype=np.int64)
+    >>> layer_outputs([(I, I, I)], np.array([[1, 2]]), 101).tolist()
+    [[5, 10]]
+    >>> layer_outputs([(I, I, I), (I, I, -I % 101)], np.array([[1, 2]]), 101).tolist()
+    [[0, 0]]
+    """
+    out = np.zeros((len(inputs), heads[0][-1].shape[0]), dtype=np.int64)
+    for head in heads:
+        Q, K = head[0], head[1]
+        V = matmul(head[3], head[2], p) if len(head) == 4 else head[2]
+        scores = (matmul(inputs, K.T, p) * matmul(inputs, Q.T, p) % p).sum(axis=1) % p  # x'K'Qx: a terms, each < p
+        out = (out + scores[:, None] * matmul(inputs, V.T, p) % p) % p
+    return out
+
+
+def composition_bound(arch: Architecture, point: np.ndarray, p: int) -> tuple[int, dict] | None:
+    """Deep lightning networks beyond [HMK]'s model: ``dim M <= Σ_i dim M_i - Σ_{i<l} d_i^2`` (docs/multihead.md §4).
+
+    ``M_i`` is the function space of layer ``i`` alone, bounded by its own one-layer upper bound at the
+    slice of ``point``; ``GL_{d_i}`` moves layer ``i``'s outputs and layer ``i + 1``'s inputs without
+    changing the composition, and acts with trivial stabilizer where every hidden layer's outputs span
+    ``Q^{d_i}`` — witnessed by ``d_i`` one-token inputs whose outputs are independent mod ``p``. With a
+    residual connection no group acts and the bound is the sum. None for one layer, [HMK]'s model,
+    normalized networks, or where no spanning inputs are found.
+
+    Examples
+    --------
+    Widths ``2, 3, 3``, ranks ``1, 2``, three heads: layer 1 fills its span (``3 * 2 * 3 = 18``), layer 2
+    has ``45`` (rank-mixing), and ``18 + 45 - 9 = 54`` is below the fields' ``57``:
+
+    >>> import numpy as np
+    >>> from attngeo import Architecture
+    >>> from attngeo.geometry.dimension.bounds import composition_bound, random_ints
+    >>> arch = Architecture((2, 3, 3), (1, 2), tokens=2, heads=3)
+    >>> value, witness = composition_bound(arch, random_ints(__import__("random").Random(0), (93,)), 1000003)
+    >>> value, [layer["upper"] for layer in witness["layers"]], np.array(witness["inputs"][0]).shape
+    (54, [18, 45], (3, 2))
+    """
+    if arch.is_plain or arch.depth < 2 or arch.normalization != "lightning":
+        return None
+    layers, offset, total = [], 0, 0
+    for i in range(1, arch.depth + 1):
+        single = layer_architecture(arch, i)
+        upper, witness, _ = upper_bound(single, point[offset: offset + single.parameter_count], p)
+        layers.append({"upper": upper, "upper_witness": {k: v for k, v in witness.items() if k != "identities"}})
+        total, offset = total + upper, offset + single.parameter_count
+    inputs = []
+    if not arch.residual:
+        heads = split_heads(arch, np.mod(point, p))
+        rng = random.Random(p)
+        for i in range(1, arch.depth):
+            for _ in range(4):
+                x = np.array([[rng.randint(-9, 9) for _ in range(arch.widths[i - 1])] for _ in range(arch.widths[i])],
+                             dtype=np.int64)
+                if det_mod_p(layer_outputs(heads[i - 1], np.mod(x, p), p), p):
+                    break
+            else:
+                return None  # the outputs need not span (h b < d_i): no claim
+            inputs.append(x.tolist())
+            total -= arch.widths[i] ** 2
+    return total, {"ambient": "composition", "prime": p, "point": np.asarray(point).tolist(), "inputs": inputs,
+                   "layers": layers,
+                   "method": "M is the composition of the layers' function spaces, modulo GL(d_i) (docs/multihead.md §4)"}
 
 
 def tensor_bound(arch: Architecture) -> tuple[int, dict] | None:
