@@ -734,6 +734,20 @@ def test_an_empty_cell_smuggles_nothing(certs):
         check_certificate(cert)
 
 
+def test_an_entry_that_grows_with_the_sizes_is_refused(certs):
+    """Lemma 7.1.1 needs every summation index tied to an index of the row, the column or a singleton: with
+    Q[s, 0] = K[s, 1] = 1 for every s of the bulk hidden cell S, A[1, 0] = |S| = a - 2 depends on the sizes and
+    no block matrix can be the same at every size. (docs/math.md §7.1 states the lemma without this condition;
+    the checker enforces it.)"""
+    cert = copy.deepcopy(certs["single-layer-dimension"])
+    k = next(i for i, p in enumerate(cert["pieces"]) if set(p["cells"]) == {"S0", "S1", "S", "E", "R"})
+    point = cert["pieces"][k]["point"]
+    point["Q"].append({"vars": {"s": "S", "p": "S0"}, "index": [[], ["s"], ["p"]], "value": 1})
+    point["K"].append({"vars": {"s": "S", "n": "S1"}, "index": [[], ["s"], ["n"]], "value": 1})
+    with pytest.raises(CertificateRejected, match="sums over a whole cell"):
+        check_certificate(_first(cert, k))
+
+
 def _first(cert, k) -> dict:
     """The same certificate with piece ``k`` renumbered 0, so the checker (which goes in order) meets it first."""
     def swap(node):
