@@ -203,16 +203,20 @@ def _check_heads_witness(layer: _Layer, heads: list, chosen) -> int:
         reject("the stacked O_j of the separated heads do not have full column rank mod p")
     if not _full([layer.mod_p(j, "Q") for j in S], p, 0):
         reject("the stacked Q_j of the separated heads do not have full row rank mod p")
-    if not _full([layer.mod_p(j, "K") for j in S], p, 0):
+    if max(a, b) < 2 or not _full([layer.mod_p(j, "K") for j in S], p, 0):  # a = b = 1: swapped heads, (S4)
         if len(S) * (len(S) - 1) // 2 > MAX_PAIR_TESTS:
             raise CertificateFormatError(f"{len(S)} heads need {len(S) * (len(S) - 1) // 2} pairwise tests, above the "
                                          f"checker's limit of {MAX_PAIR_TESTS}")
         for x in range(len(S)):
             for y in range(x + 1, len(S)):
                 i, j = S[x], S[y]
-                if not any(size >= 2 and _rank_p(np.concatenate([layer.mod_p(i, n), layer.mod_p(j, n)]), p) > size
-                           for n, size in (("K", a), ("U", b))):
-                    reject(f"heads {i} and {j} are not shown to differ in row K (a >= 2) or row U (b >= 2)")
+                def apart(x: str, y: str) -> bool:
+                    size = a if x == "K" else b
+                    return _rank_p(np.concatenate([layer.mod_p(i, x), layer.mod_p(j, y)]), p) > size
+
+                if not (apart("K", "K") or apart("U", "U")) or max(a, b) < 2 and not (apart("K", "U") or apart("U", "K")):
+                    reject(f"heads {i} and {j} are not shown to differ in (row K, row U)"
+                           + ("" if max(a, b) >= 2 else " nor in (row U, row K) (a = b = 1: swapped heads)"))
     return sum(_image(arch, *info[j]) for j in S)
 
 

@@ -338,12 +338,15 @@ def _stack_full(pt: _Point, heads: list[int], name: str, p: int, axis: int) -> b
 
 
 def _pair_differs(pt: _Point, i: int, j: int, arch: Architecture, p: int) -> bool:
-    """Heads ``i, j`` differ in ``row K`` (``a >= 2``) or in ``row U`` (``b >= 2``): their stack has rank above one's."""
-    for name, size in (("K", arch.ranks[0]), ("U", arch.value_ranks[0])):
-        stacked = np.concatenate([pt.block_mod_p(i, name, p), pt.block_mod_p(j, name, p)])
-        if size >= 2 and rank_mod_p(stacked, p) > size:
-            return True
-    return False
+    """(S4) of docs/math.md §7.5 for heads ``i, j``: ``(row K_i, row U_i) != (row K_j, row U_j)`` (a stack of rank
+    above one's), and with ``a = b = 1`` also ``!= (row U_j, row K_j)`` (swapped heads have ``u_i k_i = u_j k_j``)."""
+    def differ(x: str, y: str) -> bool:
+        stacked = np.concatenate([pt.block_mod_p(i, x, p), pt.block_mod_p(j, y, p)])
+        return rank_mod_p(stacked, p) > pt.block_mod_p(i, x, p).shape[0]
+
+    if max(arch.ranks[0], arch.value_ranks[0]) >= 2:
+        return differ("K", "K") or differ("U", "U")
+    return (differ("K", "K") or differ("U", "U")) and (differ("K", "U") or differ("U", "K"))
 
 
 def separated_heads(arch: Architecture, pt: _Point, ranks: list[HeadRanks], p: int) -> list[int]:
@@ -367,7 +370,8 @@ def separated_heads(arch: Architecture, pt: _Point, ranks: list[HeadRanks], p: i
     def fits(S: list[int]) -> bool:
         return _stack_full(pt, S, "O", p, 1) and _stack_full(pt, S, "Q", p, 0)
 
-    if fits(good) and (len(good) == 1 or _stack_full(pt, good, "K", p, 0)):
+    # full-rank stacked K separates every pair's row K, which is (S4) unless a = b = 1
+    if fits(good) and (len(good) == 1 or max(a, b) >= 2 and _stack_full(pt, good, "K", p, 0)):
         return good
     chosen: list[int] = []
     for j in good:
