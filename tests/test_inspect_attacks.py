@@ -459,18 +459,12 @@ def _hostile(tmp_path, name):
 REFUSED = ["F32 declared on F16 bytes", "header longer than the file", "header not UTF-8", "huge shape in a tiny file",
            "BF16 NaN", "BF16 -inf", "F16 signalling NaN", "F16 +inf", "I64 above 2^53", "negative offsets",
            "header is a list", "three offsets"]
-HOLES = {
-    "header nested 100000 deep": "json.loads raises RecursionError, which safetensors_header does not catch",
-    "empty tensor of a dimension above 2^63": "numpy's reshape raises ValueError (maximum dimension) uncaught",
-    "npz declaring 10^14 values": "np.load allocates the declared shape before reading (MemoryError, a traceback; "
-                                  "a real compressed payload would fill memory): no bound on declared npz shapes",
-    "overlapping data offsets": "tensors sharing bytes are read (the safetensors format forbids overlaps and gaps)",
-    "fractional data offsets": "offsets 0.5 and 192.7 are truncated by int() instead of refused",
-}
+# each was a hole (a traceback, or bytes read twice) until the reader refused it
+HOLES = ["header nested 100000 deep", "empty tensor of a dimension above 2^63", "npz declaring 10^14 values",
+         "overlapping data offsets", "fractional data offsets"]
 
 
-@pytest.mark.parametrize("name", REFUSED + [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=r))
-                                            for n, r in HOLES.items()])
+@pytest.mark.parametrize("name", REFUSED + HOLES)
 def test_hostile_checkpoints_are_one_line_exit_2_and_nothing_is_lost(tmp_path, capsys, name):
     f = _hostile(tmp_path, name)
     cert = tmp_path / "cert.json"

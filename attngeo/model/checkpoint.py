@@ -54,7 +54,7 @@ from flint import fmpq
 
 from ..exceptions import InvalidInputError
 from .architecture import Architecture
-from .weights import MAX_BYTES, read_safetensors, regular_file, safetensors_header
+from .weights import MAX_BYTES, npz_array, read_safetensors, regular_file, safetensors_header
 
 #: layout -> alternative sets of weight tensors (suffixes under one prefix), and the bias tensors
 LAYOUTS = {
@@ -114,7 +114,7 @@ class _Tensors:
                 self._cache[name] = read_safetensors(self.where, {name})[name]
             else:
                 try:
-                    self._cache[name] = self._npz[name]
+                    self._cache[name] = npz_array(self._npz, name, self.where)
                 except (ValueError, OSError, EOFError, zipfile.BadZipFile):
                     raise InvalidInputError(f"{self.where}: array {name!r} cannot be read (numbers only)") from None
         return self._cache[name]

@@ -77,6 +77,34 @@ def _named(arch: Architecture, arrays: dict, path) -> list:
     return layers
 
 
+def npz_array(npz, key: str, where: str) -> np.ndarray:
+    """Array ``key`` of an open ``.npz``, its declared size bounded before numpy allocates it.
+
+    numpy allocates the shape an ``.npy`` header declares before reading the data, so a tiny archive
+    declaring ``10^14`` values would exhaust memory: the header is read first and must declare no more
+    bytes than the archive member holds (and at most ``MAX_BYTES``).
+
+    Examples
+    --------
+    >>> import io, os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "w.npz")
+    >>> np.savez(path, w=np.eye(2))
+    >>> with np.load(path) as npz:
+    ...     npz_array(npz, "w", path).tolist()
+    [[1.0, 0.0], [0.0, 1.0]]
+    """
+    member = key if key in npz.zip.namelist() else key + ".npy"
+    with npz.zip.open(member) as fh:
+        version = np.lib.format.read_magic(fh)
+        read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        shape, _, dtype = read(fh)
+    declared = math.prod(shape) * dtype.itemsize
+    if declared > min(npz.zip.getinfo(member).file_size, MAX_BYTES):
+        raise InvalidInputError(f"{where}: array {key!r} declares shape {shape} ({declared} bytes), more than "
+                                f"the archive holds; save it again with numpy.savez")
+    return npz[key]
+
+
 def safetensors_header(path) -> tuple[dict, int]:
     """The tensors a ``.safetensors`` file declares, ``name -> (dtype, shape, start, end)``, and where data begins.
 
@@ -108,7 +136,7 @@ def safetensors_header(path) -> tuple[dict, int]:
             raise InvalidInputError(f"{path}: a safetensors header of {n} bytes is not plausible")
         try:
             header = json.loads(fh.read(n))
-        except (UnicodeDecodeError, json.JSONDecodeError):
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):  # RecursionError: deeply nested
             raise InvalidInputError(f"{path} is not a safetensors file (unreadable header)") from None
     if not isinstance(header, dict):
         raise InvalidInputError(f"{path} is not a safetensors file (the header is not an object)")
@@ -120,18 +148,30 @@ def safetensors_header(path) -> tuple[dict, int]:
         try:
             dtype = info["dtype"]
             _SAFETENSORS_DTYPES[dtype]
-            start, end = (int(x) for x in info["data_offsets"])
-            shape = tuple(int(k) for k in info["shape"])
+            start, end = (_index(x) for x in info["data_offsets"])
+            shape = tuple(_index(k) for k in info["shape"])
         except (KeyError, TypeError, ValueError):
             raise InvalidInputError(f"{path}: tensor {name!r} has no dtype/shape/offsets attngeo can read "
                                     f"(dtypes {sorted(_SAFETENSORS_DTYPES)})") from None
         if not 0 <= start <= end <= data_bytes:
             raise InvalidInputError(f"{path}: tensor {name!r} lies outside the file")
         width = np.dtype(_SAFETENSORS_DTYPES[dtype]).itemsize
-        if any(k < 0 for k in shape) or (end - start) != width * math.prod(shape):  # Python ints: no silent wrap
+        # Python ints: no silent wrap; a dimension numpy cannot index is refused even in an empty tensor
+        if any(not 0 <= k < 2**62 for k in shape) or (end - start) != width * math.prod(shape):
             raise InvalidInputError(f"{path}: tensor {name!r} has {(end - start) // width} values for shape {shape}")
         out[name] = (dtype, shape, start, end)
+    spans = sorted((start, end, name) for name, (_, _, start, end) in out.items() if end > start)
+    for (_, end, first), (start, _, second) in zip(spans, spans[1:]):
+        if start < end:  # the format gives each tensor its own bytes
+            raise InvalidInputError(f"{path}: tensors {first!r} and {second!r} share bytes (overlapping data_offsets)")
     return out, 8 + n
+
+
+def _index(x) -> int:
+    """An offset or a dimension of a safetensors header: a JSON integer (not ``true``, not ``0.5``)."""
+    if isinstance(x, bool) or not isinstance(x, int):
+        raise ValueError(x)
+    return x
 
 
 def read_safetensors(path, names=None) -> dict:
@@ -260,7 +300,7 @@ def load_weights(arch: Architecture, path) -> list[fmpq]:
                                         f"{arch.parameter_count} parameters in flattening order")
         elif suffix == ".npz":
             with np.load(name, allow_pickle=False) as npz:
-                data = _named(arch, {k: npz[k] for k in npz.files}, name)
+                data = _named(arch, {k: npz_array(npz, k, name) for k in npz.files}, name)
         elif suffix == ".safetensors":
             data = _named(arch, read_safetensors(name), name)
         else:
