@@ -56,6 +56,13 @@ MAX_PEELED_MONOMIALS = 20_000
 #: Digits of the largest point entry times 3^l: the coefficients multiplied back grow like that (honest points have
 #: one-digit entries; 2,000-digit entries at l = 4 would make 3,321 coefficients of 162,000 digits each).
 MAX_PEELED_DIGITS = 100_000
+#: Work of multiplying a virtual-fiber certificate back, priced from the recomputed virtual weights before any
+#: polynomial is built: ``N^2 c^(3/2)`` for ``N`` monomials (degree ``3^l - 1`` in ``d_0`` variables) whose
+#: coefficients have about ``c = sum_j 3^(l-j) digits(M_j) + digits(P)`` digits (products of ``N``-term
+#: polynomials with ``c``-digit coefficients). Measured (loaded 2-core machine) at 3.5e-11 to 1.8e-10 s per unit:
+#: widths 2^8 (depth 7) 1.7e11 in 7.5 s; depth 8 (8e12) took 8 minutes and 3,3,3,3,3 at 30-digit weights
+#: (2.4e12) 2.5 minutes, both refused; honest one-digit 3,3,3,3,3 is 4.4e9.
+MAX_MULTIPLY_BACK_WORK = 2 * 10**11
 #: Nodes of the branch-and-bound search for the dimension of a monomial ideal.
 MAX_SEARCH_NODES = 2_000_000
 #: A 'stack point' witness (deep multi-head residual stacks): the entries of one layer, and of the group fields'

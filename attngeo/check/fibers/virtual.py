@@ -36,14 +36,15 @@ conclusion holds on a dense Zariski-open set.
 
 from __future__ import annotations
 
-from math import comb
+import json
+from math import comb, isqrt
 
 from flint import fmpq, fmpq_mat, fmpq_mpoly_ctx
 
 from ...exceptions import CertificateFormatError
 from ..arch import Arch, architecture
 from ..dimension.dense import exact_field_rank
-from ..limits import MAX_LAYER_WIDTH, MAX_PEELED_DIGITS, MAX_PEELED_MONOMIALS
+from ..limits import MAX_LAYER_WIDTH, MAX_MULTIPLY_BACK_WORK, MAX_PEELED_DIGITS, MAX_PEELED_MONOMIALS
 from ..network import phi
 from ..schema import ARCHITECTURE, CHECKED, HEADER, NUMBER, Embedded
 from ..values import boolean, field, index_list, integer, matrix, rational, reject, seq
@@ -167,7 +168,7 @@ def check(cert: dict) -> str:
     >>> from attngeo.check.fibers.virtual import check
     >>> cert = virtual_fiber(Architecture((2, 2, 2), (2, 2), tokens=2), seed=0).to_json()
     >>> check(cert)     # doctest: +ELLIPSIS
-    'fiber = 1 orbit(s) of the symmetry group for widths 2,2,2, ranks 2,2 and every t >= 2 (every weight with the same function, over C); generic: ...'
+    'fiber = 1 orbit(s) of the symmetry group for widths 2,2,2, ranks 2,2 and every t >= 2 (every weight with the same function as the certified point W_0, over C); generic: ...'
 
     A rank-1 witness for ``M_1`` (its rows and columns repeated) is refused:
 
@@ -204,6 +205,11 @@ def check(cert: dict) -> str:
     if any(matrix(m, d, d, f"virtual.M[{i}]") != M for i, (m, M) in enumerate(zip(recorded, Ms))) \
             or matrix(field(virtual, "P", "virtual."), dl, d, "virtual.P") != P:
         reject("virtual.M / virtual.P are not the point's virtual weights M_i = P_(i-1)^T A_i P_(i-1), P = V_l .. V_1")
+    work = multiply_back_work(Ms, P)
+    if work > MAX_MULTIPLY_BACK_WORK:
+        raise CertificateFormatError(f"multiplying back {arch.describe()} at this point costs about {work:.2e} units "
+                                     f"(monomials^2 x coefficient digits^1.5), beyond the checker's limit of "
+                                     f"{MAX_MULTIPLY_BACK_WORK:.0e}: choose a shallower network or smaller weights")
     for i in range(1, l):
         if Vs[i - 1].det() == 0:
             reject(f"V_{i} is singular at the point: Lemma A needs V_1 .. V_(l-1) invertible")
@@ -219,7 +225,7 @@ def check(cert: dict) -> str:
         if M[rows[0], cols[0]] * M[rows[1], cols[1]] == M[rows[0], cols[1]] * M[rows[1], cols[0]]:
             reject(f"{where}.minor is zero: no witness that columns {cols} of M_{i} are independent (rank >= 2)")
         _entry(field(step, "symmetric", where + "."), d, M, where + ".symmetric")
-        if field(step, "rho", where + ".") != _exponents(l, i):
+        if json.dumps(field(step, "rho", where + ".")) != json.dumps(_exponents(l, i)):  # as text: true is not 1
             reject(f"{where}.rho must be the lemma's exponents {_exponents(l, i)}")
         Y = [[integer(v, where + ".dominance entry", -_INPUT_BOUND, _INPUT_BOUND) for v in seq(r, where + ".dominance", 2)]
              for r in seq(field(step, "dominance", where + "."), where + ".dominance", d)]
@@ -261,12 +267,36 @@ def check(cert: dict) -> str:
     generic = len(lines) == 1 and (Ms[-1].rank() >= 2 or P.rank() >= 2)
     if boolean(field(cert, "generic"), "generic") is not generic:
         reject(f"generic must be {str(generic).lower()} (one orbit and rank M_l >= 2 or rank P >= 2: open conditions)")
+    # a special point (e.g. rank-1 parallel, where the generic fiber has two orbits) must not read as generic
     tail = ("; generic: the same holds on the dense Zariski-open set of weights where the witnessed determinants, "
-            "minors and entries are nonzero" if generic else "")
+            "minors and entries are nonzero" if generic else "; at W_0 only: not claimed for generic weights")
     # the lemma holds for every t >= 2, so the claim does not name the certificate's t (one claim per function)
     sizes = f"widths {','.join(map(str, arch.widths))}, ranks {','.join(map(str, arch.ranks))}"
     return (f"fiber = {len(lines)} orbit(s) of the symmetry group for {sizes} and every t >= 2 (every weight with "
-            f"the same function, over C){tail}")
+            f"the same function as the certified point W_0, over C){tail}")
+
+
+def multiply_back_work(Ms: list, P: fmpq_mat) -> int:
+    """The price of step 4 at virtual weights ``Ms``, ``P`` (``MAX_MULTIPLY_BACK_WORK`` in check/limits.py).
+
+    The polynomials multiplied back have ``N`` monomials (degree ``3^l - 1`` in ``d_0`` variables) and
+    coefficients of about ``c = sum_j 3^(l-j) digits(M_j) + digits(P)`` digits (``rho`` is a product of powers
+    of the ``q_j``); their products cost about ``N^2 c^(3/2)``. Neither a monomial count nor the point's digits
+    alone see it: 100-digit weights at depth 4 cost minutes with few monomials.
+
+    Examples
+    --------
+    >>> M = fmpq_mat([[1, 2], [3, 4]])
+    >>> multiply_back_work([M, M], M)    # N = 9 monomials, c = 3 + 1 + 1 = 5 digits: 81 * isqrt(125)
+    891
+    """
+    def digits(A: fmpq_mat) -> int:
+        return max(max(len(str(abs(v.p))), len(str(v.q))) for v in A.entries())
+
+    l, d = len(Ms), P.ncols()
+    n = comb(3**l - 1 + d - 1, d - 1)
+    c = sum(3 ** (l - j) * digits(M) for j, M in enumerate(Ms, start=1)) + digits(P)
+    return n * n * isqrt(c**3)
 
 
 def _bind_last(embedded: dict, M_l: fmpq_mat, P: fmpq_mat, d: int, dl: int) -> list:

@@ -28,13 +28,15 @@ fails (``a_i = 1`` before the last layer, hidden widths other than ``d_0``).
 from __future__ import annotations
 
 import random
+import re
 import time
 from dataclasses import dataclass, field
 from math import comb
 
 from flint import fmpq, fmpq_mat
 
-from ...check.limits import MAX_LAYER_WIDTH, MAX_PEELED_MONOMIALS
+from ...check.fibers.virtual import multiply_back_work
+from ...check.limits import MAX_DIGITS, MAX_LAYER_WIDTH, MAX_MULTIPLY_BACK_WORK, MAX_PEELED_MONOMIALS
 from ...exceptions import InvalidInputError
 from ...model.architecture import Architecture
 from ...model.network import read_point, split_heads
@@ -45,6 +47,8 @@ from .layer import Fiber, fiber, rank_factorization, str_rows
 
 #: Random inputs tried for a dominance witness before the point is declared special.
 DOMINANCE_TRIES = 20
+#: How numbers are written in a certificate: an integer or a fraction.
+_NUMBER = re.compile(r"-?[0-9]+(/[0-9]+)?")
 
 
 class HypothesisFailed(InvalidInputError):
@@ -100,7 +104,9 @@ def unsupported(arch: Architecture) -> str | None:
         return (f"the virtual-weight path needs 2 a_l + d_l >= d_0 ({2 * a_l + d_l} < {d}): the last layer's rows, "
                 "columns and outputs then span a proper subspace, and weights with a singular V_{l-1} have the "
                 "same function (the fiber is larger than the orbit, docs/findings.md 22)")
-    if d > MAX_LAYER_WIDTH or multiply_back_monomials(arch) > MAX_PEELED_MONOMIALS:
+    if max(d, d_l) > MAX_LAYER_WIDTH:  # the embedded last-layer fiber is a single-layer certificate
+        return f"the checker reads widths up to {MAX_LAYER_WIDTH} (widths {','.join(map(str, arch.widths))})"
+    if multiply_back_monomials(arch) > MAX_PEELED_MONOMIALS:
         return (f"the checker would expand polynomials of {multiply_back_monomials(arch):,} monomials "
                 f"(limit {MAX_PEELED_MONOMIALS:,}): choose fewer layers or narrower widths")
     return None
@@ -412,6 +418,9 @@ def virtual_fiber(arch: Architecture, seed: int | None = None, point=None) -> Vi
     W0 = gauge_point(arch, rng) if point is None else read_point(arch, point)
     l, d, dl = arch.depth, arch.widths[0], arch.widths[-1]
     Ms, P, As = virtual_weights(arch, W0)
+    if multiply_back_work(Ms, P) > MAX_MULTIPLY_BACK_WORK:  # the checker would refuse the certificate
+        raise HypothesisFailed(f"multiplying back costs about {multiply_back_work(Ms, P):.1e} units at this point, "
+                               f"above the checker's {MAX_MULTIPLY_BACK_WORK:.0e}: smaller weights or fewer layers")
     for i, (A, a) in enumerate(zip(As, arch.ranks), start=1):
         if A.rank() != a:
             raise HypothesisFailed(f"rank A_{i} = {A.rank()} < a_{i} = {a} at this point (special: the (Q, K) fiber is "
@@ -439,8 +448,23 @@ def virtual_fiber(arch: Architecture, seed: int | None = None, point=None) -> Vi
     eye = [[int(r == c) for c in range(d)] for r in range(d)]
     last = fiber(Architecture((d, dl), (d,), tokens=2), [[str_rows(Ms[-1]), eye, str_rows(P)]])
     orbits = [_realize(arch, W0, Ms[-1], P, P_prev, A_c, V_c) for A_c, V_c in last.lines]
-    return VirtualFiber(arch, W0, Ms, P, steps, last_sym, last, orbits,
-                        [orbit_dimension(arch, p) for p in orbits], time.perf_counter() - start)
+    result = VirtualFiber(arch, W0, Ms, P, steps, last_sym, last, orbits,
+                          [orbit_dimension(arch, p) for p in orbits], time.perf_counter() - start)
+    if _longest(result.to_json()) > MAX_DIGITS:
+        raise HypothesisFailed(f"the certificate at this point holds numbers above the checker's {MAX_DIGITS} "
+                               "digits (the last layer's representatives): smaller weights")
+    return result
+
+
+def _longest(value) -> int:
+    """Digits of the longest numerator or denominator written in a certificate's JSON."""
+    if isinstance(value, dict):
+        return max(map(_longest, value.values()), default=0)
+    if isinstance(value, list):
+        return max(map(_longest, value), default=0)
+    if isinstance(value, str) and _NUMBER.fullmatch(value):
+        return max(len(part) for part in value.lstrip("-").split("/"))
+    return 0
 
 
 def _realize(arch: Architecture, W0: list[fmpq], M_l: fmpq_mat, P: fmpq_mat, P_prev: fmpq_mat,
