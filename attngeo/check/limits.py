@@ -22,6 +22,9 @@ MAX_PARAMETERS = 100_000_000
 #: (rows of every family x parameters): 4*10^8 int64 entries are 3.2 GB. Honest dense witnesses stay below
 #: (four layers of width 48: 7.5*10^7); larger networks use the structured witnesses.
 MAX_FIELD_ENTRIES = 400_000_000
+#: Head moves of the multi-head mixing families built and tested at the point (fields x heads of the layer):
+#: O(h^3) small operations for rank-mixing, about 1e-4 s each (loaded); 60 heads of 2 -> 1 are 2.1e5 (23 s).
+MAX_MIXING_MOVES = 200_000
 #: Work of a ball witness's replay, in (columns x heads x tokens^2 x precision / 64) units: honest ones need
 #: well under 10^9 (the paper's delta = 10 family: about 10^6).
 MAX_BALL_WORK = 10**9

@@ -30,7 +30,7 @@ from ...exceptions import CertificateFormatError
 from ..arch import Arch, architecture
 from . import identitypoint, discovery, headpoint, kernelfields, plainpoint, stackpoint
 from .ball import check_ball_lower
-from ..limits import MAX_FIELD_ENTRIES
+from ..limits import MAX_FIELD_ENTRIES, MAX_MIXING_MOVES
 from ..linalg import det, product
 from ..schema import ARCHITECTURE, CHECKED, HEADER, NUMBER
 from ..values import field, index_list, int_array, integer, prime, reject
@@ -662,6 +662,9 @@ def _check_upper(cert: dict, arch: Arch) -> int:
     if entries > MAX_FIELD_ENTRIES:
         raise CertificateFormatError(f"the upper witness needs a field matrix of {entries:,} entries, above the "
                                      f"checker's limit of {MAX_FIELD_ENTRIES:,} (docs/trust.md)")
+    if kernelfields.mixing_work(arch, kernel) > MAX_MIXING_MOVES:
+        raise CertificateFormatError(f"the mixing families need {kernelfields.mixing_work(arch, kernel):,} head moves "
+                                     f"at the point, above the checker's limit of {MAX_MIXING_MOVES:,} (docs/trust.md)")
     F = _field_rows(arch, point, p)
     offsets = {(i, j, name): off for i, j, name, _, _, off in arch.blocks()}
 

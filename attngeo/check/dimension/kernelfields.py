@@ -59,6 +59,25 @@ def _value_width(arch: Arch, i: int) -> int:
     return arch.head_count(i) * (arch.value_ranks[i - 1] if arch.value_ranks else arch.widths[i - 1])
 
 
+#: Families whose rows :func:`head_rows` builds itself; every other kind is a mixing family (check/dimension/mixing.py).
+_OWN_KINDS = ("annihilator", "symmetric-score", "score-free", "co-annihilator")
+
+
+def mixing_work(arch: Arch, families: list) -> int:
+    """Head moves the mixing families make :func:`head_rows` build and test at the point (``MAX_MIXING_MOVES``).
+
+    A field of a mixing family moves up to every head of its layer and is tested against all of them, so a
+    family of ``size`` fields costs about ``size * h`` small matrix operations: ``O(h^3)`` for ``rank-mixing``,
+    which the final matrix's size (``MAX_FIELD_ENTRIES``) does not bound (300 heads of ``2 -> 1``: an hour).
+
+    Examples
+    --------
+    >>> mixing_work(Arch((2, 1), (1,), 2, heads=(10,)), expected(Arch((2, 1), (1,), 2, heads=(10,))))   # 80 x 10
+    800
+    """
+    return sum(f["size"] * arch.head_count(f["layer"]) for f in families if f["kind"] not in _OWN_KINDS)
+
+
 def head_rows(arch: Arch, W: dict, put, p: int) -> list:
     """The annihilator and mixing moves of a multi-head architecture at ``W`` (``(layer, head, name) -> matrix`` mod p).
 
