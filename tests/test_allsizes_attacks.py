@@ -737,8 +737,8 @@ def test_an_empty_cell_smuggles_nothing(certs):
 def test_an_entry_that_grows_with_the_sizes_is_refused(certs):
     """Lemma 7.1.1 needs every summation index tied to an index of the row, the column or a singleton: with
     Q[s, 0] = K[s, 1] = 1 for every s of the bulk hidden cell S, A[1, 0] = |S| = a - 2 depends on the sizes and
-    no block matrix can be the same at every size. (docs/math.md §7.1 states the lemma without this condition;
-    the checker enforces it.)"""
+    no block matrix can be the same at every size. (docs/math.md §7.1 states the condition, boundedness, as a
+    hypothesis of the lemma; the checker enforces it.)"""
     cert = copy.deepcopy(certs["single-layer-dimension"])
     k = next(i for i, p in enumerate(cert["pieces"]) if set(p["cells"]) == {"S0", "S1", "S", "E", "R"})
     point = cert["pieces"][k]["point"]
