@@ -150,6 +150,19 @@ def test_theorem_s_stays_for_a_equal_one_when_b_is_two():
     assert check_certificate(res.to_json()).claim.startswith(f"local rank {res.lower} = dim M")
 
 
+@pytest.mark.parametrize("a,b,same", [(2, 1, "K"), (1, 2, "U"), (2, 2, "K")])
+def test_theorem_s_needs_only_one_row_space_to_differ_when_a_or_b_is_two(a, b, same):
+    """(S4) as proved in docs/math.md §7.5: with max(a, b) >= 2 a kernel vector of a block (R_i, C_j) forces
+    row K_i = row K_j *and* row U_i = row U_j, so heads sharing one of them are still separated: the rank from
+    scratch is dim M, and prover and checker say regular."""
+    rng = np.random.default_rng(7)
+    heads = [_random_head(rng, 4, 4, a, b) for _ in range(2)]
+    heads[1][same] = heads[0][same].copy()
+    res = local_rank(_arch(4, 4, 2, a, b), _flat(heads), seed=0, dimension=False)
+    assert _heads_rank(4, 4, heads) == _generic(4, 4, 2, a, b) == res.lower == res.upper and res.regular is True
+    assert check_certificate(res.to_json()).claim.startswith(f"local rank {res.lower} = dim M")
+
+
 # -- honest claims at degenerate points, against the rank from scratch ------------------------------------
 
 
@@ -210,8 +223,7 @@ def test_bounds_and_verdict_agree_with_the_rank_from_scratch(name):
 
 def test_random_degenerate_points_never_give_a_false_claim():
     """Property: at points built from random low-rank blocks (repeated and exchanged blocks included), every
-    certified bound holds for the rank from scratch, and a verdict agrees with it. Swapped a = b = 1 pairs
-    are left out (the hole above)."""
+    certified bound holds for the rank from scratch, and a verdict agrees with it (swapped U and K included)."""
     rng = np.random.default_rng(11)
 
     def low_rank(r, c, k):
@@ -232,6 +244,8 @@ def test_random_degenerate_points_never_give_a_false_claim():
                 w["O"] = low_rank(dd, b, int(rng.integers(0, min(b, dd) + 1)))
             if heads and rng.random() < 0.3:
                 w["K"] = heads[-1]["K"].copy()
+            elif heads and b == a and rng.random() < 0.3:
+                w["U"], w["K"] = heads[-1]["K"].copy(), heads[-1]["U"].copy()
             heads.append(w)
         res = local_rank(_arch(d, dd, h, a, b), _flat(heads), seed=trial, dimension=False)
         rho = _heads_rank(d, dd, heads)

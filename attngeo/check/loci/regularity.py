@@ -5,8 +5,9 @@ prime where that rank is full, which proves it; over Q otherwise), then:
 
 * the **upper bound** ``sum_j I_j`` from those ranks (docs/math.md §7.5, Lemma U);
 * the **lower bound** from its witness: a set of heads that the checker finds
-  separated (stacked ``O``, ``Q`` and ``K`` of full rank mod ``p``, full head
-  ranks; Theorem S), or one head (Lemma H), or a minor of the network's
+  separated (stacked ``O`` and ``Q`` of full rank mod ``p``, full head ranks, and
+  (S4): a full stacked ``K`` when ``max(a, b) >= 2``, else every pair's
+  ``(row K, row U)`` shown different, swapped included; Theorem S), or one head (Lemma H), or a minor of the network's
   Jacobian at the point recomputed in forward mode
   (:mod:`attngeo.check.dimension.dense`'s own columns at the point's residues),
   or, for softmax, a minor at the point whose determinant ball excludes 0
