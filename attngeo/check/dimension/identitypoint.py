@@ -247,8 +247,10 @@ def check_lower(cert: dict, lw: dict, arch) -> int:
             valid = (kpos[:, None] >= 0) & (pos[None, :] >= 0)
             if np.any(valid & (tau[None, :] < 0)):  # pragma: no cover - every such direction was carried above
                 raise AssertionError("a needed tangent direction was not computed")
-            entries = dY[np.maximum(tau, 0)[None, :], g, np.maximum(kpos, 0)[:, None], br[sel, 2][:, None]]
-            M[np.ix_(sel, qk)] = np.where(valid, entries, 0)
+            # gather only where the lemma allows a nonzero: an input whose rows here all lie outside its support
+            # may have no tangent directions at all (an empty table), and its entries are zero anyway
+            x, y = np.nonzero(valid)
+            M[sel[x], qk[y]] = dY[tau[y], g, kpos[x], br[sel[x], 2]]
         det = det * (int(M[0, 0]) if size == 1 else int(nmod_mat(size, size, M.ravel().tolist(), p).det())) % p
     recorded = integer(lw["determinant"], "lower_witness.determinant", 0, p - 1)
     if det == 0 or det != recorded:
