@@ -12,8 +12,10 @@ import argparse
 import functools
 import json
 import os
+import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -25,6 +27,14 @@ from ..check import check_file, check_folder, one_line
 from ..check.limits import DEFAULT_MEMORY_MB, DEFAULT_SECONDS
 from ..exceptions import AttngeoError, CannotVerify, CertificateFormatError, CertificateRejected, InvalidInputError
 from . import arguments
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the command is, so that its clean-up (workers, engines) runs as it does for Ctrl-C."""
+
+
+def _terminate(signum, frame):
+    raise _Terminated()
 
 
 class _Parser(argparse.ArgumentParser):
@@ -807,6 +817,8 @@ def main(argv: list[str] | None = None) -> int:
     2
     """
     args = build_parser().parse_args(argv)
+    previous = signal.signal(signal.SIGTERM, _terminate) if threading.current_thread() is threading.main_thread() \
+        else None
     try:
         if args.run in (_cmd_fiber, _cmd_singular, _cmd_implicit):
             from ..exact import engine
@@ -829,12 +841,18 @@ def main(argv: list[str] | None = None) -> int:
     except AttngeoError as exc:
         print(f"attngeo: error: {exc}", file=sys.stderr)
         return 2
+    except _Terminated:  # SIGTERM: the same clean-up as Ctrl-C; no child outlives the command (check/lifetime.py)
+        print("attngeo: terminated", file=sys.stderr)
+        return 143
     except KeyboardInterrupt:
         print("attngeo: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # the reader (e.g. `| head`) stopped early: nothing is wrong here
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the final flush is silent
         return 0
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":  # pragma: no cover

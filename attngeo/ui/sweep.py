@@ -32,6 +32,7 @@ import tomllib
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 
+from ..check.lifetime import die_with_parent, limit_cpu
 from ..exceptions import AttngeoError, InvalidInputError
 from ..geometry.certificate import make_folder, write_text
 from ..model.architecture import Architecture
@@ -180,10 +181,13 @@ def run_task(arch_dict: dict, what: str, seed: int, seconds: float, memory_mb: i
     start = time.perf_counter()
     row = _bare(Architecture.from_dict(arch_dict), what)
     read_fd, write_fd = os.pipe()
+    parent = os.getpid()
     pid = os.fork()
     if pid == 0:  # the child
         os.close(read_fd)
         try:
+            _quiet_child(parent)
+            limit_cpu(seconds + 1)  # its own budget, should the worker waiting for it be stopped or gone
             _child(write_fd, arch_dict, what, seed, memory_mb)
         finally:
             os._exit(0)
@@ -216,6 +220,28 @@ def run_task(arch_dict: dict, what: str, seed: int, seconds: float, memory_mb: i
         row.update(status="failed", error=fields)
     row["seconds"] = round(time.perf_counter() - start, 3)
     return {"row": row, "certificate": certificate}
+
+
+def _quiet_child(parent: int) -> None:
+    """A pool worker or task process: it dies with ``parent``, and leaves Ctrl-C and SIGTERM to the command.
+
+    A terminal sends Ctrl-C to every process of the command; each would print
+    its own traceback. The command stops its children itself (:func:`sweep`).
+    """
+    die_with_parent(parent)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _abandon(executor) -> None:
+    """Stop a local pool at once: queued tasks cancelled, running ones killed (their task processes die with
+    them); ``--resume`` reruns them. Waiting for them could take a whole task budget."""
+    workers = list((getattr(executor, "_processes", None) or {}).values())  # no public handle before Python 3.14
+    executor.shutdown(wait=False, cancel_futures=True)
+    for proc in workers:
+        proc.kill()
+    for proc in workers:
+        proc.join(5)
 
 
 def _append(path: Path, row: dict) -> None:
@@ -370,9 +396,10 @@ def sweep(archs: list[Architecture], out, what: str = "dimension", workers: int 
             raise InvalidInputError("--scheduler needs Dask: python3 -m pip install 'dask[distributed]'") from None
         client = Client(scheduler)
         executor, close = client.get_executor(), client.close
+        abandon = close  # the cluster's workers are not ours to kill; each task keeps its own budget there
     else:
-        executor = ProcessPoolExecutor(max_workers=max(1, workers))
-        close = executor.shutdown
+        executor = ProcessPoolExecutor(max_workers=max(1, workers), initializer=_quiet_child, initargs=(os.getpid(),))
+        close, abandon = executor.shutdown, lambda: _abandon(executor)
     failed = 0
     bar = _Bar(len(tasks), progress) if progress is not None else None
     try:
@@ -403,6 +430,9 @@ def sweep(archs: list[Architecture], out, what: str = "dimension", workers: int 
                 write_table(out, list(rows.values()))
             if bar is not None:
                 bar.update(len(rows), len(running), failed)
+    except BaseException:  # Ctrl-C, SIGTERM: every row written so far stays; the running tasks are stopped
+        close = abandon
+        raise
     finally:
         close()
         if bar is not None:
