@@ -82,7 +82,7 @@ def from_toml(path) -> tuple[list[Architecture], dict]:
             spec = tomllib.load(fh)
     except OSError as exc:
         raise InvalidInputError(f"cannot read {path}: {exc.strerror}") from None
-    except tomllib.TOMLDecodeError as exc:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise InvalidInputError(f"{path} is not TOML ({exc})") from None
     norm = "softmax" if spec.get("softmax") else "lightning"
     archs = []
@@ -370,6 +370,8 @@ def sweep(archs: list[Architecture], out, what: str = "dimension", workers: int 
     if what not in WHAT:
         raise InvalidInputError(f"--what must be one of {', '.join(WHAT)}, got {what!r}")
     out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise InvalidInputError(f"--out {out} is a file, not a folder; give a new or existing folder")
     if out.exists() and not resume and any(out.iterdir()):
         raise InvalidInputError(f"{out} already holds a sweep; pass --resume to continue it, or choose a new folder")
     certs = out / "certificates"
