@@ -383,12 +383,17 @@ def _expected_families(arch: Arch) -> list[dict]:
     return out
 
 
-def _field_rows(arch: Arch, point: np.ndarray, p: int | None) -> np.ndarray:
-    """Every field vector at ``point``, by index formulas (see the module docstring).
+def _field_rows(arch: Arch, point: np.ndarray, p: int | None, out: np.ndarray | None = None) -> np.ndarray:
+    """Every group field vector at ``point``, by index formulas (see the module docstring), one row each.
 
-    ``p`` a prime: int64 residues; ``p`` None: exact, ``point`` an object array of rationals.
+    ``p`` a prime: int64 residues; ``p`` None: exact, ``point`` an object array of rationals. The rows are
+    written in place into ``out`` (zeros, at least as many rows as the groups' sizes add up to; allocated here
+    when None), so the matrix never exists twice (docs/trust.md: its size is the memory bound).
     """
     dtype = np.int64 if p is not None else object
+    count = sum(f["size"] for f in _expected_families(arch))
+    F = np.zeros((count, arch.parameters), dtype=dtype) if out is None else out
+    filled = iter(range(count))
     W = _weights(point, arch)
     offsets = {(i, j, name): off for i, j, name, _, _, off in arch.blocks()}
     P, l = arch.parameters, len(arch.ranks)
@@ -402,37 +407,33 @@ def _field_rows(arch: Arch, point: np.ndarray, p: int | None) -> np.ndarray:
     def unit(n):
         return [(u, v) for u in range(n) for v in range(n)]
 
-    rows = []
     for i in range(1, l + 1):
         a = arch.ranks[i - 1]
         for j in range(1, arch.head_count(i) + 1):
             Q, K = W[(i, j, "Q")], W[(i, j, "K")]
             for u, v in unit(a):  # E = e_u e_v^T: dQ = E Q, dK = -E^T K
-                vec = np.zeros(P, dtype=dtype)
+                vec = F[next(filled)]
                 dQ, dK = np.zeros_like(Q), np.zeros_like(K)
                 dQ[u, :] = Q[v, :]
                 dK[v, :] = -K[u, :]
                 put(vec, (i, j, "Q"), dQ)
                 put(vec, (i, j, "K"), dK)
-                rows.append(vec)
             if arch.normalization == "lightning":  # dQ = Q, d(V or O) = -(V or O)
-                vec = np.zeros(P, dtype=dtype)
+                vec = F[next(filled)]
                 put(vec, (i, j, "Q"), Q)
                 put(vec, (i, j, out_name), -W[(i, j, out_name)])
-                rows.append(vec)
             if factored:  # dU = E U, dO = -O E
                 U, O = W[(i, j, "U")], W[(i, j, "O")]
                 for u, v in unit(arch.value_ranks[i - 1]):
-                    vec = np.zeros(P, dtype=dtype)
+                    vec = F[next(filled)]
                     dU, dO = np.zeros_like(U), np.zeros_like(O)
                     dU[u, :] = U[v, :]
                     dO[:, v] = -O[:, u]
                     put(vec, (i, j, "U"), dU)
                     put(vec, (i, j, "O"), dO)
-                    rows.append(vec)
         if i < l and not arch.residual:
             for u, v in unit(arch.widths[i]):  # d(V or O)_i = E (.); d(Q, K, V or U)_{i+1} = -(.) E
-                vec = np.zeros(P, dtype=dtype)
+                vec = F[next(filled)]
                 for j in range(1, arch.head_count(i) + 1):
                     M = W[(i, j, out_name)]
                     dM = np.zeros_like(M)
@@ -444,8 +445,42 @@ def _field_rows(arch: Arch, point: np.ndarray, p: int | None) -> np.ndarray:
                         dM = np.zeros_like(M)
                         dM[:, v] = -M[:, u]
                         put(vec, (i + 1, j, name), dM)
-                rows.append(vec)
-    return np.array(rows, dtype=dtype).reshape(len(rows), P)
+    if next(filled, None) is not None:  # pragma: no cover - the families' sizes count these rows
+        raise AssertionError("fewer group fields than the families' sizes")
+    return F[:count]
+
+
+def _field_matrix(arch: Arch, point: np.ndarray, p: int, found: list) -> np.ndarray:
+    """The group fields, the kernel families' fields and the discovered fields ``C W`` at ``point`` mod p.
+
+    One int64 matrix of (the families' sizes + discovered) x parameters, allocated once and filled in place
+    (a family with fewer fields at this point leaves rows unused: the result is a view of the filled ones).
+    """
+    groups, kernel = _expected_families(arch), kernelfields.expected(arch)
+    F = np.zeros((sum(f["size"] for f in groups + kernel) + len(found), arch.parameters), dtype=np.int64)
+    count = len(_field_rows(arch, point, p, F))
+    offsets = {(i, j, name): off for i, j, name, _, _, off in arch.blocks()}
+
+    def put_heads(i, *moves):  # one field: its moves of (head, name, matrix), written into the next free row
+        nonlocal count
+        if count == len(F):  # pragma: no cover - the families' sizes count every field
+            raise AssertionError("more kernel fields than the families' sizes")
+        vec = F[count]
+        count += 1
+        for j, name, mat in moves:
+            vec[offsets[(i, j, name)] : offsets[(i, j, name)] + mat.size] = np.mod(mat, p).ravel()
+        return vec
+
+    W = _weights(point, arch)
+    if arch.plain and kernel:
+        kernelfields.rows(arch, {(i, name): M for (i, _, name), M in W.items()},
+                          lambda i, name, mat: put_heads(i, (1, name, mat)), p)
+    elif not arch.plain:
+        kernelfields.head_rows(arch, W, put_heads, p)
+    for C in found:
+        F[count] = np.mod(C @ point.astype(object), p).astype(np.int64)
+        count += 1
+    return F[:count]
 
 
 def exact_field_rank(arch: Arch, point: list) -> int:
@@ -662,28 +697,7 @@ def _check_upper(cert: dict, arch: Arch) -> int:
     if entries > MAX_FIELD_ENTRIES:
         raise CertificateFormatError(f"the upper witness needs a field matrix of {entries:,} entries, above the "
                                      f"checker's limit of {MAX_FIELD_ENTRIES:,} (docs/trust.md)")
-    F = _field_rows(arch, point, p)
-    offsets = {(i, j, name): off for i, j, name, _, _, off in arch.blocks()}
-
-    def put(i, name, mat):
-        vec = np.zeros(P, dtype=np.int64)
-        vec[offsets[(i, 1, name)] : offsets[(i, 1, name)] + mat.size] = np.mod(mat, p).ravel()
-        return vec
-
-    def put_heads(i, *moves):
-        vec = np.zeros(P, dtype=np.int64)
-        for j, name, mat in moves:
-            vec[offsets[(i, j, name)] : offsets[(i, j, name)] + mat.size] = np.mod(mat, p).ravel()
-        return vec
-
-    W = _weights(point, arch)
-    if arch.plain:
-        extra = kernelfields.rows(arch, {(i, name): M for (i, _, name), M in W.items()}, put, p) if kernel else []
-    else:
-        extra = kernelfields.head_rows(arch, W, put_heads, p)
-    extra += [np.mod(C @ point.astype(object), p).astype(np.int64) for C in found]
-    if extra:
-        F = np.vstack([F, np.array(extra)])
+    F = _field_matrix(arch, point, p, found)
     rows = index_list(field(uw, "rows", "upper_witness."), rank, F.shape[0], "upper_witness.rows")
     cols = index_list(field(uw, "columns", "upper_witness."), rank, P, "upper_witness.columns")
     _check_minor(F[np.ix_(rows, cols)], p, field(uw, "determinant", "upper_witness."), "field")
