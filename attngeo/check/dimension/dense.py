@@ -539,12 +539,13 @@ def _check_structured_lower(cert: dict, lw: dict, arch: Arch) -> int:
 def _check_structured_upper(cert: dict, uw: dict, arch: Arch) -> int:
     if uw["structured"] == "stack point":
         return stackpoint.check_upper(cert, uw, arch, _expected_families(arch) + kernelfields.expected(arch))
-    if uw["structured"] == "head point":
+    if uw["structured"] == "head point":  # (its size limits are checked first, there)
         return headpoint.check_upper(cert, uw, arch, _expected_families(arch) + kernelfields.expected(arch))
     if not arch.plain:
         reject("structured witnesses are for one head per layer, V unfactored, no residual and no mask")
     if uw["structured"] == "identity values":
         return identitypoint.check_upper(cert, uw, arch, _expected_families(arch) + kernelfields.expected(arch))
+    plainpoint.limits(arch)  # a size the lower witness could not be checked at is refused before anything else
     if set(uw) != {"structured", "prime", "families", "field_rank", "columns", "determinant"} \
             or uw["structured"] != "plain point":
         reject("a structured upper witness holds structured = 'plain point', prime, families, field_rank, columns "
@@ -739,10 +740,14 @@ def check(cert: dict) -> str:
     >>> cert = certify_dimension(Architecture((2, 2), (1,), tokens=2), seed=0).to_json()
     >>> check(cert)
     'dim M = 6 for widths 2,2, ranks 1, t=2'
-    >>> check(dict(cert, lower=7))
+    >>> check(dict(cert, lower=7))          # refused before any witness is replayed
     Traceback (most recent call last):
     ...
-    attngeo.exceptions.CertificateRejected: lower = 7 but the witness has rank 6
+    attngeo.exceptions.CertificateRejected: lower bound 7 exceeds upper bound 6
+    >>> check(dict(cert, lower=5, certified=False, dimension=None))
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateRejected: lower = 5 but the witness has rank 6
 
     A forged determinant, or an upper witness without its scaling family, is refused:
 
@@ -766,8 +771,10 @@ def check(cert: dict) -> str:
     P = arch.parameters
     if integer(field(cert, "parameters"), "parameters") != P:
         reject(f"parameters = {cert['parameters']} but the architecture has {P}")
-    lower = _check_lower(cert, arch)
-    upper = _check_upper(cert, arch)
+    # cheap things first: the recorded claim must hang together before any witness is replayed, and the upper
+    # witness (index formulas, usually the cheaper) goes before the lower, which may then claim at most that much
+    lower = integer(field(cert, "lower"), "lower", 0, P)
+    upper = integer(field(cert, "upper"), "upper", 0, P)
     if lower > upper:
         reject(f"lower bound {lower} exceeds upper bound {upper}")
     certified = field(cert, "certified")
@@ -776,6 +783,8 @@ def check(cert: dict) -> str:
     dim = field(cert, "dimension")
     if isinstance(dim, bool) or dim != (lower if lower == upper else None):
         reject(f"dimension does not follow from lower = {lower}, upper = {upper}")
+    if _check_upper(cert, arch) != upper or _check_lower(cert, arch) != lower:  # pragma: no cover - each checks its own
+        reject("a witness proves another bound than the one recorded")
     uw = cert["upper_witness"]
     named = "families" in uw and "ambient" not in uw  # a span bound uses no field: name none
     names = [f"{f['kind']}({f['layer']})" for f in kernelfields.expected(arch)] if named else []

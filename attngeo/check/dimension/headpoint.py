@@ -352,6 +352,7 @@ def check_upper(cert: dict, uw: dict, arch, expected: list) -> int:
     >>> check_upper(cert, cert["upper_witness"], arch, _expected_families(arch))
     78
     """
+    _Point(arch)  # the size limits first: a layer the lower witness could not be checked at is refused at once
     p = groups_witness(uw, "head point", UPPER_KEYS, expected)
     r, c, v, s = field_entries(arch)
     if integer(uw["field_rank"], "upper_witness.field_rank", 0) != s:
