@@ -1,10 +1,16 @@
-"""Every limit the checker enforces, in one place (docs/trust.md lists them with reasons).
+"""Every limit the checker enforces, in one place (docs/trust.md lists them with reasons and the time each buys).
 
 A certificate is hostile until proved otherwise: each number below bounds the
 work one field can cause *before* that work starts, so a small file cannot
 make the checker hang, exhaust memory or crash the interpreter. Inputs beyond
 a limit are refused as unusable (exit 2) with a message naming the limit.
+
+Work limits count the replay's arithmetic from the witness's recorded sizes
+alone (columns, inputs, blocks, precision), before any of it is done; the
+seconds each allows at its limit are measured in docs/trust.md.
 """
+
+from ..exceptions import CertificateFormatError
 
 #: Largest certificate file read (bytes). The largest honest certificates
 #: (dimension, d = 64) are a few MB; a single-layer d = 768 witness stays below this.
@@ -22,9 +28,11 @@ MAX_PARAMETERS = 100_000_000
 #: (rows of every family x parameters): 4*10^8 int64 entries are 3.2 GB. Honest dense witnesses stay below
 #: (four layers of width 48: 7.5*10^7); larger networks use the structured witnesses.
 MAX_FIELD_ENTRIES = 400_000_000
-#: Work of a ball witness's replay, in (columns x heads x tokens^2 x precision / 64) units: honest ones need
-#: well under 10^9 (the paper's delta = 10 family: about 10^6).
-MAX_BALL_WORK = 10**9
+#: Work limits count estimated nanoseconds of one core, from a witness's sizes and measured unit costs (each
+#: module names its own); docs/trust.md has the seconds measured at each limit.
+#: A ball witness's replay (dual-number networks, determinants of balls): honest ones need well under a second
+#: (the paper's delta = 10 family: about 1e8 ns; softmax l = 2, d = 32 at identity points: about 3e9).
+MAX_BALL_WORK = 60_000_000_000
 #: Widths of single-layer certificates (fiber, singular point, strata, boundary, implicit):
 #: their checkers expand d' x d quadratic forms in d variables, so the work grows like d^4.
 MAX_LAYER_WIDTH = 64
@@ -65,6 +73,34 @@ MAX_STACK_ENTRIES = 100_000_000
 MAX_STACK_INPUTS = 4096
 #: Precision of a ball witness (bits).
 MIN_PRECISION, MAX_PRECISION = 53, 1 << 16
+#: Rows of one dense minor mod p (a Jacobian or field minor): its determinant costs n^3, the list that hands it
+#: to FLINT 36 n^2 bytes (6,000: 1.3 GB and about 50 s). Honest dense witnesses: rank 1,928 at 4,832 parameters.
+MAX_DENSE_MINOR = 6000
+#: Forward-mode work of a dense lower witness, in multiply-adds: columns x inputs x layers x heads x
+#: w t (w + t) (w the widest width or rank), plus the functionals' contraction. Honest: 8e9 at 4,832 parameters.
+MAX_JACOBIAN_WORK = 40_000_000_000
+
+#: Estimated nanoseconds of one core a deep 'identity values' lower witness may buy (check/dimension/identitypoint.py
+#: counts them from its sizes). Honest: l = 12, d = 768, a = 4 needs about 2e10.
+MAX_IDENTITY_WORK = 40_000_000_000
+
+
+def refuse_above(work: float, limit: float, what: str) -> None:
+    """Refuse (unusable input, exit 2) a witness whose replay needs more work than ``limit`` pays for.
+
+    Examples
+    --------
+    >>> refuse_above(10, 100, "a small witness")
+    >>> refuse_above(2e12, MAX_JACOBIAN_WORK, "this Jacobian minor")
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateFormatError: this Jacobian minor needs about 2.0e+12 units of work, above the checker's limit of 4e+10 (docs/trust.md)
+    """
+    if work > limit:
+        raise CertificateFormatError(f"{what} needs about {work:.1e} units of work, above the checker's limit of "
+                                     f"{limit:.0e} (docs/trust.md)")
+
+
 #: Default budget of one certificate checked in isolation (check_file, check_folder).
 DEFAULT_SECONDS = 900.0
 DEFAULT_MEMORY_MB = 16384  # address space, not resident memory: a d = 768 structured check maps about 12 GB

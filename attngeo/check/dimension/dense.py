@@ -30,7 +30,7 @@ from ...exceptions import CertificateFormatError
 from ..arch import Arch, architecture
 from . import identitypoint, discovery, headpoint, kernelfields, plainpoint, stackpoint
 from .ball import check_ball_lower
-from ..limits import MAX_FIELD_ENTRIES
+from ..limits import MAX_DENSE_MINOR, MAX_FIELD_ENTRIES, MAX_JACOBIAN_WORK, refuse_above
 from ..linalg import det, product
 from ..schema import ARCHITECTURE, CHECKED, HEADER, NUMBER
 from ..values import field, index_list, int_array, integer, prime, reject
@@ -94,6 +94,13 @@ def _block_det(M: np.ndarray, p: int) -> int:
                              int(nmod_mat(e - s, e - s, block.ravel().tolist(), p).det())) % p
             return det
     return int(nmod_mat(n, n, M.ravel().tolist(), p).det())
+
+
+def _minor_size(n: int, what: str) -> None:
+    """A dense minor's determinant costs ``n^3``: refused before its matrix is built when above the limit."""
+    if n > MAX_DENSE_MINOR:
+        raise CertificateFormatError(f"the {what} minor is {n} x {n}, above the checker's limit of {MAX_DENSE_MINOR} "
+                                     "rows for a dense determinant (docs/trust.md)")
 
 
 def _check_minor(matrix: np.ndarray, p: int, recorded, what: str) -> None:
@@ -281,8 +288,16 @@ def _check_lower(cert: dict, arch: Arch) -> int:
     rank = integer(field(lw, "rank", "lower_witness."), "lower_witness.rank", 0)
     if rank != integer(field(cert, "lower", ""), "lower"):
         reject(f"lower = {cert['lower']} but the witness has rank {rank}")
+    _minor_size(rank, "Jacobian")
     rows = index_list(field(lw, "rows", "lower_witness."), rank, N * c, "lower_witness.rows")
     cols = index_list(field(lw, "columns", "lower_witness."), rank, P, "lower_witness.columns")
+    # reverse mode: each row's functional pulled back through the layers on its own input (per head: K^T Q once,
+    # then products of at most w x w x t and w x t x t per row), then the row's P gradient entries
+    l, t = len(arch.ranks), arch.tokens
+    wide = max(arch.widths + arch.ranks + (arch.value_ranks or ()))
+    heads = max(arch.head_count(i) for i in range(1, l + 1))
+    refuse_above(l * heads * (wide * wide * max(arch.ranks) + 4 * rank * wide * t * (wide + t)) + rank * P,
+                 MAX_JACOBIAN_WORK, "replaying this dense Jacobian minor")
     J = _jacobian_rows(arch, point, X, w, rows, cols, p)
     _check_minor(J, p, field(lw, "determinant", "lower_witness."), "Jacobian")
     return rank
@@ -694,6 +709,7 @@ def _check_upper(cert: dict, arch: Arch) -> int:
         if not holds:  # pragma: no cover - own definitions
             reject(f"the invariance identity of the {kind} family does not hold")
     rank = integer(field(uw, "field_rank", "upper_witness."), "upper_witness.field_rank", 0)
+    _minor_size(rank, "field")
     entries = (sum(f["size"] for f in groups + kernel) + (len(found) if found else 0)) * P
     if entries > MAX_FIELD_ENTRIES:
         raise CertificateFormatError(f"the upper witness needs a field matrix of {entries:,} entries, above the "

@@ -36,10 +36,10 @@ def limits(arch) -> tuple[int, int, int]:
     """``(d, d', a)`` of a layer the plain point applies to, within the checker's limits (else a refusal).
 
     >>> from attngeo.check.arch import Arch
-    >>> limits(Arch((2047, 2047), (64,), 2))        # doctest: +ELLIPSIS
+    >>> limits(Arch((2047, 2047), (2047,), 2))        # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    attngeo.exceptions.CertificateFormatError: a structured witness of ... nonzeros and widths 2047,2047 is above ...
+    attngeo.exceptions.CertificateFormatError: a structured witness whose weight-0 class has ... above the checker's limits ...
     """
     if len(arch.ranks) != 1 or arch.normalization != "lightning" or arch.tokens < 2:
         reject("a structured witness is for one lightning layer with t >= 2")
