@@ -84,6 +84,10 @@ MAX_JACOBIAN_WORK = 40_000_000_000
 #: counts them from its sizes). Honest: l = 12, d = 768, a = 4 needs about 2e10.
 MAX_IDENTITY_WORK = 40_000_000_000
 
+#: Estimated nanoseconds of one core a singular-point or strata certificate may buy (check/loci/singular.py counts
+#: its tangent columns and exact ranks, check/loci/strata.py every stratum's share), embedded certificates included.
+MAX_LOCUS_WORK = 60_000_000_000
+
 
 def refuse_above(work: float, limit: float, what: str) -> None:
     """Refuse (unusable input, exit 2) a witness whose replay needs more work than ``limit`` pays for.

@@ -660,6 +660,26 @@ def _attack_head_point_unfactored(pool) -> bytes:
     return _dump(head_point_unfactored(d=2047, a=48, heads=1, causal=True))
 
 
+def singular_repeated_preimages(copies: int = 32) -> dict:
+    """A singular-point certificate of widths 6,6, a = 3 at a rank-1 swap point listing its eight honest preimages
+    ``copies`` times: each computes the point's function, so the checker once built ``copies`` times the tangent
+    columns and took their exact rank (minutes), before any count was compared."""
+    from attngeo import Architecture
+    from attngeo.geometry.fibers.layer import special_point
+    from attngeo.geometry.loci.singular import is_singular
+
+    arch = Architecture((6, 6), (3,), tokens=2)
+    cert = json.loads(json.dumps(_without_timings(
+        is_singular(arch, special_point(arch, "rank1-swap", random.Random(0)), seed=0).to_json())))
+    cert["preimage_weights"] = cert["preimage_weights"] * copies
+    cert["preimages"] = len(cert["preimage_weights"])
+    return cert
+
+
+def _attack_singular_repeated_preimages(pool) -> bytes:
+    return _dump(singular_repeated_preimages())
+
+
 # -- the registry -----------------------------------------------------------------------------
 
 
@@ -733,6 +753,8 @@ ATTACKS = [
            what="64 layers of width 8: 3,072 tangent directions through 64 layers, a 3,072^2 determinant"),
     Attack("head_point_unfactored", _attack_head_point_unfactored, hostile=True, refused_by="above the checker's limits",
            what="a causal head point of width 2,047, rank 48, V unfactored: 6e8 nonzeros (minutes)"),
+    Attack("singular_repeated_preimages", _attack_singular_repeated_preimages, hostile=True, refused_by="units of work",
+           stored=False, what="a singular-point certificate (6,6, a = 3) listing its 8 preimages 32 times: minutes"),
     Attack("head_point_gpt2_unfactored", lambda pool: _dump(head_point_unfactored()), hostile=True, stored=False,
            refused_by="above the checker's limits",
            what="GPT-2 small's layer with V unfactored (768, 12 heads): 1.4e9 nonzeros, a lower witness of 4 numbers"),
