@@ -6,6 +6,11 @@ therefore checked in a forked worker with an address-space limit; the parent
 waits at most the time budget, kills a worker that overruns or dies, reports
 that file as unusable, starts a fresh worker and goes on. One bad file never
 stops a folder run, and never changes the verdict on another file.
+
+A worker never outlives the command (:mod:`attngeo.check.lifetime`): the kernel
+kills it when its parent exits, and its own CPU limit, renewed per file at the
+time budget, stops it should the parent be stopped. It ignores Ctrl-C, which
+is the command's to handle (one line, no traceback per worker).
 """
 
 from __future__ import annotations

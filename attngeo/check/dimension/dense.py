@@ -131,25 +131,25 @@ def _tr(a: np.ndarray) -> np.ndarray:
 
 
 def _head_tangent(Q, K, V, Y, dY, dQ, dK, dV, p, keep):
-    """Forward derivative of one head ``V Y (M o (Y^T K^T Q Y))``; ``None`` tangents are zero, ``keep`` the mask M."""
-    A = _mm(_tr(K), Q, p)
-    G = _mm(_mm(_tr(Y), A, p), Y, p)
+    """Forward derivative of one head ``V Y (M o (Y^T K^T Q Y))``; ``None`` tangents are zero, ``keep`` the mask M.
+
+    The score is taken as ``(K Y)^T (Q Y)``, never through the ``d x d`` matrix ``K^T Q``: per column that
+    matrix (and its tangent) cost ``d^2`` in products numpy walks against the grain, hundreds of times slower
+    than the ``a d t`` of the factored form for a wide layer (docs/trust.md)."""
+    KY, QY = _mm(K, Y, p), _mm(Q, Y, p)
+    G = _mm(_tr(KY), QY, p)
     if keep is not None:
         G = G * keep
     VY = _mm(V, Y, p)
     terms = []
-    dA = None
-    if dQ is not None:
-        dA = _mm(_tr(K), dQ, p)
-    if dK is not None:
-        part = _mm(_tr(dK), Q, p)
-        dA = part if dA is None else (dA + part) % p
     dG = None
-    if dA is not None:
-        dG = _mm(_mm(_tr(Y), dA, p), Y, p)
-    if dY is not None:
-        YA = _mm(_tr(Y), A, p)
-        part = (_mm(_mm(_tr(dY), A, p), Y, p) + _mm(YA, dY, p)) % p
+    if dQ is not None:  # Y^T K^T dQ Y
+        dG = _mm(_tr(KY), _mm(dQ, Y, p), p)
+    if dK is not None:  # Y^T dK^T Q Y
+        part = _mm(_tr(_mm(dK, Y, p)), QY, p)
+        dG = part if dG is None else (dG + part) % p
+    if dY is not None:  # dY^T K^T Q Y + Y^T K^T Q dY
+        part = (_mm(_tr(_mm(K, dY, p)), QY, p) + _mm(_tr(KY), _mm(Q, dY, p), p)) % p
         dG = part if dG is None else (dG + part) % p
         terms.append(_mm(_mm(V, dY, p), G, p))
     if dG is not None:
@@ -173,7 +173,7 @@ def _layer(arch: Arch, heads: list, Y: np.ndarray, p: int) -> np.ndarray:
     keep = _keep(arch)
     out = Y % p if arch.residual else 0
     for w in heads:
-        G = _mm(_mm(_tr(Y), _mm(_tr(w["K"]), w["Q"], p), p), Y, p)
+        G = _mm(_tr(_mm(w["K"], Y, p)), _mm(w["Q"], Y, p), p)  # (K Y)^T (Q Y): see _head_tangent
         if keep is not None:
             G = G * keep
         out = (out + _mm(_mm(_value(w, p), Y, p), G, p)) % p
