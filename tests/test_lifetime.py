@@ -280,3 +280,77 @@ def test_a_replay_dies_with_the_check_command(tmp_path):
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     _assert_all_gone(engines | workers)
+
+
+def _spawn_and_spin(record: Path):
+    """A task that starts a grandchild set to die with nobody (as a careless engine call would), then spins."""
+
+    def task(*args, **kwargs):
+        child = subprocess.Popen(["sleep", "300"], stdin=subprocess.DEVNULL)
+        record.write_text(str(child.pid))
+        while True:
+            pass
+
+    return task
+
+
+def _recorded(record: Path, seconds: float = 60) -> int:
+    deadline = time.monotonic() + seconds
+    while True:
+        if record.exists() and record.read_text():
+            return int(record.read_text())
+        if time.monotonic() >= deadline:
+            pytest.fail("the task never started its grandchild")
+        time.sleep(0.05)
+
+
+def test_a_timed_out_task_takes_its_whole_process_group(tmp_path, monkeypatch):
+    """run_task kills the task's group on its deadline: a grandchild it started (msolve, say) does not survive."""
+    from attngeo import Architecture
+    from attngeo.ui import sweep
+
+    record = tmp_path / "grandchild"
+    monkeypatch.setattr(sweep, "_compute", _spawn_and_spin(record))
+    done = sweep.run_task(Architecture((2, 2), (1,)).to_dict(), "dimension", 0, 3, 2048)
+    assert done["row"]["error"] == "over the time budget of 3 s"
+    _assert_all_gone({_recorded(record, 0)})
+
+
+SPAWNING = r"""
+import subprocess, sys
+from attngeo.ui import sweep
+
+RECORD = sys.argv.pop(1)
+
+def spawn(*args, **kwargs):
+    child = subprocess.Popen(["sleep", "300"], stdin=subprocess.DEVNULL)
+    open(RECORD, "w").write(str(child.pid))
+    while True:
+        pass
+
+sweep._compute = spawn
+from attngeo.ui.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGINT"])
+def test_a_stopped_sweep_takes_its_tasks_process_groups(tmp_path, how):
+    """SIGTERM or Ctrl-C to ``attngeo sweep``: the pool workers kill their tasks' groups, grandchildren included."""
+    record = tmp_path / "grandchild"
+    with open(tmp_path / "out", "w") as out:
+        proc = subprocess.Popen([sys.executable, "-c", SPAWNING, str(record), *_sweep_args(tmp_path)],
+                                stdout=out, stderr=out, start_new_session=True, stdin=subprocess.DEVNULL)
+    command = _Command.__new__(_Command)
+    command.proc, command.pid, command.seen = proc, proc.pid, set()
+    _STARTED.append(command)
+    grandchild = _recorded(record)
+    children = _wait_for(command, 4) | {grandchild}  # two pool workers, the task, its grandchild
+    if how == "SIGINT":
+        os.killpg(proc.pid, signal.SIGINT)  # the terminal's foreground group: the command and its pool
+    else:
+        os.kill(proc.pid, signal.SIGTERM)
+    code = proc.wait(timeout=30)
+    _assert_all_gone(children)
+    err = (tmp_path / "out").read_text()
+    assert code == (130 if how == "SIGINT" else 143) and "Traceback" not in err, err

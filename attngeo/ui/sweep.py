@@ -187,10 +187,16 @@ def run_task(arch_dict: dict, what: str, seed: int, seconds: float, memory_mb: i
         os.close(read_fd)
         try:
             _quiet_child(parent)
+            os.setpgid(0, 0)  # its own group: whatever it starts (msolve, Singular) is killed with it
             limit_cpu(seconds + 1)  # its own budget, should the worker waiting for it be stopped or gone
             _child(write_fd, arch_dict, what, seed, memory_mb)
         finally:
             os._exit(0)
+    _RUNNING.add(pid)
+    try:
+        os.setpgid(pid, pid)  # also here, so the group exists whichever of the two runs first
+    except OSError:  # the child has already set it, or is gone
+        pass
     os.close(write_fd)
     chunks, deadline = [], time.monotonic() + seconds
     with os.fdopen(read_fd, "rb") as fh:
@@ -202,11 +208,9 @@ def run_task(arch_dict: dict, what: str, seed: int, seconds: float, memory_mb: i
             if not chunk:
                 break
             chunks.append(chunk)
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
+    _kill_group(pid)
     os.waitpid(pid, 0)
+    _RUNNING.discard(pid)
     certificate = None
     try:
         status, fields, certificate = pickle.loads(b"".join(chunks))
@@ -222,6 +226,22 @@ def run_task(arch_dict: dict, what: str, seed: int, seconds: float, memory_mb: i
     return {"row": row, "certificate": certificate}
 
 
+#: the task processes this process is waiting for (a pool worker has one at a time; Dask threads, several)
+_RUNNING: set[int] = set()
+
+
+def _kill_group(pid: int) -> None:
+    """Kill a task's process and every process it started (its group), done or not: a grandchild must not
+    survive its task, even one not set to die with its parent."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:  # no group left: the task and its children are gone already (or never formed one)
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
 def _quiet_child(parent: int) -> None:
     """A pool worker or task process: it dies with ``parent``, and leaves Ctrl-C and SIGTERM to the command.
 
@@ -233,15 +253,31 @@ def _quiet_child(parent: int) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
+def _pool_worker(parent: int) -> None:
+    """A local pool worker: as :func:`_quiet_child`, and SIGTERM (from :func:`_abandon`) takes the process groups
+    of its running tasks along before it exits."""
+    _quiet_child(parent)
+    signal.signal(signal.SIGTERM, _stop_tasks)
+
+
+def _stop_tasks(signum, frame) -> None:
+    for pid in list(_RUNNING):
+        _kill_group(pid)
+    os._exit(128 + signum)
+
+
 def _abandon(executor) -> None:
     """Stop a local pool at once: queued tasks cancelled, running ones killed (their task processes die with
     them); ``--resume`` reruns them. Waiting for them could take a whole task budget."""
     workers = list((getattr(executor, "_processes", None) or {}).values())  # no public handle before Python 3.14
     executor.shutdown(wait=False, cancel_futures=True)
     for proc in workers:
-        proc.kill()
+        proc.terminate()  # each kills its task's whole group (_stop_tasks)
     for proc in workers:
         proc.join(5)
+        if proc.is_alive():
+            proc.kill()
+            proc.join(5)
 
 
 def _append(path: Path, row: dict) -> None:
@@ -400,7 +436,7 @@ def sweep(archs: list[Architecture], out, what: str = "dimension", workers: int 
         executor, close = client.get_executor(), client.close
         abandon = close  # the cluster's workers are not ours to kill; each task keeps its own budget there
     else:
-        executor = ProcessPoolExecutor(max_workers=max(1, workers), initializer=_quiet_child, initargs=(os.getpid(),))
+        executor = ProcessPoolExecutor(max_workers=max(1, workers), initializer=_pool_worker, initargs=(os.getpid(),))
         close, abandon = executor.shutdown, lambda: _abandon(executor)
     failed = 0
     bar = _Bar(len(tasks), progress) if progress is not None else None
