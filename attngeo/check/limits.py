@@ -76,9 +76,10 @@ MIN_PRECISION, MAX_PRECISION = 53, 1 << 16
 #: Rows of one dense minor mod p (a Jacobian or field minor): its determinant costs n^3, the list that hands it
 #: to FLINT 36 n^2 bytes (6,000: 1.3 GB and about 50 s). Honest dense witnesses: rank 1,928 at 4,832 parameters.
 MAX_DENSE_MINOR = 6000
-#: Forward-mode work of a dense lower witness, in multiply-adds: columns x inputs x layers x heads x
-#: w t (w + t) (w the widest width or rank), plus the functionals' contraction. Honest: 8e9 at 4,832 parameters.
-MAX_JACOBIAN_WORK = 40_000_000_000
+#: Work of a dense lower witness's replay (reverse mode, one pull-back per minor row), in multiply-adds: layers x
+#: heads x (w^2 a + rows x 4 w t (w + t)) + rows x parameters (w the widest width or rank). About 20 ns each were
+#: measured (batched small products; 1.6e8 in 3.3 s CPU at widths 32,32,32, t = 6), so the limit buys about a minute.
+MAX_JACOBIAN_WORK = 3_000_000_000
 
 #: Estimated nanoseconds of one core a deep 'identity values' lower witness may buy (check/dimension/identitypoint.py
 #: counts them from its sizes). Honest: l = 12, d = 768, a = 4 needs about 2e10.
@@ -98,7 +99,7 @@ def refuse_above(work: float, limit: float, what: str) -> None:
     >>> refuse_above(2e12, MAX_JACOBIAN_WORK, "this Jacobian minor")
     Traceback (most recent call last):
     ...
-    attngeo.exceptions.CertificateFormatError: this Jacobian minor needs about 2.0e+12 units of work, above the checker's limit of 4e+10 (docs/trust.md)
+    attngeo.exceptions.CertificateFormatError: this Jacobian minor needs about 2.0e+12 units of work, above the checker's limit of 3e+09 (docs/trust.md)
     """
     if work > limit:
         raise CertificateFormatError(f"{what} needs about {work:.1e} units of work, above the checker's limit of "
