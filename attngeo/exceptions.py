@@ -89,8 +89,8 @@ class CertificateRejected(AttngeoError):
 
     Examples
     --------
-    A certificate that claims more than its witness proves: ``dim M = 5``
-    where the recorded Jacobian minor has size 4.
+    A certificate that claims more than its witnesses prove: ``dim M = 5``
+    where the upper witness (checked first, the cheaper) leaves at most 4.
 
     >>> from attngeo import Architecture, certify_dimension, check_certificate
     >>> cert = certify_dimension(Architecture((2, 1), (1,), tokens=2), seed=0).to_json()
@@ -100,7 +100,7 @@ class CertificateRejected(AttngeoError):
     >>> check_certificate(cert)
     Traceback (most recent call last):
     ...
-    attngeo.exceptions.CertificateRejected: lower = 5 but the witness has rank 4
+    attngeo.exceptions.CertificateRejected: upper = 5 but parameters - field rank = 6 - 2 = 4
     """
 
 

@@ -4,22 +4,36 @@ import numpy as np
 import pytest
 
 from attngeo import Architecture, CertificateRejected, certify_dimension, check_certificate
-from attngeo.exact.engine import INSTALL_HINT, find_msolve
+from attngeo.exact.engine import INSTALL_HINT, find_msolve, find_singular
 
 #: doctests that run an elimination only msolve reaches (their modules may not carry pytest marks)
 MSOLVE_DOCTEST_MODULES = ("attngeo.geometry.loci.implicit",)
 
+#: marker -> (is the engine here?, why a test is skipped without it). The default engine ("auto") is msolve
+#: when installed, else python-flint (at most 6 variables): a test that eliminates more with the default
+#: engine needs the msolve mark, one that names Singular the singular mark, one that compares both, both;
+#: ``implicit_equations`` takes Singular when it is there, so its callers need only "an engine".
+ENGINES = {
+    "msolve": (lambda: find_msolve() is not None, f"msolve is not installed; {INSTALL_HINT}"),
+    "singular": (lambda: find_singular() is not None,
+                 "Singular is not installed; apt-get install singular (or set ATTNGEO_SINGULAR)"),
+    "engine": (lambda: find_msolve() is not None or find_singular() is not None,
+               f"neither msolve nor Singular is installed; {INSTALL_HINT}"),
+}
+
 
 def pytest_collection_modifyitems(config, items):
-    """Skip, with the reason and the fix, what needs msolve when it is not installed."""
-    if find_msolve() is not None:
-        return
-    skip = pytest.mark.skip(reason=f"msolve is not installed; {INSTALL_HINT}")
-    for item in items:
-        dtest = getattr(item, "dtest", None)  # a doctest item: the module its examples run in
-        module = dtest.globs.get("__name__") if dtest is not None else None
-        if item.get_closest_marker("msolve") or module in MSOLVE_DOCTEST_MODULES:
-            item.add_marker(skip)
+    """Skip, with the reason and the fix, what needs an engine that is not installed (ATTNGEO_MSOLVE and
+    ATTNGEO_SINGULAR pointing at a missing file simulate its absence)."""
+    for name, (present, reason) in ENGINES.items():
+        if present():
+            continue
+        skip = pytest.mark.skip(reason=reason)
+        for item in items:
+            dtest = getattr(item, "dtest", None)  # a doctest item: the module its examples run in
+            module = dtest.globs.get("__name__") if dtest is not None else None
+            if item.get_closest_marker(name) or (name == "msolve" and module in MSOLVE_DOCTEST_MODULES):
+                item.add_marker(skip)
 
 
 @pytest.fixture(scope="session")

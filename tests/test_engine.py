@@ -102,6 +102,7 @@ def test_a_budget_below_the_estimate_is_refused_before_any_work():
         engine.set_memory_limit(None)
 
 
+@pytest.mark.engine  # attngeo implicit 2,1 a = 2 eliminates 12 variables: msolve or Singular
 def test_the_deadline_stops_python_work_and_is_disarmed_after(capsys):
     import signal
     import time

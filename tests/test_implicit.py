@@ -49,7 +49,7 @@ def test_hilbert_counts_meet_and_varieties_have_dimension_dim_m(rank_one):
     assert rank_one.variety_dimension == rank_one.dimension == 4
 
 
-@pytest.mark.skipif(find_singular() is None, reason="Singular is not installed")
+@pytest.mark.singular
 def test_singular_eliminates_to_the_same_ideal(rank_one):
     again = implicit_equations(rank_one.arch, engine="singular")
     assert again.ideal == rank_one.ideal
@@ -138,7 +138,7 @@ def test_minimal_generators_generate_the_ideal_and_none_is_redundant(widths, ran
     check_certificate(eq.to_json())
 
 
-@pytest.mark.skipif(find_singular() is None, reason="Singular is not installed")
+@pytest.mark.singular
 def test_minimal_generator_counts_agree_with_singular_minbase():
     import subprocess
     from collections import Counter

@@ -420,7 +420,7 @@ _ATTACKS = [  # (which certificate, path, new value, words of the rejection)
     (0, ("point",), lambda x: x[:-1], "point"),
     (0, ("note",), "trust me", "unknown field"),
     (0, ("lower_witness", "extra"), [], "unknown field"),
-    (1, ("dimension_certificate", "lower"), lambda x: x + 1, "lower = "),
+    (1, ("dimension_certificate", "lower"), lambda x: x + 1, "lower bound"),  # the recorded bounds first
     (1, ("dimension_certificate",), _DELETE, "generic must be"),
     (0, ("generic",), lambda x: [x[0], x[1] + 1], "generic must be"),
     (1, ("regular",), None, "regular must be False"),

@@ -7,7 +7,7 @@ import pytest
 import sympy
 
 from attngeo import Architecture
-from attngeo.exact.engine import ring
+from attngeo.exact.engine import find_singular, ring
 from attngeo.exact.ideal import Ideal, determinantal_ideal
 from attngeo.exact.interop import poly_to_sympy, to_sympy
 
@@ -25,13 +25,13 @@ def test_sympy_forms_are_exact_and_round_trip():
 
 
 def _singular(script: str) -> list[str]:
-    run = subprocess.run([shutil.which("Singular"), "-q", "--no-rc"], input=script + "quit;\n",
+    run = subprocess.run([find_singular(), "-q", "--no-rc"], input=script + "quit;\n",
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     return [line.strip().rstrip(",") for line in run.stdout.splitlines() if line.strip()]
 
 
-@pytest.mark.skipif(shutil.which("Singular") is None, reason="Singular is not installed (apt-get install singular)")
+@pytest.mark.singular
 @pytest.mark.parametrize("ideal", [
     determinantal_ideal("A", 2, 3, 2),
     Ideal([ring(("x", "y")).gens()[0] ** 2 - ring(("x", "y")).gens()[1] / 2], ("x", "y")),
@@ -47,7 +47,7 @@ def test_the_singular_script_rebuilds_an_equal_ideal(ideal):
 
 
 @pytest.mark.msolve
-@pytest.mark.skipif(shutil.which("Singular") is None, reason="Singular is not installed (apt-get install singular)")
+@pytest.mark.singular
 def test_the_implicit_quartic_exports_and_rebuilds():
     from attngeo import implicit_equations
 
@@ -105,7 +105,7 @@ def test_the_export_scripts_name_every_variable_and_generator():
 
 
 @pytest.mark.msolve
-@pytest.mark.skipif(shutil.which("Singular") is None, reason="Singular is not installed (apt-get install singular)")
+@pytest.mark.singular
 def test_the_exported_minimal_generators_rebuild_the_whole_ideal():
     """``attngeo implicit --export`` writes the 15 minimal generators of 2,2 a = 2; Singular's basis is G's 39."""
     from attngeo import implicit_equations

@@ -151,6 +151,7 @@ def singular_run(tmp_path_factory):
     return code, out
 
 
+@pytest.mark.msolve  # proofs/singular_points.py eliminates beyond the python-flint fallback
 def test_singular_points_report_says_refuted_where_hmk_fails(singular_run):
     code, out = singular_run
     assert code == 0
@@ -166,6 +167,7 @@ def test_singular_points_report_says_refuted_where_hmk_fails(singular_run):
 
 
 @needs_pdflatex
+@pytest.mark.msolve
 def test_the_pdf_typesets_every_relation_as_math(singular_run, tmp_path):
     _, out = singular_run
     tex = (out / "report.tex").read_text()

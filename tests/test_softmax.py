@@ -52,7 +52,8 @@ def test_tampered_ball_certificates_are_rejected():
     check_certificate(cert)
     P = len(cert["lower_witness"]["point"])
     assert_rejected(cert, lambda c: c["lower_witness"].update(point=["0"] * P), "contains 0")
-    assert_rejected(cert, lambda c: c.update(lower=c["lower"] + 1), "rank")
+    assert_rejected(cert, lambda c: c.update(lower=c["lower"] + 1), "exceeds upper bound")  # before any ball
+    assert_rejected(cert, lambda c: c.update(lower=c["lower"] - 1, certified=False, dimension=None), "rank")
     assert_rejected(cert, lambda c: c["lower_witness"].update(precision=10), "precision")
     assert_rejected(cert, lambda c: c["lower_witness"]["columns"].__setitem__(1, c["lower_witness"]["columns"][0]),
                     "columns")

@@ -6,6 +6,11 @@ therefore checked in a forked worker with an address-space limit; the parent
 waits at most the time budget, kills a worker that overruns or dies, reports
 that file as unusable, starts a fresh worker and goes on. One bad file never
 stops a folder run, and never changes the verdict on another file.
+
+A worker never outlives the command (:mod:`attngeo.check.lifetime`): the kernel
+kills it when its parent exits, and its own CPU limit, renewed per file at the
+time budget, stops it should the parent be stopped. It ignores Ctrl-C, which
+is the command's to handle (one line, no traceback per worker).
 """
 
 from __future__ import annotations
@@ -19,14 +24,22 @@ from multiprocessing.connection import wait
 
 from ..exceptions import CannotVerify, CertificateFormatError, CertificateRejected
 from .kernel import CheckResult, one_line, check_certificate
+from .lifetime import die_with_parent, limit_cpu
 from .limits import DEFAULT_MEMORY_MB, DEFAULT_SECONDS
 
 _OUTCOMES = {"rejected": CertificateRejected, "unusable": CertificateFormatError, "cannot": CannotVerify}
 
 
-def _serve(conn, memory_mb: int) -> None:
-    """Worker loop: check the paths it is sent, answer with (status, kind, message)."""
+def _serve(conn, memory_mb: int, seconds: float, parent: int) -> None:
+    """Worker loop: check the paths it is sent, answer with (status, kind, message).
+
+    It dies with the command that started it (``parent``), and each file gets
+    its own CPU budget: a stopped or killed parent cannot leave it running.
+    """
+    die_with_parent(parent)
     os.setpgid(0, 0)  # its own process group: killing the worker also kills an msolve replay it started
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the command's to handle, not a traceback here
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the command's handler, inherited by the fork
     if memory_mb:
         limit = memory_mb * 1024 * 1024
         try:
@@ -40,6 +53,7 @@ def _serve(conn, memory_mb: int) -> None:
             return
         if path is None:
             return
+        limit_cpu(seconds + 1)  # past it the kernel stops this worker (SIGXCPU), as the parent's clock would
         try:
             r = check_certificate(path)
             answer = ("valid", r.kind, r.claim)
@@ -60,10 +74,10 @@ def _serve(conn, memory_mb: int) -> None:
 
 
 class _Worker:
-    def __init__(self, memory_mb: int):
+    def __init__(self, memory_mb: int, seconds: float):
         ctx = multiprocessing.get_context("fork")
         self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_serve, args=(child, memory_mb), daemon=True)
+        self.proc = ctx.Process(target=_serve, args=(child, memory_mb, seconds, os.getpid()), daemon=True)
         self.proc.start()
         child.close()
         self.path, self.started = None, 0.0
@@ -147,7 +161,7 @@ def check_paths(paths: list[str], seconds: float = DEFAULT_SECONDS, memory_mb: i
         raise ValueError("the time budget must be positive")
     pending = list(enumerate(paths))[::-1]
     results: dict[int, object] = {}
-    pool = [_Worker(memory_mb) for _ in range(max(1, min(workers, len(paths))))]
+    pool = [_Worker(memory_mb, seconds) for _ in range(max(1, min(workers, len(paths))))]
     busy: dict[_Worker, int] = {}
     emitted = 0
     try:
@@ -172,6 +186,8 @@ def check_paths(paths: list[str], seconds: float = DEFAULT_SECONDS, memory_mb: i
                         w.proc.join(1)
                         code = w.proc.exitcode if code is None else code
                         results[index] = CertificateFormatError(
+                            f"not checked within the CPU budget of {seconds:g} s (raise it with --timeout)"
+                            if code == -signal.SIGXCPU else
                             f"the checker's worker died on this file (exit {code}): unusable input")
                 elif time.monotonic() - w.started >= seconds:
                     results[index] = CertificateFormatError(
@@ -180,7 +196,7 @@ def check_paths(paths: list[str], seconds: float = DEFAULT_SECONDS, memory_mb: i
                     continue
                 del busy[w]
                 w.stop(kill=True)
-                pool[pool.index(w)] = _Worker(memory_mb)
+                pool[pool.index(w)] = _Worker(memory_mb, seconds)
             while emitted in results:
                 yield paths[emitted], results.pop(emitted)
                 emitted += 1

@@ -144,6 +144,9 @@ def verify(cert) -> str:
     """
     kind = _header(cert)
     module = _module(kind)
+    budget = getattr(module, "budget", None)
+    if budget is not None:  # a kind whose work is counted from its sizes: refused before anything is verified
+        budget(cert)
     _closed(cert, module.SCHEMA, cert, "")
     return module.check(cert)
 

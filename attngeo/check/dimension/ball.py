@@ -17,9 +17,32 @@ import numpy as np
 from flint import arb, arb_mat, ctx
 
 from ...exceptions import CannotVerify, CertificateFormatError
-from ..limits import MAX_BALL_WORK, MAX_PRECISION, MIN_PRECISION
+from ..limits import MAX_BALL_WORK, MAX_PRECISION, MIN_PRECISION, refuse_above
 from ..values import field, index_list, integer, rational, reject
 from . import identitypoint
+
+#: Measured costs in nanoseconds of one core: the fixed Python work of one dual-number head evaluation (matrices
+#: built entry by entry), one product of balls at 64 bits (it grows about linearly with the precision in the
+#: range used: 3 us at 21,000 bits), and one interpreted step of a Python loop over balls.
+NS_PER_EVALUATION, NS_PER_PRODUCT, NS_PER_PYTHON_STEP = 50_000, 30, 300
+#: The identity-point replay rebuilds its small networks' dual matrices for every move and converts each input's
+#: rationals at the precision: measured up to 3.7 times the dense replay's count at 65,536 bits.
+IDENTITY_OVERHEAD = 4
+
+
+def _evaluation_ns(t: int, width: int, rank: int, prec: int) -> float:
+    """Estimated nanoseconds of one head on dual numbers (every matrix twice the size, so a product of
+    ``m x k`` by ``k x n`` costs ``8 m k n`` products of balls): the score ``Yᵀ Kᵀ Q Y``, the value ``V Y`` and
+    the output ``V Y S``, with widths and rank at most ``width`` and ``rank``, and ``t^2`` exponentials of
+    about 20 products each."""
+    products = 8 * (2 * t * width * rank + t * t * width + width * width * t + width * t * t) + 20 * t * t
+    return NS_PER_EVALUATION + products * NS_PER_PRODUCT * max(1, prec / 64)
+
+
+def _determinant_ns(n: int, prec: int) -> float:
+    """Estimated nanoseconds of an ``n x n`` ball determinant (about n^3 products)."""
+    return n**3 * NS_PER_PRODUCT * max(1, prec / 64)
+
 
 _BALL = re.compile(r"\[?-?[0-9.]{1,40}(e[-+]?[0-9]{1,6})?( \+/- [0-9.]{1,40}(e[-+]?[0-9]{1,6})?)?\]?")
 _KNOWN = {"softmax": (lambda x: x.exp(), lambda x: x.exp())}
@@ -169,14 +192,12 @@ def check_ball_lower(cert: dict, arch) -> int:
         return 0
     rows = index_list(field(lw, "rows", "lower_witness."), rank, len(inputs) * c, "lower_witness.rows")
     cols = index_list(field(lw, "columns", "lower_witness."), rank, P, "lower_witness.columns")
-    # One network evaluation in duals per column and input: heads x t^2 x width^2 products of balls, whose cost
-    # grows like the square of the precision (exp and multiplication at 65,536 bits are not 1,024 times 64 bits).
-    # Each head evaluation also costs a fixed Python overhead, about 300 such units, however small the head.
-    work = (len(cols) * len({k // c for k in rows}) * sum(arch.head_count(i) for i in range(1, len(arch.ranks) + 1))
-            * (t * t * max(arch.widths) ** 2 * max(1, prec // 64) ** 2 + 300))
-    if work > MAX_BALL_WORK:
-        raise CertificateFormatError(f"replaying this ball witness would take about {work:.1e} units of work, above "
-                                     f"the checker's limit of {MAX_BALL_WORK:.0e} (docs/trust.md)")
+    # One network evaluation in duals per column and input (every head of every layer), the contraction of each
+    # with the functionals in Python, then the minor's determinant (docs/trust.md: estimated nanoseconds)
+    heads = sum(arch.head_count(i) for i in range(1, len(arch.ranks) + 1))
+    work = (len(cols) * len({k // c for k in rows}) * heads * _evaluation_ns(t, max(arch.widths), max(arch.ranks), prec)
+            + len(cols) ** 2 * dl * t * NS_PER_PYTHON_STEP + _determinant_ns(len(cols), prec))
+    refuse_above(work, MAX_BALL_WORK, "replaying this ball witness")
     old = ctx.prec
     ctx.prec = prec
     try:
@@ -264,6 +285,18 @@ def _identity_lower(cert: dict, lw: dict, arch) -> int:
     support = np.array([[any(v != 0 for v in r) for r in x] for x in X], dtype=bool)
     rank, columns, rows, sizes = identitypoint.minor(cert, lw, arch, support)
     kind, layer, wrow, wcol, offsets = identitypoint._layout(arch)
+    starts = np.cumsum([0] + sizes)
+    # The work, from the witness's sizes alone: one dual-number network per (input, moved Q or K entry) a block
+    # needs (at most its inputs times its Q, K columns) and one per input for the values, each l layers of a
+    # head of width |R| at this precision (as for check_ball_lower); then each block's entries and determinant.
+    block = np.repeat(np.arange(len(sizes)), sizes)
+    inputs_in = np.bincount(np.unique(block * len(X) + rows[:, 0]) // len(X), minlength=len(sizes))
+    qk_in = np.bincount(block[kind[columns] < 2], minlength=len(sizes))
+    networks = len(X) + int((inputs_in * qk_in).sum())
+    widest = int(support.sum(axis=1).max())
+    refuse_above(IDENTITY_OVERHEAD * (networks * l * _evaluation_ns(t, widest, min(widest, max(arch.ranks)), prec)
+                                      + sum(s * s * NS_PER_PYTHON_STEP + _determinant_ns(s, prec) for s in sizes)),
+                 MAX_BALL_WORK, "replaying this 'identity values' ball witness")
     old = ctx.prec
     ctx.prec = prec
     try:
@@ -291,7 +324,6 @@ def _identity_lower(cert: dict, lw: dict, arch) -> int:
             return R, _parts(_output(weights, Xs, f, fp))
 
         det = arb(1)
-        starts = np.cumsum([0] + sizes)
         for b, size in enumerate(sizes):
             block_rows, block_cols = rows[starts[b] : starts[b + 1]].tolist(), columns[starts[b] : starts[b + 1]]
             M = arb_mat(size, size)

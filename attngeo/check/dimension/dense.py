@@ -30,7 +30,7 @@ from ...exceptions import CertificateFormatError
 from ..arch import Arch, architecture
 from . import identitypoint, discovery, headpoint, kernelfields, plainpoint, stackpoint
 from .ball import check_ball_lower
-from ..limits import MAX_FIELD_ENTRIES, MAX_MIXING_MOVES
+from ..limits import MAX_DENSE_MINOR, MAX_FIELD_ENTRIES, MAX_JACOBIAN_WORK, MAX_MIXING_MOVES, refuse_above
 from ..linalg import det, product
 from ..schema import ARCHITECTURE, CHECKED, HEADER, NUMBER
 from ..values import field, index_list, int_array, integer, prime, reject
@@ -96,6 +96,13 @@ def _block_det(M: np.ndarray, p: int) -> int:
     return int(nmod_mat(n, n, M.ravel().tolist(), p).det())
 
 
+def _minor_size(n: int, what: str) -> None:
+    """A dense minor's determinant costs ``n^3``: refused before its matrix is built when above the limit."""
+    if n > MAX_DENSE_MINOR:
+        raise CertificateFormatError(f"the {what} minor is {n} x {n}, above the checker's limit of {MAX_DENSE_MINOR} "
+                                     "rows for a dense determinant (docs/trust.md)")
+
+
 def _check_minor(matrix: np.ndarray, p: int, recorded, what: str) -> None:
     """The minor must be nonsingular and its determinant the one recorded.
 
@@ -124,25 +131,25 @@ def _tr(a: np.ndarray) -> np.ndarray:
 
 
 def _head_tangent(Q, K, V, Y, dY, dQ, dK, dV, p, keep):
-    """Forward derivative of one head ``V Y (M o (Y^T K^T Q Y))``; ``None`` tangents are zero, ``keep`` the mask M."""
-    A = _mm(_tr(K), Q, p)
-    G = _mm(_mm(_tr(Y), A, p), Y, p)
+    """Forward derivative of one head ``V Y (M o (Y^T K^T Q Y))``; ``None`` tangents are zero, ``keep`` the mask M.
+
+    The score is taken as ``(K Y)^T (Q Y)``, never through the ``d x d`` matrix ``K^T Q``: per column that
+    matrix (and its tangent) cost ``d^2`` in products numpy walks against the grain, hundreds of times slower
+    than the ``a d t`` of the factored form for a wide layer (docs/trust.md)."""
+    KY, QY = _mm(K, Y, p), _mm(Q, Y, p)
+    G = _mm(_tr(KY), QY, p)
     if keep is not None:
         G = G * keep
     VY = _mm(V, Y, p)
     terms = []
-    dA = None
-    if dQ is not None:
-        dA = _mm(_tr(K), dQ, p)
-    if dK is not None:
-        part = _mm(_tr(dK), Q, p)
-        dA = part if dA is None else (dA + part) % p
     dG = None
-    if dA is not None:
-        dG = _mm(_mm(_tr(Y), dA, p), Y, p)
-    if dY is not None:
-        YA = _mm(_tr(Y), A, p)
-        part = (_mm(_mm(_tr(dY), A, p), Y, p) + _mm(YA, dY, p)) % p
+    if dQ is not None:  # Y^T K^T dQ Y
+        dG = _mm(_tr(KY), _mm(dQ, Y, p), p)
+    if dK is not None:  # Y^T dK^T Q Y
+        part = _mm(_tr(_mm(dK, Y, p)), QY, p)
+        dG = part if dG is None else (dG + part) % p
+    if dY is not None:  # dY^T K^T Q Y + Y^T K^T Q dY
+        part = (_mm(_tr(_mm(K, dY, p)), QY, p) + _mm(_tr(KY), _mm(Q, dY, p), p)) % p
         dG = part if dG is None else (dG + part) % p
         terms.append(_mm(_mm(V, dY, p), G, p))
     if dG is not None:
@@ -166,7 +173,7 @@ def _layer(arch: Arch, heads: list, Y: np.ndarray, p: int) -> np.ndarray:
     keep = _keep(arch)
     out = Y % p if arch.residual else 0
     for w in heads:
-        G = _mm(_mm(_tr(Y), _mm(_tr(w["K"]), w["Q"], p), p), Y, p)
+        G = _mm(_tr(_mm(w["K"], Y, p)), _mm(w["Q"], Y, p), p)  # (K Y)^T (Q Y): see _head_tangent
         if keep is not None:
             G = G * keep
         out = (out + _mm(_mm(_value(w, p), Y, p), G, p)) % p
@@ -281,8 +288,16 @@ def _check_lower(cert: dict, arch: Arch) -> int:
     rank = integer(field(lw, "rank", "lower_witness."), "lower_witness.rank", 0)
     if rank != integer(field(cert, "lower", ""), "lower"):
         reject(f"lower = {cert['lower']} but the witness has rank {rank}")
+    _minor_size(rank, "Jacobian")
     rows = index_list(field(lw, "rows", "lower_witness."), rank, N * c, "lower_witness.rows")
     cols = index_list(field(lw, "columns", "lower_witness."), rank, P, "lower_witness.columns")
+    # reverse mode: each row's functional pulled back through the layers on its own input (per head: K^T Q once,
+    # then products of at most w x w x t and w x t x t per row), then the row's P gradient entries
+    l, t = len(arch.ranks), arch.tokens
+    wide = max(arch.widths + arch.ranks + (arch.value_ranks or ()))
+    heads = max(arch.head_count(i) for i in range(1, l + 1))
+    refuse_above(l * heads * (wide * wide * max(arch.ranks) + 4 * rank * wide * t * (wide + t)) + rank * P,
+                 MAX_JACOBIAN_WORK, "replaying this dense Jacobian minor")
     J = _jacobian_rows(arch, point, X, w, rows, cols, p)
     _check_minor(J, p, field(lw, "determinant", "lower_witness."), "Jacobian")
     return rank
@@ -383,12 +398,17 @@ def _expected_families(arch: Arch) -> list[dict]:
     return out
 
 
-def _field_rows(arch: Arch, point: np.ndarray, p: int | None) -> np.ndarray:
-    """Every field vector at ``point``, by index formulas (see the module docstring).
+def _field_rows(arch: Arch, point: np.ndarray, p: int | None, out: np.ndarray | None = None) -> np.ndarray:
+    """Every group field vector at ``point``, by index formulas (see the module docstring), one row each.
 
-    ``p`` a prime: int64 residues; ``p`` None: exact, ``point`` an object array of rationals.
+    ``p`` a prime: int64 residues; ``p`` None: exact, ``point`` an object array of rationals. The rows are
+    written in place into ``out`` (zeros, at least as many rows as the groups' sizes add up to; allocated here
+    when None), so the matrix never exists twice (docs/trust.md: its size is the memory bound).
     """
     dtype = np.int64 if p is not None else object
+    count = sum(f["size"] for f in _expected_families(arch))
+    F = np.zeros((count, arch.parameters), dtype=dtype) if out is None else out
+    filled = iter(range(count))
     W = _weights(point, arch)
     offsets = {(i, j, name): off for i, j, name, _, _, off in arch.blocks()}
     P, l = arch.parameters, len(arch.ranks)
@@ -402,37 +422,33 @@ def _field_rows(arch: Arch, point: np.ndarray, p: int | None) -> np.ndarray:
     def unit(n):
         return [(u, v) for u in range(n) for v in range(n)]
 
-    rows = []
     for i in range(1, l + 1):
         a = arch.ranks[i - 1]
         for j in range(1, arch.head_count(i) + 1):
             Q, K = W[(i, j, "Q")], W[(i, j, "K")]
             for u, v in unit(a):  # E = e_u e_v^T: dQ = E Q, dK = -E^T K
-                vec = np.zeros(P, dtype=dtype)
+                vec = F[next(filled)]
                 dQ, dK = np.zeros_like(Q), np.zeros_like(K)
                 dQ[u, :] = Q[v, :]
                 dK[v, :] = -K[u, :]
                 put(vec, (i, j, "Q"), dQ)
                 put(vec, (i, j, "K"), dK)
-                rows.append(vec)
             if arch.normalization == "lightning":  # dQ = Q, d(V or O) = -(V or O)
-                vec = np.zeros(P, dtype=dtype)
+                vec = F[next(filled)]
                 put(vec, (i, j, "Q"), Q)
                 put(vec, (i, j, out_name), -W[(i, j, out_name)])
-                rows.append(vec)
             if factored:  # dU = E U, dO = -O E
                 U, O = W[(i, j, "U")], W[(i, j, "O")]
                 for u, v in unit(arch.value_ranks[i - 1]):
-                    vec = np.zeros(P, dtype=dtype)
+                    vec = F[next(filled)]
                     dU, dO = np.zeros_like(U), np.zeros_like(O)
                     dU[u, :] = U[v, :]
                     dO[:, v] = -O[:, u]
                     put(vec, (i, j, "U"), dU)
                     put(vec, (i, j, "O"), dO)
-                    rows.append(vec)
         if i < l and not arch.residual:
             for u, v in unit(arch.widths[i]):  # d(V or O)_i = E (.); d(Q, K, V or U)_{i+1} = -(.) E
-                vec = np.zeros(P, dtype=dtype)
+                vec = F[next(filled)]
                 for j in range(1, arch.head_count(i) + 1):
                     M = W[(i, j, out_name)]
                     dM = np.zeros_like(M)
@@ -444,8 +460,42 @@ def _field_rows(arch: Arch, point: np.ndarray, p: int | None) -> np.ndarray:
                         dM = np.zeros_like(M)
                         dM[:, v] = -M[:, u]
                         put(vec, (i + 1, j, name), dM)
-                rows.append(vec)
-    return np.array(rows, dtype=dtype).reshape(len(rows), P)
+    if next(filled, None) is not None:  # pragma: no cover - the families' sizes count these rows
+        raise AssertionError("fewer group fields than the families' sizes")
+    return F[:count]
+
+
+def _field_matrix(arch: Arch, point: np.ndarray, p: int, found: list) -> np.ndarray:
+    """The group fields, the kernel families' fields and the discovered fields ``C W`` at ``point`` mod p.
+
+    One int64 matrix of (the families' sizes + discovered) x parameters, allocated once and filled in place
+    (a family with fewer fields at this point leaves rows unused: the result is a view of the filled ones).
+    """
+    groups, kernel = _expected_families(arch), kernelfields.expected(arch)
+    F = np.zeros((sum(f["size"] for f in groups + kernel) + len(found), arch.parameters), dtype=np.int64)
+    count = len(_field_rows(arch, point, p, F))
+    offsets = {(i, j, name): off for i, j, name, _, _, off in arch.blocks()}
+
+    def put_heads(i, *moves):  # one field: its moves of (head, name, matrix), written into the next free row
+        nonlocal count
+        if count == len(F):  # pragma: no cover - the families' sizes count every field
+            raise AssertionError("more kernel fields than the families' sizes")
+        vec = F[count]
+        count += 1
+        for j, name, mat in moves:
+            vec[offsets[(i, j, name)] : offsets[(i, j, name)] + mat.size] = np.mod(mat, p).ravel()
+        return vec
+
+    W = _weights(point, arch)
+    if arch.plain and kernel:
+        kernelfields.rows(arch, {(i, name): M for (i, _, name), M in W.items()},
+                          lambda i, name, mat: put_heads(i, (1, name, mat)), p)
+    elif not arch.plain:
+        kernelfields.head_rows(arch, W, put_heads, p)
+    for C in found:
+        F[count] = np.mod(C @ point.astype(object), p).astype(np.int64)
+        count += 1
+    return F[:count]
 
 
 def exact_field_rank(arch: Arch, point: list) -> int:
@@ -504,12 +554,13 @@ def _check_structured_lower(cert: dict, lw: dict, arch: Arch) -> int:
 def _check_structured_upper(cert: dict, uw: dict, arch: Arch) -> int:
     if uw["structured"] == "stack point":
         return stackpoint.check_upper(cert, uw, arch, _expected_families(arch) + kernelfields.expected(arch))
-    if uw["structured"] == "head point":
+    if uw["structured"] == "head point":  # (its size limits are checked first, there)
         return headpoint.check_upper(cert, uw, arch, _expected_families(arch) + kernelfields.expected(arch))
     if not arch.plain:
         reject("structured witnesses are for one head per layer, V unfactored, no residual and no mask")
     if uw["structured"] == "identity values":
         return identitypoint.check_upper(cert, uw, arch, _expected_families(arch) + kernelfields.expected(arch))
+    plainpoint.limits(arch)  # a size the lower witness could not be checked at is refused before anything else
     if set(uw) != {"structured", "prime", "families", "field_rank", "columns", "determinant"} \
             or uw["structured"] != "plain point":
         reject("a structured upper witness holds structured = 'plain point', prime, families, field_rank, columns "
@@ -658,6 +709,7 @@ def _check_upper(cert: dict, arch: Arch) -> int:
         if not holds:  # pragma: no cover - own definitions
             reject(f"the invariance identity of the {kind} family does not hold")
     rank = integer(field(uw, "field_rank", "upper_witness."), "upper_witness.field_rank", 0)
+    _minor_size(rank, "field")
     entries = (sum(f["size"] for f in groups + kernel) + (len(found) if found else 0)) * P
     if entries > MAX_FIELD_ENTRIES:
         raise CertificateFormatError(f"the upper witness needs a field matrix of {entries:,} entries, above the "
@@ -665,28 +717,7 @@ def _check_upper(cert: dict, arch: Arch) -> int:
     if kernelfields.mixing_work(arch, kernel) > MAX_MIXING_MOVES:
         raise CertificateFormatError(f"the mixing families need {kernelfields.mixing_work(arch, kernel):,} head moves "
                                      f"at the point, above the checker's limit of {MAX_MIXING_MOVES:,} (docs/trust.md)")
-    F = _field_rows(arch, point, p)
-    offsets = {(i, j, name): off for i, j, name, _, _, off in arch.blocks()}
-
-    def put(i, name, mat):
-        vec = np.zeros(P, dtype=np.int64)
-        vec[offsets[(i, 1, name)] : offsets[(i, 1, name)] + mat.size] = np.mod(mat, p).ravel()
-        return vec
-
-    def put_heads(i, *moves):
-        vec = np.zeros(P, dtype=np.int64)
-        for j, name, mat in moves:
-            vec[offsets[(i, j, name)] : offsets[(i, j, name)] + mat.size] = np.mod(mat, p).ravel()
-        return vec
-
-    W = _weights(point, arch)
-    if arch.plain:
-        extra = kernelfields.rows(arch, {(i, name): M for (i, _, name), M in W.items()}, put, p) if kernel else []
-    else:
-        extra = kernelfields.head_rows(arch, W, put_heads, p)
-    extra += [np.mod(C @ point.astype(object), p).astype(np.int64) for C in found]
-    if extra:
-        F = np.vstack([F, np.array(extra)])
+    F = _field_matrix(arch, point, p, found)
     rows = index_list(field(uw, "rows", "upper_witness."), rank, F.shape[0], "upper_witness.rows")
     cols = index_list(field(uw, "columns", "upper_witness."), rank, P, "upper_witness.columns")
     _check_minor(F[np.ix_(rows, cols)], p, field(uw, "determinant", "upper_witness."), "field")
@@ -728,10 +759,14 @@ def check(cert: dict) -> str:
     >>> cert = certify_dimension(Architecture((2, 2), (1,), tokens=2), seed=0).to_json()
     >>> check(cert)
     'dim M = 6 for widths 2,2, ranks 1, t=2'
-    >>> check(dict(cert, lower=7))
+    >>> check(dict(cert, lower=7))          # refused before any witness is replayed
     Traceback (most recent call last):
     ...
-    attngeo.exceptions.CertificateRejected: lower = 7 but the witness has rank 6
+    attngeo.exceptions.CertificateRejected: lower bound 7 exceeds upper bound 6
+    >>> check(dict(cert, lower=5, certified=False, dimension=None))
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateRejected: lower = 5 but the witness has rank 6
 
     A forged determinant, or an upper witness without its scaling family, is refused:
 
@@ -755,8 +790,10 @@ def check(cert: dict) -> str:
     P = arch.parameters
     if integer(field(cert, "parameters"), "parameters") != P:
         reject(f"parameters = {cert['parameters']} but the architecture has {P}")
-    lower = _check_lower(cert, arch)
-    upper = _check_upper(cert, arch)
+    # cheap things first: the recorded claim must hang together before any witness is replayed, and the upper
+    # witness (index formulas, usually the cheaper) goes before the lower, which may then claim at most that much
+    lower = integer(field(cert, "lower"), "lower", 0, P)
+    upper = integer(field(cert, "upper"), "upper", 0, P)
     if lower > upper:
         reject(f"lower bound {lower} exceeds upper bound {upper}")
     certified = field(cert, "certified")
@@ -765,6 +802,8 @@ def check(cert: dict) -> str:
     dim = field(cert, "dimension")
     if isinstance(dim, bool) or dim != (lower if lower == upper else None):
         reject(f"dimension does not follow from lower = {lower}, upper = {upper}")
+    if _check_upper(cert, arch) != upper or _check_lower(cert, arch) != lower:  # pragma: no cover - each checks its own
+        reject("a witness proves another bound than the one recorded")
     uw = cert["upper_witness"]
     named = "families" in uw and "ambient" not in uw  # a span bound uses no field: name none
     names = [f"{f['kind']}({f['layer']})" for f in kernelfields.expected(arch)] if named else []

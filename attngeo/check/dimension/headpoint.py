@@ -33,11 +33,13 @@ from ..linalg import triangular_det
 from .plainpoint import components
 from ..values import field, index_list, integer, prime, reject
 
-#: Work the checker accepts from one witness: Jacobian nonzeros in all (time) and in one grade (memory, about
-#: 150 bytes each), parameters (its column tables hold about 40 bytes each), and entries of one dense block.
-#: GPT-2 small's layer: 1.5e8 nonzeros (2e5 a grade), 2.4e6 parameters; with V unfactored 1.4e9 (1.8e6), 8.3e6,
-#: and grade 0 keeps one 49152 x 896 block (4.4e7 entries, about 1 GB while flint ranks it).
-MAX_NONZEROS, MAX_GRADE_NONZEROS, MAX_PARAMETERS, MAX_BLOCK_ENTRIES = 2_000_000_000, 20_000_000, 20_000_000, 64_000_000
+#: Work the checker accepts from one witness: Jacobian nonzeros in all (time: about 0.25 us each, so 2e8 buys
+#: about 50 s, docs/trust.md) and in one grade (memory, about 150 bytes each), parameters (its column tables hold
+#: about 40 bytes each), and entries of one dense block. GPT-2 small's layer: 1.5e8 nonzeros (2e5 a grade),
+#: 2.4e6 parameters, checked in 33 s; with V unfactored 1.4e9 nonzeros (1.8e6 a grade, 8.3e6 parameters) would
+#: take over ten minutes and is refused (a 500-byte file could otherwise buy them), and grade 0 keeps one
+#: 49152 x 896 block (4.4e7 entries, about 1 GB while flint ranks it).
+MAX_NONZEROS, MAX_GRADE_NONZEROS, MAX_PARAMETERS, MAX_BLOCK_ENTRIES = 200_000_000, 20_000_000, 20_000_000, 64_000_000
 
 #: Columns whose grade is read in one pass.
 _CHUNK = 1 << 20
@@ -352,6 +354,7 @@ def check_upper(cert: dict, uw: dict, arch, expected: list) -> int:
     >>> check_upper(cert, cert["upper_witness"], arch, _expected_families(arch))
     78
     """
+    _Point(arch)  # the size limits first: a layer the lower witness could not be checked at is refused at once
     p = groups_witness(uw, "head point", UPPER_KEYS, expected)
     r, c, v, s = field_entries(arch)
     if integer(uw["field_rank"], "upper_witness.field_rank", 0) != s:

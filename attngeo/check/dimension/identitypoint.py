@@ -31,11 +31,16 @@ import numpy as np
 from flint import nmod_mat
 
 from ...exceptions import CertificateFormatError
+from ..limits import MAX_IDENTITY_WORK, refuse_above
 from ..values import field, index_list, int_array, integer, prime, reject
 
 #: Work the checker accepts from one witness: input entries N d t, one block's size (dense determinant), the
 #: tangent entries of one forward pass, and the field matrix's nonzeros.
 MAX_INPUT_ENTRIES, MAX_BLOCK, MAX_TANGENT_ENTRIES, MAX_FIELD_NONZEROS = 50_000_000, 4096, 20_000_000, 100_000_000
+#: The time a lower witness may buy, in estimated nanoseconds of one core: per tangent product (small int64
+#: matmuls and their reductions, measured 9 ns), per (row, block column) pair walked in Python, per block entry
+#: handed to FLINT, per n^3 of a block determinant (docs/trust.md has the seconds measured at the limit).
+NS_PER_TANGENT, NS_PER_PAIR, NS_PER_ENTRY, NS_PER_DET = 10, 100, 300, 0.3
 
 LOWER_KEYS = {"structured", "prime", "point", "inputs", "rank", "rows", "columns", "blocks", "determinant"}
 UPPER_KEYS = {"structured", "prime", "point", "families", "field_rank", "rows", "columns", "determinant"}
@@ -196,6 +201,22 @@ def check_lower(cert: dict, lw: dict, arch) -> int:
         where[members[:, None], np.array([np.flatnonzero(support[m]) for m in members])] = np.arange(r)
     starts = np.cumsum([0] + sizes)
     row_block = np.repeat(np.arange(len(sizes)), sizes)
+    # The work, from the witness's sizes, before any of it is done (estimated nanoseconds of one core,
+    # docs/trust.md): the pairs of a row whose Q, K entries may be nonzero with the columns of its block
+    # (enumerated in Python below); each block's determinant (n^3 in FLINT, after handing it n^2 entries); the
+    # forward tangents, each direction carried from its layer to the last for every input of its support size
+    # r: per layer and input the products of r x r x t and r x t x t. Layer i has at most 2 a_i r directions
+    # for such inputs (Q_i[s, c], K_i[s, c], c in R), and no more than the minor's Q_i, K_i columns.
+    sizes_ = np.array(sizes, dtype=np.int64)
+    pairs = int(sizes_[row_block[support[n, k]]].sum())
+    hard = sizes_[sizes_ > 1]
+    in_layer = np.bincount(layer[columns[kind[columns] < 2]] - 1, minlength=l)
+    carried = 0
+    for r in set(count.tolist()) - {0}:
+        per_layer = np.minimum(2 * np.array(arch.ranks, dtype=np.int64) * r, in_layer)
+        carried += int(np.cumsum(per_layer).sum()) * int((count == r).sum()) * r * t * (r + t)
+    refuse_above(NS_PER_PAIR * pairs + int((NS_PER_DET * hard**3 + NS_PER_ENTRY * hard**2).sum())
+                 + NS_PER_TANGENT * carried, MAX_IDENTITY_WORK, "replaying this 'identity values' witness")
     needed = {}  # support size -> directions (layer, name, s, position) some block needs
     for x in np.flatnonzero(support[n, k]).tolist():  # rows whose Q, K entries may be nonzero
         b = row_block[x]
@@ -247,8 +268,10 @@ def check_lower(cert: dict, lw: dict, arch) -> int:
             valid = (kpos[:, None] >= 0) & (pos[None, :] >= 0)
             if np.any(valid & (tau[None, :] < 0)):  # pragma: no cover - every such direction was carried above
                 raise AssertionError("a needed tangent direction was not computed")
-            entries = dY[np.maximum(tau, 0)[None, :], g, np.maximum(kpos, 0)[:, None], br[sel, 2][:, None]]
-            M[np.ix_(sel, qk)] = np.where(valid, entries, 0)
+            # gather only where the lemma allows a nonzero: an input whose rows here all lie outside its support
+            # may have no tangent directions at all (an empty table), and its entries are zero anyway
+            x, y = np.nonzero(valid)
+            M[sel[x], qk[y]] = dY[tau[y], g, kpos[x], br[sel[x], 2]]
         det = det * (int(M[0, 0]) if size == 1 else int(nmod_mat(size, size, M.ravel().tolist(), p).det())) % p
     recorded = integer(lw["determinant"], "lower_witness.determinant", 0, p - 1)
     if det == 0 or det != recorded:

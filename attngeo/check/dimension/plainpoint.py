@@ -32,7 +32,15 @@ MAX_NONZEROS, MAX_GRAM = 50_000_000, 4096
 MAX_DENSE_BLOCK = 1_000_000
 
 
-def _plain(arch) -> tuple[int, int, int]:
+def limits(arch) -> tuple[int, int, int]:
+    """``(d, d', a)`` of a layer the plain point applies to, within the checker's limits (else a refusal).
+
+    >>> from attngeo.check.arch import Arch
+    >>> limits(Arch((2047, 2047), (2047,), 2))        # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateFormatError: a structured witness whose weight-0 class has ... above the checker's limits ...
+    """
     if len(arch.ranks) != 1 or arch.normalization != "lightning" or arch.tokens < 2:
         reject("a structured witness is for one lightning layer with t >= 2")
     d, dd, a = arch.widths[0], arch.widths[1], arch.ranks[0]
@@ -159,7 +167,7 @@ def plain_rank(arch, p: int) -> tuple[int, int, int]:
     ...
     attngeo.exceptions.CertificateRejected: a structured witness is for one lightning layer with t >= 2
     """
-    d, dd, a = _plain(arch)
+    d, dd, a = limits(arch)
     n_cols = arch.parameters
     rank, blocks, largest = 0, 0, 0
     for (x, y), columns, count in _classes(d, dd, a):
@@ -203,7 +211,7 @@ def field_minor(arch, columns: list[int], p: int) -> int:
     >>> field_minor(arch, good, p) == (-1) ** 5 % p, field_minor(arch, good[:-1] + [15], p)
     (True, 0)
     """
-    d, dd, a = _plain(arch)
+    d, dd, a = limits(arch)
     n = len(columns)
     if n != a * a + 1:
         reject("the structured field minor has one column per field")

@@ -15,6 +15,7 @@ from flint import fmpq_mat, fmpq_mpoly_ctx
 
 from ..arch import single_layer
 from ..dimension.dense import certified_dimension
+from ..limits import MAX_LOCUS_WORK, refuse_above
 from ..fibers.layer import forms, split
 from ..poly import parse, ring
 from ..schema import ARCHITECTURE, CHECKED, HEADER, NUMBER, Embedded
@@ -29,6 +30,52 @@ SCHEMA = {
     "implicit_certificate": Embedded("implicit"),
     "jacobian_rank": CHECKED,
 }
+
+
+#: Measured costs in nanoseconds of one core: one interpreted step of a tangent column (a polynomial product or a
+#: coefficient looked up), one step of an exact rank (k^2 m for k x m rationals, k <= m), the embedded
+#: certificates of a point of widths d, d' (a fiber: about d^4 steps; a dimension: about P^3, P its parameters),
+#: and the fixed cost of a point certificate (its embedded certificates' reading and small checks).
+NS_PER_POLY_STEP, NS_PER_RANK_STEP, NS_PER_FIBER_STEP, NS_PER_DIMENSION_STEP = 1000, 5, 300, 1
+NS_PER_POINT = 50_000_000
+
+
+def _rank_ns(k: int, m: int) -> int:
+    return min(k, m) ** 2 * max(k, m) * NS_PER_RANK_STEP
+
+
+def work(cert: dict, d: int, dd: int, a: int) -> int:
+    """Estimated nanoseconds of a singular-point certificate of widths ``d, d'`` and rank ``a``, from its sizes:
+    the tangent images at each listed preimage (``P`` columns of ``d' d^2 (d + 1) / 2`` coefficients, each
+    ``2 d' d^3 + a d^2 + P`` interpreted steps), their ranks, and its embedded fiber and dimension certificates.
+
+    Examples
+    --------
+    >>> work({"preimage_weights": [[], []]}, 4, 4, 2) < 10**9 < work({"preimage_weights": [[]] * 8}, 64, 64, 64)
+    True
+    """
+    pre = cert.get("preimage_weights") if isinstance(cert, dict) else None
+    n = len(pre) if isinstance(pre, list) else 1
+    P, m = 2 * a * d + dd * d, dd * d * d * (d + 1) // 2
+    return (n * P * (2 * dd * d**3 + a * d * d + P) * NS_PER_POLY_STEP + _rank_ns(n * P, m) + _rank_ns(P, m)
+            + d**4 * NS_PER_FIBER_STEP + P**3 * NS_PER_DIMENSION_STEP + NS_PER_POINT)
+
+
+def budget(cert: dict) -> None:
+    """Refuse, before anything is verified (embedded certificates included), a certificate above the work limit.
+
+    Examples
+    --------
+    >>> from attngeo import Architecture, is_singular
+    >>> budget(is_singular(Architecture((2, 2), (1,), tokens=2), [[[[3, 0]], [[3, 0]], [[-3, -1], [1, 0]]]]).to_json())
+    >>> budget({"architecture": {"widths": [64, 64], "ranks": [64], "tokens": 2, "normalization": "lightning"},
+    ...         "kind": "singular-point", "preimage_weights": [[]] * 8})     # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateFormatError: replaying this singular-point certificate needs about ... units of work, ...
+    """
+    _, d, dd, a = single_layer(cert)
+    refuse_above(work(cert, d, dd, a), MAX_LOCUS_WORK, "replaying this singular-point certificate")
 
 
 def _tangent(Q: fmpq_mat, K: fmpq_mat, V: fmpq_mat) -> list[list]:

@@ -15,14 +15,45 @@ from __future__ import annotations
 from flint import fmpq, fmpq_mat
 
 from ..arch import single_layer
+from ..limits import MAX_LOCUS_WORK, refuse_above
 from ..schema import ARCHITECTURE, CHECKED, HEADER, NUMBER, Embedded
-from .singular import _tangent
+from .singular import NS_PER_POLY_STEP, _rank_ns, _tangent, work
 from ..values import field, integer, matrix, rational, reject, seq
 
 _STRATUM = {"rank_A": CHECKED, "rank_V": CHECKED, "parameter_dimension": CHECKED, "dimension": CHECKED,
             "lower": CHECKED, "upper": CHECKED, "singular": CHECKED, "label": CHECKED, "certified": CHECKED,
             "hmk_singular": CHECKED, "factors": CHECKED, "point_certificate": Embedded("singular-point")}
 SCHEMA = {**HEADER, "architecture": ARCHITECTURE, "edges": CHECKED, "seconds": NUMBER, "strata": [_STRATUM]}
+
+
+def budget(cert: dict) -> None:
+    """Refuse, before any stratum's point certificate is verified, a strata certificate above the work limit.
+
+    Every listed stratum costs its point certificate (:func:`attngeo.check.loci.singular.work`) and the curve
+    tangents of its stratum: ``d' s + s d`` directions combined over ``d`` weights of ``d' d^2 (d + 1) / 2``
+    coefficients, the point's tangent columns, and their rank.
+
+    Examples
+    --------
+    >>> from attngeo import Architecture, stratify
+    >>> budget(stratify(Architecture((2, 2), (1,), tokens=2)).to_json())
+    >>> budget({"architecture": {"widths": [64, 64], "ranks": [64], "tokens": 2, "normalization": "lightning"},
+    ...         "kind": "strata", "strata": [{}] * 4097})     # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateFormatError: replaying this strata certificate needs about ... units of work, ...
+    """
+    _, d, dd, a = single_layer(cert)
+    strata = cert.get("strata")
+    P, m = 2 * a * d + dd * d, dd * d * d * (d + 1) // 2
+    total = 0
+    for st in strata if isinstance(strata, list) else ():
+        point = st.get("point_certificate") if isinstance(st, dict) else None
+        r, s = min(a, d), min(d, dd)  # the largest stratum's sizes: a bound for every one
+        directions = dd * s + s * d
+        total += (work(point if isinstance(point, dict) else {}, d, dd, a) + directions * d * m * NS_PER_POLY_STEP
+                  + P * (2 * dd * d**3 + a * d * d + P) * NS_PER_POLY_STEP + _rank_ns(2 * r * d + directions, m))
+    refuse_above(total, MAX_LOCUS_WORK, "replaying this strata certificate")
 
 
 def _dimension(d: int, dd: int, r: int, s: int) -> int:
