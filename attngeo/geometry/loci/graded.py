@@ -48,6 +48,10 @@ from .implicit import _coordinates, _multidegree, coordinate_names, parametrizat
 #: Largest block (monomials of one degree and one dominant weight) attempted: its evaluation
 #: matrix is about N x N words mod p, and the Python lists that build it about 40 N^2 bytes.
 MAX_BLOCK = 6_000
+#: Largest degree attempted (the checker's limit too).
+MAX_DEGREE = 8
+#: Monomials the dominant blocks of the top degree may hold (a bound read off before anything is enumerated).
+MAX_DOMINANT = 200_000
 
 
 # -- the symmetries: torus weights and permutations --------------------------------------------
@@ -165,6 +169,7 @@ class Blocks:
         self.weights = _multidegree(d, dd)
         self._monomials: dict[tuple, list] = {}
         self._memo: dict[tuple, list] = {}
+        self._sizes: dict[tuple, int] = {}
         self._acts: dict[tuple, list[int]] = {}
 
     def monomials(self, weight: tuple) -> list[tuple]:
@@ -193,16 +198,26 @@ class Blocks:
         self._memo[key] = out
         return out
 
+    def size(self, weight: tuple, start: int = 0) -> int:
+        """How many monomials have ``weight`` (counted, not listed: sizes are known before any block is built)."""
+        key = (start, weight)
+        if key not in self._sizes:
+            if not any(weight):
+                count = 1
+            else:
+                count = 0
+                for i in range(start, self.n):
+                    wi = self.weights[i]
+                    if all(x >= y for x, y in zip(weight, wi)):
+                        count += self.size(tuple(x - y for x, y in zip(weight, wi)), i)
+            self._sizes[key] = count
+        return self._sizes[key]
+
     def dominant_weights(self, k: int) -> list[tuple]:
         """The dominant weights of degree ``k`` whose block is not empty."""
         d, dd = self.d, self.dd
-        out = []
-        for a in _sorted_parts(k, dd):
-            for b in _sorted_parts(k, d):
-                for c in _sorted_parts(2 * k, d):
-                    if self.monomials(a + b + c):
-                        out.append(a + b + c)
-        return out
+        return [a + b + c for a in _sorted_parts(k, dd) for b in _sorted_parts(k, d) for c in _sorted_parts(2 * k, d)
+                if self.size(a + b + c)]
 
     def act(self, perm: tuple, i: int) -> int:
         """The index of the coordinate that the permutations ``perm`` make of coordinate ``i``."""
@@ -321,6 +336,39 @@ class _Block:
     generators: list  # integer polynomials {monomial tuple: int}, the minimal generators of this block
 
 
+class _Table:
+    """Generators by dominant weight, carried to any weight, and the products ``c^α h`` that fill a block."""
+
+    def __init__(self, blocks: Blocks, found: dict):
+        self.blocks, self.found = blocks, found
+        self._carried: dict[tuple, list] = {}
+
+    def at(self, weight: tuple) -> list:
+        """The generators of an arbitrary weight: those of its dominant weight, carried over."""
+        if weight not in self._carried:
+            b = self.blocks
+            self._carried[weight] = [b.transport(h, weight) for h in self.found.get(dominant(weight, b.d, b.dd), [])]
+        return self._carried[weight]
+
+    def products(self, weight: tuple, k: int, column: dict) -> list[list[int]]:
+        """Coefficient rows of ``c^α h`` (``h`` a generator of degree ``< k``) in the block ``weight``."""
+        dd = self.blocks.dd
+        degrees = sorted({sum(w[:dd]) for w, hs in self.found.items() if hs and sum(w[:dd]) < k})
+        rows = []
+        for j in degrees:
+            for u in self.blocks.lower(weight, j):
+                hs = self.at(u)
+                if not hs:
+                    continue
+                for alpha in self.blocks.monomials(tuple(x - y for x, y in zip(weight, u))):
+                    for h in hs:
+                        row = [0] * len(column)
+                        for mono, c in h.items():
+                            row[column[tuple(sorted(mono + alpha))]] = c
+                        rows.append(row)
+        return rows
+
+
 class _Prover:
     """One run: blocks of every degree, the generators found so far, the parametrization for the proofs."""
 
@@ -333,33 +381,7 @@ class _Prover:
         self.params, self.phi = parametrization(arch)
         self.pctx = ring(self.params)
         self.found: dict[tuple, list] = {}  # dominant weight -> generators (integer polynomials)
-        self._carried: dict[tuple, list] = {}
-
-    def generators_at(self, weight: tuple) -> list:
-        """The generators of an arbitrary weight: those of its dominant weight, carried over."""
-        if weight not in self._carried:
-            d, dd = self.arch.widths
-            rep = self.found.get(dominant(weight, d, dd), [])
-            self._carried[weight] = [self.blocks.transport(h, weight) for h in rep]
-        return self._carried[weight]
-
-    def products(self, weight: tuple, k: int, column: dict) -> list[list[int]]:
-        """Coefficient rows of ``c^α h`` (``h`` a generator of degree ``< k``) in the block ``weight``."""
-        d, dd = self.arch.widths
-        degrees = sorted({sum(w[:dd]) for w, hs in self.found.items() if hs and sum(w[:dd]) < k})
-        rows = []
-        for j in degrees:
-            for u in self.blocks.lower(weight, j):
-                hs = self.generators_at(u)
-                if not hs:
-                    continue
-                for alpha in self.blocks.monomials(tuple(x - y for x, y in zip(weight, u))):
-                    for h in hs:
-                        row = [0] * len(column)
-                        for mono, c in h.items():
-                            row[column[tuple(sorted(mono + alpha))]] = c
-                        rows.append(row)
-        return rows
+        self.table = _Table(self.blocks, self.found)
 
     def vanishes(self, h: dict) -> bool:
         """``h(φ(W)) = 0`` as a polynomial in the weights: the proof that ``h`` is an equation of ``M``."""
@@ -376,7 +398,7 @@ class _Prover:
         monos = self.blocks.monomials(weight)
         N = len(monos)
         column = {m: j for j, m in enumerate(monos)}
-        J = self.products(weight, k, column)
+        J = self.table.products(weight, k, column)
         exact = fmpz_mat(J).rank() if J else 0
         for _ in range(attempts):
             p, = _primes(self.rng, 1)
@@ -493,6 +515,49 @@ class GradedEquations(Result):
                 out += [self._poly(blocks.transport(h, u)) for u in orbit(w, d, dd) for h in hs]
         return [g if g.leading_coefficient() > 0 else -g for g in out]
 
+    def spans(self, poly) -> bool:
+        """Whether a polynomial of degree ``<= K`` lies in the ideal of the generators (exact, block by block).
+
+        In degrees ``<= K`` that ideal is ``I(M)``; so this is also membership in ``I(M)``.
+
+        Raises
+        ------
+        InvalidInputError
+            A term of degree above ``K``.
+
+        Examples
+        --------
+        ``d = 2``, ``d' = 1``, ``a = 1``: ``c_{1,1,11}`` times a quadric is in the ideal, a coordinate is not.
+
+        >>> from attngeo import Architecture
+        >>> from attngeo.geometry.loci.graded import graded_equations
+        >>> eq = graded_equations(Architecture((2, 1), (1,), tokens=2), 3)
+        >>> c = eq.generators()[0].context().gens()
+        >>> eq.spans(c[0] * eq.generators()[1]), eq.spans(c[0])
+        (True, False)
+        """
+        d, dd = self.arch.widths
+        blocks = Blocks(d, dd)
+        table = _Table(blocks, self.representatives)
+        parts: dict[tuple, dict] = {}
+        for e, c in poly.to_dict().items():
+            mono = tuple(i for i, x in enumerate(e) for _ in range(x))
+            w = tuple(sum(col) for col in zip(*([blocks.weights[i] for i in mono] or [(0,) * (dd + 2 * d)])))
+            parts.setdefault(w, {})[mono] = fmpq(c)
+        for w, terms in parts.items():
+            k = sum(w[:dd])
+            if k > self.max_degree:
+                raise InvalidInputError(f"a term of degree {k} is beyond the certified degrees <= {self.max_degree}")
+            if k == 0:
+                return False
+            monos = blocks.monomials(w)
+            column = {m: j for j, m in enumerate(monos)}
+            rows = table.products(w, k, column) + [[h.get(m, 0) for m in monos] for h in table.at(w)]
+            target = [terms.get(m, 0) for m in monos]
+            if not rows or fmpq_mat(rows + [target]).rank() > fmpq_mat(rows).rank():
+                return False
+        return True
+
     def ideal(self) -> Ideal:
         """The ideal of the generators of degree ``<= K`` (equal to ``I(M)`` in those degrees), for export."""
         return Ideal(self.generators(), tuple(self.coordinates))
@@ -595,8 +660,17 @@ def block_sizes(arch: Architecture, max_degree: int) -> list[int]:
     282
     """
     single_layer(arch, "graded_equations")
-    blocks = Blocks(*arch.widths)
-    return [len(blocks.monomials(w)) for k in range(1, max_degree + 1) for w in blocks.dominant_weights(k)]
+    if isinstance(max_degree, bool) or not isinstance(max_degree, int) or not 1 <= max_degree <= MAX_DEGREE:
+        raise InvalidInputError(f"max_degree = {max_degree!r} must be an integer from 1 to {MAX_DEGREE} (the "
+                                f"checker's limit); give --max-degree K")
+    d, dd = arch.widths
+    blocks = Blocks(d, dd)
+    # the orbits cover every monomial and have at most |G| weights: the dominant blocks hold at least this many
+    least = math.comb(blocks.n + max_degree - 1, max_degree) // (math.factorial(dd) * math.factorial(d) ** 2)
+    if least > MAX_DOMINANT:
+        raise InvalidInputError(f"degree {max_degree} at widths {d},{dd} has at least {least} monomials in its dominant "
+                                f"blocks, above the limit of {MAX_DOMINANT}; lower --max-degree")
+    return [blocks.size(w) for k in range(1, max_degree + 1) for w in blocks.dominant_weights(k)]
 
 
 def memory_estimate(arch: Architecture, max_degree: int) -> int:
@@ -635,8 +709,8 @@ def graded_equations(arch: Architecture, max_degree: int, seed: int | None = 0,
     Raises
     ------
     InvalidInputError
-        A deep or normalized architecture, ``t = 1``, ``max_degree < 1``, or a block
-        above :data:`MAX_BLOCK` monomials.
+        A deep or normalized architecture, ``t = 1``, ``max_degree`` outside ``1..MAX_DEGREE``, or
+        a block above :data:`MAX_BLOCK` monomials.
     NotCertifiedError
         A block whose bounds did not meet in ``attempts`` tries.
 
@@ -653,9 +727,6 @@ def graded_equations(arch: Architecture, max_degree: int, seed: int | None = 0,
     >>> eq.minimal_generators_by_degree
     {'2': 3}
     """
-    single_layer(arch, "graded_equations")
-    if isinstance(max_degree, bool) or not isinstance(max_degree, int) or max_degree < 1:
-        raise InvalidInputError(f"max_degree = {max_degree!r} must be an integer >= 1; give --max-degree K")
     sizes = block_sizes(arch, max_degree)
     if max(sizes, default=0) > MAX_BLOCK:
         raise InvalidInputError(f"degree {max_degree} at widths {','.join(map(str, arch.widths))} has a block of "
