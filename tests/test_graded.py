@@ -9,8 +9,9 @@ from flint import fmpz_mat
 
 from conftest import assert_rejected
 
-from attngeo import Architecture, check_certificate
+from attngeo import Architecture, check_certificate, is_singular, stratify
 from attngeo.exact.engine import ring
+from attngeo.geometry.fibers.layer import special_point
 from attngeo.exact.ideal import Ideal
 from attngeo.exceptions import CertificateFormatError, InvalidInputError
 from attngeo.geometry.loci.graded import Blocks, _points, block_sizes, dominant, graded_equations, orbit, orbit_size
@@ -206,3 +207,25 @@ def test_exports_and_latex(rank_one):
     assert "c_1_1_11" in script and script.count("*x") >= 6 and "ideal" in script  # three binomials
     assert "orbit" in rank_one.latex()
     assert rank_one.jacobian_rank([0] * 6) == 0
+
+
+def test_equations_of_low_degree_decide_smooth_strata_and_only_smooth_ones():
+    """a = d' = 1, d = 3: the tangent criteria leave the open stratum undecided; the cubics decide it, quadrics do not."""
+    arch = Architecture((3, 1), (1,), tokens=2)
+    st = stratify(arch, equations=graded_equations(arch, 3))
+    assert [(s.name, s.label) for s in st.strata] == [("zero", "singular"), ("(1,1)", "smooth")]
+    check_certificate(st.to_json())
+    low = graded_equations(arch, 2)
+    assert stratify(arch, equations=low)[(1, 1)].label == "undecided"
+    # a parallel point: every equation of degree <= 3 has rank below codim M there, so no verdict from them
+    eq = graded_equations(arch, 3)
+    parallel = is_singular(arch, special_point(arch, "rank1-parallel", random.Random(0)), equations=eq)
+    assert parallel.verdict == "undecided" and "could raise" in parallel.reason
+    swap = is_singular(arch, special_point(arch, "rank1-swap", random.Random(0)), equations=eq)
+    cert = swap.to_json()
+    assert swap.verdict == "smooth" and "graded_certificate" in cert
+    assert check_certificate(cert).claim.startswith("smooth point of M (widths 3,1, rank 1): Jacobian of the equations")
+    assert_rejected(cert, lambda c: c.update(jacobian_rank=10), "rank")
+    assert_rejected(cert, lambda c: c.update(verdict="singular"), "only smooth")
+    assert_rejected(cert, lambda c: c.update(graded_certificate=low.to_json()), "only smooth|rank")
+    assert_rejected(cert, lambda c: c["point"].__setitem__(0, "7"), "another point")

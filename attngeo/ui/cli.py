@@ -288,7 +288,12 @@ def _cmd_singular(args) -> int:
     arch = _architecture(args)
     arch.require_plain("attngeo singular")
     _check_certificate_path(args)
-    strata = stratify(arch, seed=args.seed)
+    equations = None
+    if args.max_degree is not None:  # decides strata the tangent criteria leave open (smooth ones only)
+        from ..geometry.loci.graded import graded_equations
+
+        equations = graded_equations(arch, args.max_degree, seed=args.seed)
+    strata = stratify(arch, seed=args.seed, equations=equations)
     av = hmk_singular_ideal(arch, "AV", args.engine)
     qkv = hmk_singular_ideal(arch, "QKV", args.engine) if args.qkv or args.json else None
     summary = {"architecture": arch.to_dict(), "strata": [st.row() for st in strata.strata],
@@ -676,6 +681,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=_seed, default=0, help="seed for the stratum points (default 0)")
     p.add_argument("--certificate", metavar="FILE", help="write the strata certificate to FILE")
     p.add_argument("--timeout", type=_seconds, default=600.0, help="seconds the whole command may take (default 600)")
+    p.add_argument("--max-degree", type=_positive, default=None, metavar="K",
+                   help="decide strata the tangent criteria leave open with the implicit equations of degree <= K "
+                        "(smooth when their Jacobian has rank codim M; docs/singular.md §8)")
     _add_memory(p)
     p.set_defaults(run=_cmd_singular)
 
@@ -867,6 +875,10 @@ def main(argv: list[str] | None = None) -> int:
                     engine.require_memory(memory_estimate(_architecture(args)), what)
                 elif args.run is _cmd_singular or len(args.widths) > 2:  # these run an engine
                     engine.require_memory(engine.ENGINE_FLOOR_MB * 2**20, what)
+                    if args.run is _cmd_singular and args.max_degree is not None:
+                        from ..geometry.loci import graded
+
+                        engine.require_memory(graded.memory_estimate(_architecture(args), args.max_degree), what)
                 with engine.Deadline(getattr(args, "timeout", None), what):  # the whole command, not only its engine
                     return args.run(args)
             finally:

@@ -27,6 +27,7 @@ squared block sizes (docs/trust.md, Limits).
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import math
 import random
@@ -289,20 +290,7 @@ def check(cert: dict) -> str:
     def at(u: tuple) -> list:
         """The representatives of ``dominant(u)`` carried to ``u``."""
         if u not in carried:
-            polys = reps.get(space.dominant(u), [])
-            if polys:
-                to = space.to(u)
-                moved = []
-                for terms in polys:
-                    out = {}
-                    for e, c in terms.items():
-                        f = [0] * space.n
-                        for i, x in enumerate(e):
-                            f[to[i]] += x
-                        out[tuple(f)] = c
-                    moved.append(out)
-                polys = moved
-            carried[u] = polys
+            carried[u] = _carry(space, reps.get(space.dominant(u), []), u)
         return carried[u]
 
     records, by_degree, total_reps, pool = [], {}, 0, {}
@@ -360,6 +348,53 @@ def check(cert: dict) -> str:
     return (f"I(M) of widths {d},{dd}, rank {a} in degrees <= {K}: dim I_k = {dims}; minimal generators: {mins} "
             f"({total_reps} orbit representative{'s' * (total_reps != 1)}, each proved to vanish on M); they generate "
             f"I(M) in degrees <= {K}")
+
+
+def _carry(space: _Space, polys: list, u: tuple) -> list:
+    """Polynomials (exponent -> coefficient) of weight ``dominant(u)`` with their variables permuted onto ``u``."""
+    if not polys:
+        return []
+    to = space.to(u)
+    moved = []
+    for terms in polys:
+        out = {}
+        for e, c in terms.items():
+            f = [0] * space.n
+            for i, x in enumerate(e):
+                f[to[i]] += x
+            out[tuple(f)] = c
+        moved.append(out)
+    return moved
+
+
+def generators(cert: dict, ctx) -> list:
+    """Every minimal generator of a verified ``implicit-graded`` certificate, in the ring ``ctx`` of its coordinates.
+
+    Each representative is carried to every weight of its orbit (the permutations
+    of each part of its weight). Call only on a certificate the kernel verified.
+
+    Examples
+    --------
+    ``d = 2``, ``d' = 1``, ``a = 1``: two representatives, three quadrics.
+
+    >>> from attngeo import Architecture
+    >>> from attngeo.check.loci.graded import generators
+    >>> from attngeo.check.poly import ring
+    >>> from attngeo.geometry.loci.graded import graded_equations
+    >>> cert = graded_equations(Architecture((2, 1), (1,), tokens=2), 2).to_json()
+    >>> len(generators(cert, ring(cert["coordinates"])))
+    3
+    """
+    d, dd = cert["architecture"]["widths"]
+    space = _Space(d, dd)
+    out = []
+    for entry in cert["generators"]:
+        w = tuple(entry["weight"])
+        polys = [{e: fmpq(c) for e, c in parse(t, ctx, "equation").to_dict().items()} for t in entry["equations"]]
+        a, b, c = (sorted(set(itertools.permutations(x))) for x in space.parts(w))
+        for u in (x + y + z for x in a for y in b for z in c):
+            out += [ctx.from_dict(terms) for terms in _carry(space, polys, u)]
+    return out
 
 
 def _lower(space: _Space, w: tuple, j: int) -> list[tuple]:

@@ -32,7 +32,7 @@ import itertools
 import math
 import random
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from flint import fmpq, fmpq_mat, fmpz, fmpz_mat, nmod_mat
 
@@ -477,6 +477,7 @@ class GradedEquations(Result):
     degrees: list[dict]
     representatives: dict  # dominant weight -> list of {monomial tuple: int}
     seconds: float
+    _jacobian: list = field(default_factory=list, repr=False, compare=False)  # derivatives, built on first use
 
     kind = "implicit-graded"
 
@@ -635,10 +636,11 @@ class GradedEquations(Result):
         (2, 0)
         """
         values = [fmpq(x) for x in point]
-        gens = self.generators()
-        if not gens:
+        if not self._jacobian:
+            self._jacobian.extend([g.derivative(i) for i in range(len(self.coordinates))] for g in self.generators())
+        if not self._jacobian:
             return 0
-        return fmpq_mat([[g.derivative(i)(*values) for i in range(len(values))] for g in gens]).rank()
+        return fmpq_mat([[dg(*values) for dg in row] for row in self._jacobian]).rank()
 
     def __str__(self) -> str:
         dims = ", ".join(str(r["dimension"]) for r in self.degrees)
