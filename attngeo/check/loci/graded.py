@@ -32,6 +32,7 @@ import json
 import math
 import random
 
+import numpy as np
 from flint import fmpq, fmpz, fmpz_mat, nmod_mat
 
 from ...exceptions import CertificateFormatError
@@ -69,6 +70,15 @@ class _Space:
             self.weight.append(tuple(w))
         self._count: dict = {}
         self._lists: dict = {}
+
+    def weight_of(self, e: tuple) -> tuple:
+        """The weight of the monomial with exponents ``e``."""
+        acc = [0] * (self.dd + 2 * self.d)
+        for i, x in enumerate(e):
+            if x:
+                for j, y in enumerate(self.weight[i]):
+                    acc[j] += x * y
+        return tuple(acc)
 
     def degree(self, w: tuple) -> int:
         return sum(w[:self.dd])
@@ -197,8 +207,9 @@ def _integer_rows(polys: list, order: dict) -> list[list[int]]:
 
 
 def _prime(rng: random.Random) -> int:
+    """A random prime in ``[2^30, 2^31)``."""
     while True:
-        p = rng.randrange(1 << 61, 1 << 62) | 1
+        p = rng.randrange(1 << 30, 1 << 31) | 1
         if fmpz(p).is_prime():
             return p
 
@@ -269,8 +280,7 @@ def check(cert: dict) -> str:
         for i, t in enumerate(texts):
             terms = parse(t, cctx, f"generators[{j}].equations[{i}]").to_dict()
             for e in terms:
-                got = tuple(sum(x * y for x, y in zip(e, col)) for col in zip(*space.weight))
-                if got != w:
+                if space.weight_of(e) != w:
                     reject(f"generators[{j}].equations[{i}] is not homogeneous of weight {list(w)}")
             polys.append({e: fmpq(c) for e, c in terms.items()})
         reps[w] = polys
@@ -418,14 +428,16 @@ def _points(pctx, phi: list, nparams: int, count: int, rng: random.Random) -> li
 
 
 def _evaluation_rank(points: list[list[int]], exps: list, p: int) -> int:
-    """Rank modulo ``p`` of the monomials ``exps`` (columns) at the points (rows)."""
-    support = [[(i, x) for i, x in enumerate(e) if x] for e in exps]
-    entries = []
-    for c in points:
-        values = [x % p for x in c]
-        for s in support:
-            v = 1
-            for i, x in s:
-                v = v * (values[i] if x == 1 else pow(values[i], x, p)) % p
-            entries.append(v)
-    return nmod_mat(len(points), len(exps), entries, p).rank()
+    """Rank modulo ``p < 2^31`` of the monomials ``exps`` (columns) at the points (rows).
+
+    Residues below ``2^31`` keep every product of two below ``2^62``: exact in int64.
+    """
+    values = np.array([[x % p for x in c] for c in points], dtype=np.int64)
+    M = np.empty((len(points), len(exps)), dtype=np.int64)
+    for j, e in enumerate(exps):
+        col = np.ones(len(points), dtype=np.int64)
+        for i, x in enumerate(e):
+            for _ in range(x):
+                col = col * values[:, i] % p
+        M[:, j] = col
+    return nmod_mat(len(points), len(exps), M.ravel().tolist(), p).rank()
