@@ -41,7 +41,7 @@ from ..limits import MAX_GRADED_BLOCK, MAX_GRADED_DEGREE, MAX_GRADED_WORK, MAX_V
 from ..poly import parse, ring
 from ..schema import ARCHITECTURE, CHECKED, HEADER, NUMBER
 from ..values import field, integer, reject, seq
-from .implicit import _coordinates, _parametrization
+from .coordinates import coordinates as _coordinates, parametrization as _parametrization
 
 _DEGREE = {"degree": CHECKED, "monomials": CHECKED, "dimension": CHECKED, "minimal_generators": CHECKED,
            "blocks": CHECKED}
