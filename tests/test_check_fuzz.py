@@ -62,9 +62,11 @@ KINDS = {
     "fiber": ["fiber-random", "fiber-rank1-swap", "fiber-rank1-parallel", "fiber-zero"],
     "deep-fiber": ["deep-fiber-orbit", "deep-fiber-hidden", "deep-fiber-line"],
     "virtual-fiber": ["virtual-fiber-orbit", "virtual-fiber-swap"],
-    "singular-point": ["singular-random", "singular-rank1-swap", "singular-rank1-parallel", "singular-by-equations"],
+    "singular-point": ["singular-random", "singular-rank1-swap", "singular-rank1-parallel", "singular-by-equations",
+                       "singular-by-degrees"],
     "strata": ["strata"],
     "implicit": ["implicit-proved", "implicit-elimination"],
+    "implicit-graded": ["implicit-graded-quartic", "implicit-graded-quadrics"],
     "boundary-point": ["boundary-random", "boundary-rank1-parallel", "boundary-zero", "boundary-definite"],
     "local-rank": ["local-rank-separated", "local-rank-jacobian", "local-rank-softmax"],
 }
@@ -72,7 +74,8 @@ _NEEDS_MSOLVE = {kind for kind, names in KINDS.items() if all(n in corpus.MSOLVE
 KIND_PARAMS = [pytest.param(k, id=k, marks=[pytest.mark.msolve] if k in _NEEDS_MSOLVE else []) for k in KINDS]
 
 #: keys under which one certificate embeds another
-EMBEDDED = ("dimension_certificate", "fiber_certificate", "implicit_certificate", "point_certificate")
+EMBEDDED = ("dimension_certificate", "fiber_certificate", "implicit_certificate", "point_certificate",
+            "graded_certificate")
 
 _RATIONAL = re.compile(r"^-?\d+(/\d+)?$")
 

@@ -10,6 +10,7 @@ checked before the arithmetic it guards: exponents and total degree at most
 from __future__ import annotations
 
 import math
+import operator
 import re
 
 from flint import fmpq, fmpq_mpoly_ctx
@@ -186,7 +187,7 @@ def divides(m: tuple, n: tuple) -> bool:
     >>> divides((1, 0), (2, 1)), divides((0, 2), (2, 1))
     (True, False)
     """
-    return all(a <= b for a, b in zip(m, n))
+    return all(map(operator.le, m, n))
 
 
 def count_monomials(n: int, k: int, where: str) -> int:

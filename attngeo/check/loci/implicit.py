@@ -51,7 +51,7 @@ from ..poly import (count_monomials, cover_number, hilbert_numerator, parse, par
 from ..schema import ARCHITECTURE, CHECKED, FLAG, HEADER, NUMBER, Embedded
 from ..values import field, integer, reject, seq
 from .coordinates import coordinates as _coordinates, parametrization as _parametrization
-from .graded import _evaluation_rank, _points, _prime, _Space
+from .graded import _evaluation_rank, _invariant, _points, _prime, _Space
 
 SCHEMA = {
     **HEADER, "architecture": ARCHITECTURE, "coordinates": CHECKED, "dimension": CHECKED, "codimension": CHECKED,
@@ -101,15 +101,9 @@ def _rank_count(space, phi: list, pnames: int, k: int, rng: random.Random) -> in
                for w in weights)
 
 
-def _graded(p, weights: list[tuple], what: str) -> tuple:
+def _graded(p, space, what: str) -> tuple:
     """``(degree, torus weight)`` shared by every term of ``p``; a mixed polynomial is refused."""
-    keys = set()
-    for e in p.monoms():
-        w = [0] * len(weights[0])
-        for i, x in enumerate(e):
-            for j, y in enumerate(weights[i]):
-                w[j] += x * y
-        keys.add((sum(e), tuple(w)))
+    keys = {(sum(e), space.weight_of(e)) for e in p.monoms()}
     if len(keys) != 1:
         reject(f"{what} is not homogeneous for the torus weights (I(M) is)")
     return keys.pop()
@@ -136,8 +130,15 @@ def _rank(rows: list[dict], columns: dict, modulus: int | None = None) -> int:
     return fmpz_mat(matrix).rank()
 
 
-def _check_minimal(cert: dict, G: list, cctx, phi: list, pctx, weights: list[tuple]) -> dict[str, int]:
-    """Verify that ``minimal_generators`` generate ``<G>`` minimally; return the counts by degree."""
+def _check_minimal(cert: dict, G: list, cctx, phi: list, pctx, space, numerator: list[int]) -> dict[str, int]:
+    """Verify that ``minimal_generators`` generate ``<G>`` minimally; return the counts by degree.
+
+    Up to the top degree of the minimal generators ``H``, block by block where a
+    member of ``G`` or ``H`` lives: exact ranks. Above it, ``(H)_k = I_k`` follows from
+    ``(𝔪 I)_k = I_k``, a statement about ``I`` alone: on dominant blocks the products
+    of ``H`` must reach ``dim I_k``, read off the Hilbert numerator of ``G`` (a Gröbner
+    basis of ``I``, see :func:`check`), summed with orbit sizes (docs/math.md §7.4).
+    """
     texts = field(cert, "minimal_generators")
     if not isinstance(texts, list):
         reject("minimal_generators must be a list of polynomials written as strings")
@@ -145,34 +146,29 @@ def _check_minimal(cert: dict, G: list, cctx, phi: list, pctx, weights: list[tup
     for i, h in enumerate(H):
         if h.compose(*phi, ctx=pctx) != 0:
             reject(f"minimal generator {i + 1} does not vanish on M")
-    hk = [_graded(h, weights, f"minimal generator {i + 1}") for i, h in enumerate(H)]
-    gk = [_graded(g, weights, f"equation {i + 1}") for i, g in enumerate(G)]
-    n = len(weights)
-    monomials: dict[int, dict] = {}  # degree -> torus weight -> exponent tuples
+    hk = [_graded(h, space, f"minimal generator {i + 1}") for i, h in enumerate(H)]
+    gk = [_graded(g, space, f"equation {i + 1}") for i, g in enumerate(G)]
+    Hd = [h.to_dict() for h in H]
+    top = max((k for k, _ in hk), default=0)
 
-    def by_weight(e: int, w: tuple) -> list:
-        if e not in monomials:
-            count_monomials(n, e, "minimal_generators")
-            table: dict = {}
-            for combo in itertools.combinations_with_replacement(range(n), e):
-                exps = tuple(combo.count(i) for i in range(n))
-                table.setdefault(_graded(cctx.from_dict({exps: 1}), weights, "a monomial")[1], []).append(exps)
-            monomials[e] = table
-        return monomials[e].get(w, [])
-
-    terms_built, modulus = 0, 2_147_483_629  # any prime: a modular rank is only ever a lower bound here
-    for key in sorted(set(hk) | set(gk)):
-        k, w = key
-        J = []
-        for h, (j, wh) in zip(H, hk):
-            if j < k:
-                for alpha in by_weight(k - j, tuple(x - y for x, y in zip(w, wh))):
-                    J.append({tuple(a + b for a, b in zip(e, alpha)): c for e, c in h.to_dict().items()})
-                    terms_built += len(J[-1])
-        if terms_built > MAX_MONOMIALS:
+    def products(k: int, w: tuple) -> list[dict]:
+        """``c^α h`` for ``h ∈ H`` of degree below ``k``, in the block ``(k, w)``; bounded before they are built."""
+        parts = []
+        for h, (j, wh) in zip(Hd, hk):
+            diff = tuple(x - y for x, y in zip(w, wh))
+            if j < k and min(diff) >= 0:
+                parts.append((h, diff, space.count(0, diff)))
+        if sum(c * len(h) for h, _, c in parts) > MAX_MONOMIALS:
             raise CertificateFormatError(f"the minimal-generator ranks need more than {MAX_MONOMIALS} terms of "
-                                         "products, above the checker's limit")
-        new = [h.to_dict() for h, hkey in zip(H, hk) if hkey == key]
+                                         "products in one block, above the checker's limit")
+        return [{tuple(a + b for a, b in zip(e, alpha)): c for e, c in h.items()}
+                for h, diff, _ in parts for alpha in space.exponents(diff)]
+
+    modulus = 2_147_483_629  # any prime: a modular rank is only ever a lower bound here
+    for key in sorted(set(hk) | {g for g in gk if g[0] <= top}):
+        k, w = key
+        J = products(k, w)
+        new = [h for h, hkey in zip(Hd, hk) if hkey == key]
         old = [g.to_dict() for g, gkey in zip(G, gk) if gkey == key]
         columns = {e: i for i, e in enumerate({e for r in J + new + old for e in r})}
         base, everything = _rank(J, columns), _rank(J + new + old, columns)
@@ -180,6 +176,19 @@ def _check_minimal(cert: dict, G: list, cctx, phi: list, pctx, weights: list[tup
         if _rank(J + new, columns, modulus) != base + len(new):
             reject(f"minimal generators of degree {k} are not minimal: one lies in the ideal of the others")
         if everything != base + len(new):
+            reject(f"an equation of degree {k} is not in the ideal of the minimal generators")
+    n = space.n
+    for k in range(top + 1, max((j for j, _ in gk), default=0) + 1):
+        dim_k = math.comb(n + k - 1, k) - standard_monomials(numerator, n, k)
+        reached = 0
+        for w in space.dominants(k):
+            rows = products(k, w)
+            if len(rows) * space.count(0, w) > MAX_GRADED_WORK:
+                raise CertificateFormatError(f"the products of the minimal generators in a block of degree {k} are "
+                                             "above the checker's work limit")
+            columns = {e: i for i, e in enumerate(space.exponents(w))}
+            reached += space.orbit(w) * _rank(rows, columns, modulus)
+        if reached != dim_k:
             reject(f"an equation of degree {k} is not in the ideal of the minimal generators")
     counts: dict[str, int] = {}
     for k, _ in sorted(hk, key=lambda kw: kw[0]):
@@ -262,20 +271,13 @@ def check(cert: dict) -> str:
     if integer(field(cert, "dimension"), "dimension") != dim or var_dim != dim \
             or field(cert, "variety_dimension") != var_dim or field(cert, "codimension") != len(coords) - dim:
         reject(f"dim V(G) = {var_dim} must equal the certified dim M = {dim} (and codimension = {len(coords) - dim})")
-    weights = []
-    for k, p, m, n in _coordinates(d, dd):
-        w = [0] * (dd + 2 * d)
-        w[k] += 1
-        w[dd + p] += 1
-        w[dd + d + m] += 1
-        w[dd + d + n] += 1
-        weights.append(tuple(w))
     leads = [g.monoms()[0] for g in G]
     # the checker's own evaluation points, drawn reproducibly from the claim itself
     rng = random.Random(hashlib.sha256(json.dumps([cert["architecture"], texts]).encode()).digest())
     complete, stopped, work = 0, False, 0
     numerator = hilbert_numerator(leads, len(coords))  # once: every degree's staircase and the degree read it
     space = _Space(d, dd)
+    _invariant(space, names, pctx, phi, a)  # the permutations preserve M: dominant blocks stand for their orbits
     for j, h in enumerate(seq(field(cert, "hilbert"), "hilbert")):
         k = integer(field(h, "degree", f"hilbert[{j}]."), f"hilbert[{j}].degree")
         if k != j + 1:
@@ -301,7 +303,7 @@ def check(cert: dict) -> str:
             stopped = True  # a rank below the staircase proves nothing; completeness stops here
     if field(cert, "complete_through_degree") != complete:
         reject(f"complete_through_degree is {complete}")
-    minimal = _check_minimal(cert, G, cctx, phi, pctx, weights)
+    minimal = _check_minimal(cert, G, cctx, phi, pctx, space, numerator)
     degree = projective_degree(leads, len(coords), len(coords) - dim, numerator)
     if cert.get("degree") != degree:
         reject(f"degree must be {degree}: the Hilbert series of the leading monomials gives it")

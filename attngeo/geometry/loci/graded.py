@@ -477,6 +477,7 @@ class GradedEquations(Result):
     degrees: list[dict]
     representatives: dict  # dominant weight -> list of {monomial tuple: int}
     seconds: float
+    dimensions: dict = field(default_factory=dict)  # dominant weight -> dim I(M)_w (every dominant block)
     _jacobian: list = field(default_factory=list, repr=False, compare=False)  # derivatives, built on first use
 
     kind = "implicit-graded"
@@ -736,13 +737,14 @@ def graded_equations(arch: Architecture, max_degree: int, seed: int | None = 0,
     start = time.perf_counter()
     prover = _Prover(arch, random.Random(seed))
     d, dd = arch.widths
-    degrees = []
+    degrees, dimensions = [], {}
     for k in range(1, max_degree + 1):
         weights = prover.blocks.dominant_weights(k)
         dim = mins = total = 0
         for i, w in enumerate(weights):
             progress.phase(f"degree {k}", f"block {i + 1} of {len(weights)}")
             b = prover.block(w, k, attempts)
+            dimensions[w] = b.dimension
             size = orbit_size(w, d, dd)
             dim += size * b.dimension
             mins += size * len(b.generators)
@@ -753,4 +755,5 @@ def graded_equations(arch: Architecture, max_degree: int, seed: int | None = 0,
             raise AssertionError(f"degree {k}: the dominant blocks cover {total} monomials")
         degrees.append({"degree": k, "monomials": total, "dimension": dim, "minimal_generators": mins,
                         "blocks": len(weights)})
-    return GradedEquations(arch, max_degree, degrees, dict(prover.found), time.perf_counter() - start)
+    return GradedEquations(arch, max_degree, degrees, dict(prover.found), time.perf_counter() - start,
+                           dimensions=dimensions)

@@ -1,0 +1,84 @@
+"""Benchmark: implicit equations degree by degree (issue 24's targets), and the elimination check's ratio.
+
+For each case a fresh forked worker certifies ``I(M)`` in degrees ``<= K``
+(``attngeo.geometry.loci.graded``) and then checks the certificate with the
+independent checker; the worker's peak resident memory is its own
+(``ru_maxrss``). Printed: the minimal generators by degree, prover and checker
+seconds, their ratio (target ``<= 1.5``), peak MiB, and the issue's time goal.
+
+``--elimination`` adds widths 3,1, ``a = 2`` by elimination (``implicit_equations``)
+and its check, with the same ratio (the issue measured 389 s against 68 s).
+
+Timings are wall-clock on a shared machine: run it alone for figures to quote.
+
+    python benchmarks/implicit_degrees.py [--large] [--elimination]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import resource
+import sys
+import time
+
+#: (widths, a, K, goal in seconds) — issue 24's table; --large adds degrees beyond it
+CASES = [((4, 1), 2, 4, 300), ((4, 1), 4, 4, 300), ((3, 2), 2, 4, 300)] + \
+    [((5, 1), a, 3, 1800) for a in range(1, 6)]
+LARGE = [((5, 1), 2, 4, None), ((4, 1), 2, 5, None), ((3, 2), 2, 5, None)]
+
+
+def _run(case) -> dict:
+    """In a worker: prove, check (a JSON round trip in between, as from a file), time both."""
+    from attngeo import Architecture, check_certificate, implicit_equations
+    from attngeo.geometry.loci.graded import graded_equations
+
+    widths, a, K = case
+    arch = Architecture(widths, (a,), tokens=2)
+    start = time.perf_counter()
+    result = graded_equations(arch, K) if K else implicit_equations(arch)
+    prover = time.perf_counter() - start
+    cert = json.loads(json.dumps(result.to_json()))
+    start = time.perf_counter()
+    check_certificate(cert)
+    checker = time.perf_counter() - start
+    counts = result.minimal_generators_by_degree
+    return {"prover": prover, "checker": checker, "counts": counts,
+            "peak": max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)) // 1024,
+            "engine": getattr(getattr(result, "basis", None), "engine", "none")}
+
+
+def _isolated(case) -> dict:
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        return pool.apply(_run, (case,))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--large", action="store_true", help="also 5,1 a = 2 to degree 4, 4,1 and 3,2 to degree 5")
+    parser.add_argument("--elimination", action="store_true", help="also 3,1 a = 2 by elimination, and its check")
+    args = parser.parse_args()
+    print(f"{'widths, a':<11}{'K':>3}  {'minimal generators by degree':<36}{'prover s':>9}{'check s':>9}"
+          f"{'ratio':>7}{'peak MiB':>9}  goal")
+    missed = 0
+    rows = [(w, a, K, g) for w, a, K, g in CASES + (LARGE if args.large else [])]
+    if args.elimination:
+        rows.append(((3, 1), 2, None, None))
+    for widths, a, K, goal in rows:
+        r = _isolated((widths, a, K))
+        ratio = r["checker"] / r["prover"]
+        counts = ", ".join(f"{n} @ {k}" for k, n in r["counts"].items()) or "none"
+        within = goal is None or r["prover"] + r["checker"] < goal
+        verdict = ("" if goal is None else f"< {goal} s: {'met' if within else 'MISSED'}")
+        verdict += "" if ratio <= 1.5 else "  ratio above 1.5"
+        missed += (not within) + (ratio > 1.5)
+        label = f"{widths[0]},{widths[1]} a={a}"
+        print(f"{label:<11}{K if K else 'el':>3}  {counts:<36}{r['prover']:>9.1f}{r['checker']:>9.1f}{ratio:>7.2f}"
+              f"{r['peak']:>9}  {verdict}" + (f" (engine {r['engine']})" if not K else ""), flush=True)
+    print("n @ k = n minimal generators of degree k; ratio = checker / prover seconds; goal = prover + checker")
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
