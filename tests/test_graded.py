@@ -229,3 +229,28 @@ def test_equations_of_low_degree_decide_smooth_strata_and_only_smooth_ones():
     assert_rejected(cert, lambda c: c.update(verdict="singular"), "only smooth")
     assert_rejected(cert, lambda c: c.update(graded_certificate=low.to_json()), "only smooth|rank")
     assert_rejected(cert, lambda c: c["point"].__setitem__(0, "7"), "another point")
+
+
+def test_the_command_line_certifies_exports_and_refuses(tmp_path):
+    import contextlib
+    import io
+    import json
+
+    from attngeo.ui.cli import main
+
+    path = tmp_path / "g.json"
+    with contextlib.redirect_stdout(out := io.StringIO()):
+        code = main(["implicit", "--widths", "2,1", "--ranks", "1", "--max-degree", "2", "--certificate", str(path)])
+    text = out.getvalue()
+    assert code == 0 and "3 of degree 2" in text and "not proved: that I(M) has no minimal generator of degree > 2" in text
+    assert check_certificate(str(path)).claim.startswith("I(M) of widths 2,1, rank 1 in degrees <= 2")
+    with contextlib.redirect_stdout(out := io.StringIO()):
+        assert main(["implicit", "--widths", "2,1", "--ranks", "1", "--max-degree", "2", "--json"]) == 0
+    record = json.loads(out.getvalue())
+    assert record["minimal_generators_by_degree"] == {"2": 3} and len(record["representatives"]) == 2
+    with contextlib.redirect_stdout(out := io.StringIO()):
+        assert main(["implicit", "--widths", "2,1", "--ranks", "1", "--max-degree", "2", "--export", "singular"]) == 0
+    assert out.getvalue().count("*c_1_2_") == 6  # the three quadrics, every one of them (two terms each)
+    with contextlib.redirect_stderr(err := io.StringIO()):
+        assert main(["implicit", "--widths", "2,1", "--ranks", "1", "--max-degree", "9"]) == 2
+    assert err.getvalue().count("\n") == 1 and "from 1 to 8" in err.getvalue()

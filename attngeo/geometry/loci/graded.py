@@ -329,10 +329,8 @@ def _evaluation(points: list[list[int]], monomials: list[tuple], p: int) -> nmod
 
 @dataclass
 class _Block:
-    weight: tuple
     monomials: int
     dimension: int  # dim I(M)_w, certified
-    products: int  # dim (m I)_w: exact rank over Q of the products of lower-degree generators
     generators: list  # integer polynomials {monomial tuple: int}, the minimal generators of this block
 
 
@@ -405,10 +403,10 @@ class _Prover:
             E = _evaluation(_points(self.arch, N + 4, self.rng), monos, p)
             dim = N - E.rank()
             if dim == 0:
-                return _Block(weight, N, 0, 0, [])
+                return _Block(N, 0, [])
             new = self._new_generators(E, J, dim, exact, monos, p)
             if new is not None:
-                return _Block(weight, N, dim, exact, new)
+                return _Block(N, dim, new)
         raise NotCertifiedError(f"the block of weight {weight} (degree {k}, {N} monomials) was not certified in "
                                 f"{attempts} attempts: unlucky points or primes; try another --seed")
 
