@@ -45,7 +45,8 @@ def _run(case) -> dict:
     checker = time.perf_counter() - start
     counts = result.minimal_generators_by_degree
     return {"prover": prover, "checker": checker, "counts": counts,
-            "peak": max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)) // 1024,
+            "peak": max(resource.getrusage(who).ru_maxrss
+                        for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)) // 1024,
             "engine": getattr(getattr(result, "basis", None), "engine", "none")}
 
 

@@ -191,7 +191,9 @@ class Families:
     def qr(self):
         if self.d < 2:
             return []
-        res = lambda f, g: (f[0] * g[2] - g[0] * f[2]) ** 2 - (f[0] * g[1] - g[0] * f[1]) * (f[1] * g[2] - g[1] * f[2])  # noqa: E731
+        def res(f, g):  # two binary quadrics (A, B, C): Sylvester's resultant
+            return (f[0] * g[2] - g[0] * f[2]) ** 2 - (f[0] * g[1] - g[0] * f[1]) * (f[1] * g[2] - g[1] * f[2])
+
         r = [self.restricted(p) for p in range(self.d)]
         x, y = self.lam[0], self.lam[1]
         out = [res(r[i], r[k]) for i, k in itertools.combinations(range(self.d), 2)]

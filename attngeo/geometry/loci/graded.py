@@ -612,7 +612,7 @@ class GradedEquations(Result):
         >>> from attngeo.geometry.loci.graded import graded_equations
         >>> from attngeo.latex import balanced
         >>> tex = graded_equations(Architecture((2, 1), (1,), tokens=2), 2).latex()
-        >>> tex.count("orbit"), balanced(tex)      # two orbits: {y_0 y_0, y_1 y_1} and {y_0 y_0, y_0 y_1} ~ {y_1 y_1, y_0 y_1}
+        >>> tex.count("orbit"), balanced(tex)      # two orbits of weights, one representative each
         (2, True)
         """
         d, dd = self.arch.widths
@@ -646,8 +646,8 @@ class GradedEquations(Result):
         mins = ", ".join(f"{n} of degree {k}" for k, n in self.minimal_generators_by_degree.items()) or "none"
         reps = sum(len(hs) for hs in self.representatives.values())
         return (f"I(M) of {self.arch} in degrees <= {self.max_degree}: dim I_k = {dims}; minimal generators: "
-                f"{mins} ({reps} orbit representative{'s' * (reps != 1)}, each proved to vanish on M); they generate I(M) in "
-                f"degrees <= {self.max_degree}")
+                f"{mins} ({reps} orbit representative{'s' * (reps != 1)}, each proved to vanish on M); "
+                f"they generate I(M) in degrees <= {self.max_degree}")
 
 
 def block_sizes(arch: Architecture, max_degree: int) -> list[int]:
@@ -669,8 +669,8 @@ def block_sizes(arch: Architecture, max_degree: int) -> list[int]:
     # the orbits cover every monomial and have at most |G| weights: the dominant blocks hold at least this many
     least = math.comb(blocks.n + max_degree - 1, max_degree) // (math.factorial(dd) * math.factorial(d) ** 2)
     if least > MAX_DOMINANT:
-        raise InvalidInputError(f"degree {max_degree} at widths {d},{dd} has at least {least} monomials in its dominant "
-                                f"blocks, above the limit of {MAX_DOMINANT}; lower --max-degree")
+        raise InvalidInputError(f"degree {max_degree} at widths {d},{dd} has at least {least} monomials in its "
+                                f"dominant blocks, above the limit of {MAX_DOMINANT}; lower --max-degree")
     return [blocks.size(w) for k in range(1, max_degree + 1) for w in blocks.dominant_weights(k)]
 
 
