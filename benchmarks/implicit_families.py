@@ -196,20 +196,18 @@ class Families:
 
         r = [self.restricted(p) for p in range(self.d)]
         x, y = self.lam[0], self.lam[1]
-        out = [res(r[i], r[k]) for i, k in itertools.combinations(range(self.d), 2)]
-        triples = []
+        out = []  # one resultant at a time: each has ~10^5 terms at d = 5
+        for i, k in itertools.combinations(range(self.d), 2):
+            out += self.coefficients([res(r[i], r[k])])
         for i in range(self.d):
             for j, k in itertools.combinations([q for q in range(self.d) if q != i], 2):
-                comb = tuple(x * u + y * w for u, w in zip(r[j], r[k]))
-                triples.append(res(r[i], comb))
-                comb = tuple(x * u + y * w for u, w in zip(r[i], r[j]))
-                triples.append(res(comb, r[k]))
-        # keep only the coefficient of x y in the triples: the other coefficients are pairwise resultants
-        kept = []
-        for f in triples:
-            kept.append(self.R.from_dict({e: c for e, c in f.to_dict().items()
-                                          if e[self.n] == 1 and e[self.n + 1] == 1}))
-        return self.coefficients(out + [f for f in kept if f != 0])
+                for f in (res(r[i], tuple(x * u + y * w for u, w in zip(r[j], r[k]))),
+                          res(tuple(x * u + y * w for u, w in zip(r[i], r[j])), r[k])):
+                    # the coefficient of x y only: the others are pairwise resultants
+                    xy = self.R.from_dict({e: c for e, c in f.to_dict().items()
+                                           if e[self.n] == 1 and e[self.n + 1] == 1})
+                    out += self.coefficients([xy]) if xy != 0 else []
+        return out
 
 
 def main() -> int:
@@ -233,7 +231,9 @@ def main() -> int:
         names, phi = parametrization(arch)
         pctx, cctx = ring(names), ring(tuple(fam.names))
         blocks = Blocks(d, 1)
-        built = {"CC": fam.cc(), "LR": fam.lr(), "CS": fam.cs() if d <= 5 else [], "VE": fam.ve(), "QR": fam.qr()}
+        degree = {"CC": 3, "LR": a + 1, "CS": d, "VE": 4, "QR": 4}  # families above K cannot matter
+        makers = {"CC": fam.cc, "LR": fam.lr, "CS": fam.cs, "VE": fam.ve, "QR": fam.qr}
+        built = {name: make() if degree[name] <= K else [] for name, make in makers.items()}
         for name, polys in built.items():  # every member vanishes on M: a proof, before any count
             for f in polys:
                 exps = {}

@@ -131,6 +131,11 @@ class _Space:
     def dominant(self, w: tuple) -> tuple:
         return tuple(v for x in self.parts(w) for v in sorted(x, reverse=True))
 
+    def orbit_of(self, w: tuple) -> list[tuple]:
+        """Every weight the index permutations make of ``w``."""
+        a, b, c = (sorted(set(itertools.permutations(x))) for x in self.parts(w))
+        return [x + y + z for x in a for y in b for z in c]
+
     def orbit(self, w: tuple) -> int:
         size = 1
         for x in self.parts(w):
@@ -401,8 +406,7 @@ def generators(cert: dict, ctx) -> list:
     for entry in cert["generators"]:
         w = tuple(entry["weight"])
         polys = [{e: fmpq(c) for e, c in parse(t, ctx, "equation").to_dict().items()} for t in entry["equations"]]
-        a, b, c = (sorted(set(itertools.permutations(x))) for x in space.parts(w))
-        for u in (x + y + z for x in a for y in b for z in c):
+        for u in space.orbit_of(w):
             out += [ctx.from_dict(terms) for terms in _carry(space, polys, u)]
     return out
 

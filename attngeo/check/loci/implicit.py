@@ -133,11 +133,16 @@ def _rank(rows: list[dict], columns: dict, modulus: int | None = None) -> int:
 def _check_minimal(cert: dict, G: list, cctx, phi: list, pctx, space, numerator: list[int]) -> dict[str, int]:
     """Verify that ``minimal_generators`` generate ``<G>`` minimally; return the counts by degree.
 
-    Up to the top degree of the minimal generators ``H``, block by block where a
-    member of ``G`` or ``H`` lives: exact ranks. Above it, ``(H)_k = I_k`` follows from
-    ``(𝔪 I)_k = I_k``, a statement about ``I`` alone: on dominant blocks the products
-    of ``H`` must reach ``dim I_k``, read off the Hilbert numerator of ``G`` (a Gröbner
-    basis of ``I``, see :func:`check`), summed with orbit sizes (docs/math.md §7.4).
+    ``G`` is a Gröbner basis of ``I = I(M)`` (see :func:`check`), so ``dim I_k`` is read
+    off its Hilbert numerator. Degree by degree, with ``J`` the products ``c^α h`` of the
+    lower-degree members of ``H`` (docs/math.md §7.4, Lemmas 7.4.3 and 7.4.4):
+
+    * ``(H)_k = I_k``: the ranks modulo a prime of ``J_u ∪ H_u`` over every weight ``u``
+      of degree ``k`` add up to ``dim I_k`` (each is at most ``dim I_u``), so every
+      member of ``G`` lies in ``(H)``;
+    * no member of ``H`` is redundant: given the lower degrees, ``span J_u = (𝔪 I)_u``,
+      whose dimension depends on the orbit of ``u`` only, so exact ranks over Q on
+      the dominant blocks give ``dim (𝔪 I)_k``, and ``|H_k|`` must be ``dim I_k`` minus it.
     """
     texts = field(cert, "minimal_generators")
     if not isinstance(texts, list):
@@ -149,47 +154,33 @@ def _check_minimal(cert: dict, G: list, cctx, phi: list, pctx, space, numerator:
     hk = [_graded(h, space, f"minimal generator {i + 1}") for i, h in enumerate(H)]
     gk = [_graded(g, space, f"equation {i + 1}") for i, g in enumerate(G)]
     Hd = [h.to_dict() for h in H]
-    top = max((k for k, _ in hk), default=0)
 
-    def products(k: int, w: tuple) -> list[dict]:
-        """``c^α h`` for ``h ∈ H`` of degree below ``k``, in the block ``(k, w)``; bounded before they are built."""
+    def rows(k: int, w: tuple, exact: bool = False) -> int:
+        """Rank of ``J_w`` (with ``H_w`` unless ``exact``): exact over Q, or modulo a prime; bounded before building."""
         parts = []
         for h, (j, wh) in zip(Hd, hk):
             diff = tuple(x - y for x, y in zip(w, wh))
-            if j < k and min(diff) >= 0:
+            if (j < k or (j == k and not exact)) and min(diff) >= 0:
                 parts.append((h, diff, space.count(0, diff)))
-        if sum(c * len(h) for h, _, c in parts) > MAX_MONOMIALS:
-            raise CertificateFormatError(f"the minimal-generator ranks need more than {MAX_MONOMIALS} terms of "
-                                         "products in one block, above the checker's limit")
-        return [{tuple(a + b for a, b in zip(e, alpha)): c for e, c in h.items()}
-                for h, diff, _ in parts for alpha in space.exponents(diff)]
+        N = space.count(0, w)
+        if sum(c for _, _, c in parts) * N > MAX_GRADED_WORK:
+            raise CertificateFormatError(f"the minimal-generator ranks in a block of degree {k} are above the "
+                                         "checker's work limit")
+        built = [{tuple(a + b for a, b in zip(e, alpha)): c for e, c in h.items()}
+                 for h, diff, _ in parts for alpha in space.exponents(diff)]
+        columns = {e: i for i, e in enumerate(space.exponents(w))}
+        return _rank(built, columns, None if exact else 2_147_483_629)
 
-    modulus = 2_147_483_629  # any prime: a modular rank is only ever a lower bound here
-    for key in sorted(set(hk) | {g for g in gk if g[0] <= top}):
-        k, w = key
-        J = products(k, w)
-        new = [h for h, hkey in zip(Hd, hk) if hkey == key]
-        old = [g.to_dict() for g, gkey in zip(G, gk) if gkey == key]
-        columns = {e: i for i, e in enumerate({e for r in J + new + old for e in r})}
-        base, everything = _rank(J, columns), _rank(J + new + old, columns)
-        # rank(J + new) is at most base + |new|, and at least its rank modulo a prime
-        if _rank(J + new, columns, modulus) != base + len(new):
+    degrees = [j for j, _ in hk + gk]
+    for k in range(min(degrees, default=1), max(degrees, default=0) + 1):
+        dim_k = math.comb(space.n + k - 1, k) - standard_monomials(numerator, space.n, k)
+        dominant = space.dominants(k)
+        every = [u for w in dominant for u in space.orbit_of(w)]
+        if sum(rows(k, u) for u in every) != dim_k:
+            reject(f"an equation of degree {k} is not in the ideal of the minimal generators")
+        new = sum(1 for j, _ in hk if j == k)
+        if new and new != dim_k - sum(space.orbit(w) * rows(k, w, exact=True) for w in dominant):
             reject(f"minimal generators of degree {k} are not minimal: one lies in the ideal of the others")
-        if everything != base + len(new):
-            reject(f"an equation of degree {k} is not in the ideal of the minimal generators")
-    n = space.n
-    for k in range(top + 1, max((j for j, _ in gk), default=0) + 1):
-        dim_k = math.comb(n + k - 1, k) - standard_monomials(numerator, n, k)
-        reached = 0
-        for w in space.dominants(k):
-            rows = products(k, w)
-            if len(rows) * space.count(0, w) > MAX_GRADED_WORK:
-                raise CertificateFormatError(f"the products of the minimal generators in a block of degree {k} are "
-                                             "above the checker's work limit")
-            columns = {e: i for i, e in enumerate(space.exponents(w))}
-            reached += space.orbit(w) * _rank(rows, columns, modulus)
-        if reached != dim_k:
-            reject(f"an equation of degree {k} is not in the ideal of the minimal generators")
     counts: dict[str, int] = {}
     for k, _ in sorted(hk, key=lambda kw: kw[0]):
         counts[str(k)] = counts.get(str(k), 0) + 1
