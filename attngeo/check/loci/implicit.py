@@ -37,6 +37,7 @@ import hashlib
 import itertools
 import json
 import math
+import operator
 import random
 
 from flint import fmpq, fmpz_mat, nmod_mat
@@ -109,25 +110,13 @@ def _graded(p, space, what: str) -> tuple:
     return keys.pop()
 
 
-def _rank(rows: list[dict], columns: dict, modulus: int | None = None) -> int:
-    """Rank over Q (or modulo ``modulus``, a lower bound) of polynomials given as term dicts.
-
-    Denominators are cleared row by row; a prime dividing one only lowers the modular rank.
-    """
-    if not rows:
-        return 0
-    matrix = []
-    for r in rows:
-        den = 1
-        for c in r.values():
-            den = math.lcm(den, int(fmpq(c).q))
-        row = [0] * len(columns)
-        for e, c in r.items():
-            row[columns[e]] = int((fmpq(c) * den).p)
-        matrix.append(row)
-    if modulus is not None:
-        return nmod_mat([[x % modulus for x in row] for row in matrix], modulus).rank()
-    return fmpz_mat(matrix).rank()
+def _integer_terms(p) -> list[tuple]:
+    """``(exponents, integer coefficient)`` of ``p`` times the lcm of its denominators."""
+    items = p.to_dict().items()
+    den = 1
+    for _, c in items:
+        den = math.lcm(den, int(fmpq(c).q))
+    return [(e, int((fmpq(c) * den).p)) for e, c in items]
 
 
 def _check_minimal(cert: dict, G: list, cctx, phi: list, pctx, space, numerator: list[int]) -> dict[str, int]:
@@ -139,7 +128,8 @@ def _check_minimal(cert: dict, G: list, cctx, phi: list, pctx, space, numerator:
 
     * ``(H)_k = I_k``: the ranks modulo a prime of ``J_u ∪ H_u`` over every weight ``u``
       of degree ``k`` add up to ``dim I_k`` (each is at most ``dim I_u``), so every
-      member of ``G`` lies in ``(H)``;
+      member of ``G`` lies in ``(H)``; above the top degree of ``H`` only dominant
+      blocks, times their orbit sizes, since ``span J_u = (𝔪 I)_u`` there;
     * no member of ``H`` is redundant: given the lower degrees, ``span J_u = (𝔪 I)_u``,
       whose dimension depends on the orbit of ``u`` only, so exact ranks over Q on
       the dominant blocks give ``dim (𝔪 I)_k``, and ``|H_k|`` must be ``dim I_k`` minus it.
@@ -153,7 +143,8 @@ def _check_minimal(cert: dict, G: list, cctx, phi: list, pctx, space, numerator:
             reject(f"minimal generator {i + 1} does not vanish on M")
     hk = [_graded(h, space, f"minimal generator {i + 1}") for i, h in enumerate(H)]
     gk = [_graded(g, space, f"equation {i + 1}") for i, g in enumerate(G)]
-    Hd = [h.to_dict() for h in H]
+    Hd = [_integer_terms(h) for h in H]  # denominators cleared: the same span
+    modulus = 2_147_483_629  # any prime: a modular rank is only ever a lower bound here
 
     def rows(k: int, w: tuple, exact: bool = False) -> int:
         """Rank of ``J_w`` (with ``H_w`` unless ``exact``): exact over Q, or modulo a prime; bounded before building."""
@@ -166,17 +157,30 @@ def _check_minimal(cert: dict, G: list, cctx, phi: list, pctx, space, numerator:
         if sum(c for _, _, c in parts) * N > MAX_GRADED_WORK:
             raise CertificateFormatError(f"the minimal-generator ranks in a block of degree {k} are above the "
                                          "checker's work limit")
-        built = [{tuple(a + b for a, b in zip(e, alpha)): c for e, c in h.items()}
-                 for h, diff, _ in parts for alpha in space.exponents(diff)]
-        columns = {e: i for i, e in enumerate(space.exponents(w))}
-        return _rank(built, columns, None if exact else 2_147_483_629)
+        if not parts:
+            return 0
+        column = {e: i for i, e in enumerate(space.exponents(w))}
+        matrix = []
+        for h, diff, _ in parts:
+            for alpha in space.exponents(diff):
+                row = [0] * N
+                for e, c in h:
+                    row[column[tuple(map(operator.add, e, alpha))]] = c
+                matrix.append(row)
+        if exact:
+            return fmpz_mat(matrix).rank()
+        return nmod_mat(len(matrix), N, [x % modulus for row in matrix for x in row], modulus).rank()
 
     degrees = [j for j, _ in hk + gk]
+    top = max((j for j, _ in hk), default=0)
     for k in range(min(degrees, default=1), max(degrees, default=0) + 1):
         dim_k = math.comb(space.n + k - 1, k) - standard_monomials(numerator, space.n, k)
         dominant = space.dominants(k)
-        every = [u for w in dominant for u in space.orbit_of(w)]
-        if sum(rows(k, u) for u in every) != dim_k:
+        if k <= top:  # H_u differs from weight to weight: every block
+            spanned = sum(rows(k, u) for w in dominant for u in space.orbit_of(w))
+        else:  # no member of H: the products span (m I)_u, the same dimension along an orbit
+            spanned = sum(space.orbit(w) * rows(k, w) for w in dominant)
+        if spanned != dim_k:
             reject(f"an equation of degree {k} is not in the ideal of the minimal generators")
         new = sum(1 for j, _ in hk if j == k)
         if new and new != dim_k - sum(space.orbit(w) * rows(k, w, exact=True) for w in dominant):
