@@ -203,8 +203,17 @@ def test_bad_input_is_one_line_naming_the_fix():
 
 
 def test_exports_and_latex(rank_one):
-    script = rank_one.ideal().export("m2")
-    assert "c_1_1_11" in script and script.count("*x") >= 6 and "ideal" in script  # three binomials
+    # a = d' = 1, d = 2: F = (v y)(A^T y) with a rank-1 A, so I(M) in degree 2 is the 2 x 2 minors of the
+    # 2 x 3 coefficient matrix (rows: the two output coordinates p)
+    script = rank_one.ideal().export("singular")
+    body = script.split("ideal I =")[1].split(";")[0]
+    generators = {g.strip() for g in body.split(",")}
+    minors = set()
+    for i, j in [("11", "12"), ("11", "22"), ("12", "22")]:
+        a, b = sorted([f"1*c_1_1_{j}*c_1_2_{i}", f"1*c_1_1_{i}*c_1_2_{j}"])
+        minors |= {f"{a}-{b}", f"{b}-{a}"}
+    assert len(generators) == 3 and generators <= minors
+    assert "R = QQ[c_(1,1,1,1)" in rank_one.ideal().export("m2")
     assert "orbit" in rank_one.latex()
     assert rank_one.jacobian_rank([0] * 6) == 0
 
