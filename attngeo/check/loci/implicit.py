@@ -37,7 +37,6 @@ import hashlib
 import itertools
 import json
 import math
-import operator
 import random
 
 from flint import fmpq, fmpz_mat, nmod_mat
@@ -159,13 +158,22 @@ def _check_minimal(cert: dict, G: list, cctx, phi: list, pctx, space, numerator:
                                          "checker's work limit")
         if not parts:
             return 0
-        column = {e: i for i, e in enumerate(space.exponents(w))}
+        # exponents as integers in base k + 1: every entry of a degree-k monomial is <= k, so adding two
+        # codes adds the exponent vectors without carries, and the inner loop does no tuple arithmetic
+        powers = [(k + 1) ** i for i in range(space.n)]
+
+        def code(e: tuple) -> int:
+            return sum(x * b for x, b in zip(e, powers) if x)
+
+        column = {code(e): i for i, e in enumerate(space.exponents(w))}
         matrix = []
         for h, diff, _ in parts:
+            terms = [(code(e), c) for e, c in h]
             for alpha in space.exponents(diff):
                 row = [0] * N
-                for e, c in h:
-                    row[column[tuple(map(operator.add, e, alpha))]] = c
+                a = code(alpha)
+                for e, c in terms:
+                    row[column[e + a]] = c
                 matrix.append(row)
         if exact:
             return fmpz_mat(matrix).rank()
