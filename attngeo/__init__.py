@@ -63,6 +63,8 @@ _WHERE = {
     "LocalRank": "geometry.loci.regularity",
     "BoundaryVerdict": "geometry.loci.boundary",
     "ImplicitEquations": "geometry.loci.implicit",
+    "GradedEquations": "geometry.loci.graded",
+    "graded_equations": "geometry.loci.graded",
     "Stratification": "geometry.loci.strata",
 }
 

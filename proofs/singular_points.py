@@ -6,7 +6,8 @@ at a generic point (expected smooth), a rank-1 swap and the zero function
 (expected singular), a rank-1 parallel point, and -- for 1 < a < d, docs/math.md §2.4's
 open point -- points with rank A < a and V generic. Verdicts come from
 attngeo.geometry.loci.singular (docs/singular.md) with certificates the checker re-verifies; for the
-smallest sizes the implicit equations decide what the tangent criteria leave open.
+smallest sizes the implicit equations decide what the tangent criteria leave open, and at
+d = 4, a = d' = 1 the equations of degree <= 3 decide the smooth ones (docs/singular.md §8).
 Every certified verdict is compared with the criterion, region by region
 (attngeo.theorems.registry.SINGULAR_REGIONS), and a disagreement is a counterexample in the
 summary. Two are known (docs/findings.md 3-4) and do not fail the script: rank A < a
@@ -20,6 +21,7 @@ import random
 
 from attngeo import Architecture
 from attngeo.geometry.fibers.layer import special_point
+from attngeo.geometry.loci.graded import graded_equations
 from attngeo.geometry.loci.implicit import implicit_equations_if_available
 from attngeo.latex import POINTS, stratum
 from attngeo.model.layerfunction import weights_AV
@@ -31,11 +33,14 @@ CLAIMS = [Claim(key, rf"{HMK_SINGULAR} for {region}, tested at points", INSTANCE
           for key, region in SINGULAR_REGIONS.items()]
 EQUATIONS = (r"Where the tangent criteria are silent the verdict comes from the Jacobian of the implicit equations "
              r"of $\mathcal M$: smooth needs only that they vanish on $\mathcal M$ (proved); singular rests on "
-             r"the elimination, replayed by the checker.")
+             r"the elimination, replayed by the checker (past elimination, the equations of degree $\le K$ decide "
+             r"smooth points only).")
 
 
 #: (d, d', a) whose implicit equations are computed to decide what tangents leave open (seconds each).
 WITH_EQUATIONS = {(2, 1, 1), (2, 1, 2), (2, 2, 1), (2, 2, 2), (3, 1, 1)}
+#: (d, d', a) past elimination: the equations of degree <= K decide smooth points only (docs/singular.md §8).
+WITH_DEGREES = {(4, 1, 1): 3}
 
 
 def deficient_point(arch, r, rng):
@@ -58,7 +63,8 @@ def outcomes(seed):
         for dd in range(1, 4):
             for a in range(1, d + 1):
                 arch = Architecture((d, dd), (a,), tokens=2)
-                eq = implicit_equations_if_available(arch, seed) if (d, dd, a) in WITH_EQUATIONS else None
+                eq = implicit_equations_if_available(arch, seed) if (d, dd, a) in WITH_EQUATIONS else \
+                    graded_equations(arch, WITH_DEGREES[(d, dd, a)], seed) if (d, dd, a) in WITH_DEGREES else None
                 points = [(kind, special_point(arch, kind, rng)) for kind in
                           ("random", "rank1-swap", "rank1-parallel", "zero")]
                 points += [(f"rank A = {r}", deficient_point(arch, r, rng)) for r in range(1, a) if a < d]
@@ -88,7 +94,7 @@ def outcomes(seed):
                         entry = Entry(claim, sizes_of(arch), "refuted", at, v.verdict, hmk)
                     else:
                         entry = Entry(claim, sizes_of(arch), "certified" if v.certified else "undecided")
-                    note = EQUATIONS if v.certified and v.implicit_certificate else None
+                    note = EQUATIONS if v.certified and (v.implicit_certificate or v.graded_certificate) else None
                     yield CaseOutcome(name, v, row, contradicts, finding, [entry], note)
 
 

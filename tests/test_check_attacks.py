@@ -48,8 +48,9 @@ HOSTILE = [_param(a) for a in corpus.ATTACKS if a.hostile]
 POOL_NAMES = ["dimension", "dimension-a2", "dimension-deep", "dimension-gap", "dimension-softmax", "strata",
               "fiber-random", "fiber-rank1-swap", "fiber-rank1-parallel", "fiber-zero", "fiber-random-a2",
               "singular-random", "singular-rank1-swap", "singular-rank1-parallel", "boundary-random",
-              "boundary-rank1-parallel", "boundary-zero", "boundary-definite", "virtual-fiber-orbit",
-              "virtual-fiber-swap", *corpus.MSOLVE_KINDS]
+               "boundary-rank1-parallel", "boundary-zero", "boundary-definite", "virtual-fiber-orbit",
+               "virtual-fiber-swap", "implicit-graded-quartic", "implicit-graded-quadrics", "singular-by-degrees",
+               *corpus.MSOLVE_KINDS]
 #: small honest certificates that share a folder with the hostile files
 NEIGHBOURS = ("dimension", "fiber-random", "boundary-random", "singular-rank1-swap")
 

@@ -62,9 +62,11 @@ KINDS = {
     "fiber": ["fiber-random", "fiber-rank1-swap", "fiber-rank1-parallel", "fiber-zero"],
     "deep-fiber": ["deep-fiber-orbit", "deep-fiber-hidden", "deep-fiber-line"],
     "virtual-fiber": ["virtual-fiber-orbit", "virtual-fiber-swap"],
-    "singular-point": ["singular-random", "singular-rank1-swap", "singular-rank1-parallel", "singular-by-equations"],
+    "singular-point": ["singular-random", "singular-rank1-swap", "singular-rank1-parallel", "singular-by-equations",
+                       "singular-by-degrees"],
     "strata": ["strata"],
     "implicit": ["implicit-proved", "implicit-elimination"],
+    "implicit-graded": ["implicit-graded-quartic", "implicit-graded-quadrics"],
     "boundary-point": ["boundary-random", "boundary-rank1-parallel", "boundary-zero", "boundary-definite"],
     "local-rank": ["local-rank-separated", "local-rank-jacobian", "local-rank-softmax"],
 }
@@ -72,7 +74,8 @@ _NEEDS_MSOLVE = {kind for kind, names in KINDS.items() if all(n in corpus.MSOLVE
 KIND_PARAMS = [pytest.param(k, id=k, marks=[pytest.mark.msolve] if k in _NEEDS_MSOLVE else []) for k in KINDS]
 
 #: keys under which one certificate embeds another
-EMBEDDED = ("dimension_certificate", "fiber_certificate", "implicit_certificate", "point_certificate")
+EMBEDDED = ("dimension_certificate", "fiber_certificate", "implicit_certificate", "point_certificate",
+            "graded_certificate")
 
 _RATIONAL = re.compile(r"^-?\d+(/\d+)?$")
 
@@ -296,7 +299,8 @@ def _true_by_the_provers(cert: dict, claim: str) -> bool:
     """A mutant may be an honest certificate of another true claim: the provers must then make the same one.
 
     Boundary points do this (the zero, square and definite shapes do not depend on
-    the rank ``a``), and so do dimension witnesses that do not read every field of
+    the rank ``a``), so do degree-by-degree equations (every ``a >= d`` is the same ``M``),
+    and so do dimension witnesses that do not read every field of
     the architecture: for one layer the plain point's coefficient map is the same
     for every ``t >= 2``, and a span bound holds with or without a residual connection.
     Local ranks of lightning layers hold for every ``t >= 2`` and with or without a mask.
@@ -312,6 +316,12 @@ def _true_by_the_provers(cert: dict, claim: str) -> bool:
 
         truth = local_rank(Architecture.from_dict(cert["architecture"]), cert["point"], seed=0)
         return claim == str(check_certificate(truth.to_json()).claim)
+    if cert.get("kind") == "implicit-graded":  # a rank a >= d is the same M: its equations are the same
+        from attngeo import Architecture
+        from attngeo.geometry.loci.graded import graded_equations
+
+        truth = graded_equations(Architecture.from_dict(cert["architecture"]), cert["max_degree"])
+        return check_certificate(truth.to_json()).claim == claim
     if cert.get("kind") != "boundary-point":
         return False
     from attngeo import Architecture

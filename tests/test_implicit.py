@@ -177,3 +177,17 @@ def test_a_dense_image_has_no_equation_and_that_is_proved():
     cert = eq.to_json()
     assert "I(M) = 0" in check_certificate(cert).claim
     assert_rejected(cert, lambda c: c.update(minimal_generators=["c_1_1_11"]), "vanish")
+
+
+def test_minimal_generators_are_checked_in_every_degree_of_g():
+    """2,2 a = 2: G has degrees 2..5, H degrees 2 and 4; degrees 3 and 5 are checked on dominant blocks only."""
+    eq = implicit_equations(Architecture((2, 2), (2,), tokens=2))
+    cert = eq.to_json()
+    quartic = next(i for i, g in enumerate(eq.minimal_generators) if g.total_degree() == 4)
+    # one quartic generator fewer: some equation of degree 4 (and so 5) is no longer in their ideal
+    assert_rejected(cert, lambda c: (c["minimal_generators"].pop(quartic),
+                                     c["minimal_generators_by_degree"].update({"4": 9})), "not in the ideal")
+    # a member of G of degree 5 added: it lies in the ideal of the others
+    quintic = next(str(g) for g in eq.equations if g.total_degree() == 5)
+    assert_rejected(cert, lambda c: (c["minimal_generators"].append(quintic),
+                                     c["minimal_generators_by_degree"].update({"5": 1})), "not minimal")

@@ -30,6 +30,7 @@ KINDS = {
     "singular-point": "loci.singular",
     "strata": "loci.strata",
     "implicit": "loci.implicit",
+    "implicit-graded": "loci.graded",
     "boundary-point": "loci.boundary",
     "local-rank": "loci.regularity",
 }

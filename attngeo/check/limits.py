@@ -81,6 +81,13 @@ MAX_SEARCH_NODES = 2_000_000
 #: (honest ones: at most a few hundred).
 MAX_STACK_ENTRIES = 100_000_000
 MAX_STACK_INPUTS = 4096
+#: Degree-by-degree implicit equations (kind implicit-graded): the largest degree, the largest block (monomials
+#: of one degree and one dominant torus weight) and the sum of squared block sizes, which bounds the evaluation
+#: matrices and the products. Honest certificates: widths 4,1 degree 5 has blocks up to 965 monomials and a sum of
+#: squares of 4.6e6; widths 3,2 degree 5: 1,194 and 8.7e6.
+MAX_GRADED_DEGREE = 8
+MAX_GRADED_BLOCK = 6_000
+MAX_GRADED_WORK = 50_000_000
 #: Precision of a ball witness (bits).
 MIN_PRECISION, MAX_PRECISION = 53, 1 << 16
 #: Rows of one dense minor mod p (a Jacobian or field minor): its determinant costs n^3, the list that hands it

@@ -10,6 +10,7 @@ checked before the arithmetic it guards: exponents and total degree at most
 from __future__ import annotations
 
 import math
+import operator
 import re
 
 from flint import fmpq, fmpq_mpoly_ctx
@@ -186,7 +187,7 @@ def divides(m: tuple, n: tuple) -> bool:
     >>> divides((1, 0), (2, 1)), divides((0, 2), (2, 1))
     (True, False)
     """
-    return all(a <= b for a, b in zip(m, n))
+    return all(map(operator.le, m, n))
 
 
 def count_monomials(n: int, k: int, where: str) -> int:
@@ -302,14 +303,24 @@ def cover_number(supports: list[frozenset], where: str) -> int:
     return best[0]
 
 
-def projective_degree(leads: list[tuple], n: int, codim: int) -> int | None:
-    """Degree of ``V(I)`` for a monomial ideal of codimension ``codim`` (None beyond the search budget).
+def hilbert_numerator(leads: list[tuple], n: int) -> list[int]:
+    """``N(t)`` (coefficients, constant first) with ``HS(S/I) = N(t) / (1 - t)^n`` for a monomial ideal ``I``.
 
-    The Hilbert series' numerator by splitting on one variable ``x`` at a time —
-    ``S/I`` against ``S/(I + <x>)`` and ``(S/(I : x))(-1)`` — then ``N(t) / (1 - t)^codim`` at ``t = 1``.
+    Split on one variable ``x`` at a time — ``S/I`` against ``S/(I + <x>)`` and
+    ``(S/(I : x))(-1)`` — down to pairwise coprime generators, a product of ``(1 - t^deg)``.
 
-    >>> projective_degree([(1, 1, 0), (1, 0, 1), (0, 1, 1)], 3, 2)   # three coordinate points: degree 3
-    3
+    Raises
+    ------
+    CertificateFormatError
+        More than ``MAX_SEARCH_NODES`` splits.
+
+    Examples
+    --------
+    ``<x^2, x y>``: ``1 - 2 t^2 + t^3``.
+
+    >>> from attngeo.check.poly import hilbert_numerator
+    >>> hilbert_numerator([(2, 0), (1, 1)], 2)
+    [1, 0, -2, 1]
     """
     nodes = [0]
     seen: dict = {}
@@ -349,7 +360,36 @@ def projective_degree(leads: list[tuple], n: int, codim: int) -> int | None:
         seen[gens] = out
         return out
 
-    N = series(reduce([tuple(g) for g in leads]))
+    return series(reduce([tuple(g) for g in leads]))
+
+
+def standard_monomials(numerator: list[int], n: int, k: int) -> int:
+    """Monomials of degree ``k`` outside a monomial ideal, read off its Hilbert numerator.
+
+    ``HS = N(t) / (1 - t)^n``, and ``1 / (1 - t)^n`` has ``C(n - 1 + j, n - 1)`` in degree ``j``.
+
+    Examples
+    --------
+    ``<x^2, x y>`` in two variables: only ``y^k`` survives in degree ``k >= 2``.
+
+    >>> from attngeo.check.poly import hilbert_numerator, standard_monomials
+    >>> N = hilbert_numerator([(2, 0), (1, 1)], 2)
+    >>> [standard_monomials(N, 2, k) for k in range(5)]
+    [1, 2, 1, 1, 1]
+    """
+    return sum(c * math.comb(n - 1 + k - i, n - 1) for i, c in enumerate(numerator) if i <= k)
+
+
+def projective_degree(leads: list[tuple], n: int, codim: int, numerator: list[int] | None = None) -> int | None:
+    """Degree of ``V(I)`` for a monomial ideal of codimension ``codim`` (None beyond the search budget).
+
+    The Hilbert series' numerator (:func:`hilbert_numerator`, or ``numerator`` when
+    already computed), then ``N(t) / (1 - t)^codim`` at ``t = 1``.
+
+    >>> projective_degree([(1, 1, 0), (1, 0, 1), (0, 1, 1)], 3, 2)   # three coordinate points: degree 3
+    3
+    """
+    N = list(numerator) if numerator is not None else hilbert_numerator(leads, n)
     for _ in range(codim):  # exact division by (1 - t): running sums
         total, quotient = 0, []
         for v in N[:-1]:

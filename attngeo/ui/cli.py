@@ -314,7 +314,12 @@ def _cmd_singular(args) -> int:
     arch = _architecture(args)
     arch.require_plain("attngeo singular")
     _check_certificate_path(args)
-    strata = stratify(arch, seed=args.seed)
+    equations = None
+    if args.max_degree is not None:  # decides strata the tangent criteria leave open (smooth ones only)
+        from ..geometry.loci.graded import graded_equations
+
+        equations = graded_equations(arch, args.max_degree, seed=args.seed)
+    strata = stratify(arch, seed=args.seed, equations=equations)
     av = hmk_singular_ideal(arch, "AV", args.engine)
     qkv = hmk_singular_ideal(arch, "QKV", args.engine) if args.qkv or args.json else None
     summary = {"architecture": arch.to_dict(), "strata": [st.row() for st in strata.strata],
@@ -338,12 +343,50 @@ def _cmd_singular(args) -> int:
     return 0
 
 
+def _cmd_graded(args, arch) -> int:
+    """``attngeo implicit --max-degree K``: I(M) degree by degree, without elimination (docs/math.md §7.4)."""
+    from ..geometry.loci.graded import graded_equations, orbit_size
+
+    eq = graded_equations(arch, args.max_degree, seed=args.seed)
+    if args.export:
+        if args.certificate:
+            eq.save(args.certificate)
+        print(eq.ideal().export(args.export), end="")  # every generator of degree <= K, not only representatives
+        return 0
+    if _save_and_print_json(eq, args, {**eq.summary(), "representatives": [
+            {"weight": list(w), "orbit": orbit_size(w, *arch.widths), "equations": [str(eq._poly(h)) for h in hs]}
+            for w, hs in eq.representatives.items()]}, latex=eq.latex() if args.latex else None):
+        return 0
+    if args.latex:
+        print(eq.latex())
+        return 0
+    print(eq)
+    print(f"{'degree':>6} {'monomials':>10} {'dim I_k':>9} {'minimal generators':>19} {'dominant blocks':>16}")
+    for r in eq.degrees:
+        print(f"{r['degree']:>6} {r['monomials']:>10} {r['dimension']:>9} {r['minimal_generators']:>19} "
+              f"{r['blocks']:>16}")
+    d, dd = arch.widths
+    print(f"representatives, one per orbit under S_{dd} x S_{d} x S_{d} (--export writes every generator):")
+    for w, hs in sorted(eq.representatives.items(), key=lambda kv: (sum(kv[0][:dd]), kv[0])):
+        for h in hs:
+            print(f"  {eq._poly(h)}   (orbit of {orbit_size(w, d, dd)})")
+    print(f"proved: each representative vanishes on M (composition with the parametrization); dim I_k by "
+          f"evaluation ranks and explicit equations; the generators generate I(M) in degrees <= {args.max_degree} "
+          "and none is redundant")
+    print(f"not proved: that I(M) has no minimal generator of degree > {args.max_degree} (no degree bound)")
+    if args.certificate:
+        print(f"certificate    {args.certificate}")
+    return 0
+
+
 def _cmd_implicit(args) -> int:
     from ..geometry.loci.implicit import implicit_equations
 
     arch = _architecture(args)
     arch.require_plain("attngeo implicit")
     _check_certificate_path(args)
+    if args.max_degree is not None:
+        return _cmd_graded(args, arch)
     eq = implicit_equations(arch, engine=args.engine, timeout=args.timeout, seed=args.seed)
     if args.export:
         if args.certificate:
@@ -668,6 +711,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=_seed, default=0, help="seed for the stratum points (default 0)")
     p.add_argument("--certificate", metavar="FILE", help="write the strata certificate to FILE")
     p.add_argument("--timeout", type=_seconds, default=600.0, help="seconds the whole command may take (default 600)")
+    p.add_argument("--max-degree", type=_positive, default=None, metavar="K",
+                   help="decide strata the tangent criteria leave open with the implicit equations of degree <= K "
+                        "(smooth when their Jacobian has rank codim M; docs/singular.md §8)")
     _add_memory(p)
     p.set_defaults(run=_cmd_singular)
 
@@ -683,7 +729,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--certificate", metavar="FILE", help="write the certificate to FILE")
     p.add_argument("--export", choices=("m2", "singular"),
                    help="print a Macaulay2 or Singular script that rebuilds the ring and the minimal generators "
-                        "and prints a Groebner basis (Ideal.export; variables c_(k,p,m,n) in Macaulay2)")
+                        "and prints a Groebner basis (Ideal.export; variables c_(k,p,m,n) in Macaulay2); with "
+                        "--max-degree, the generators of degree <= K")
+    p.add_argument("--max-degree", type=_positive, default=None, metavar="K",
+                   help="I(M) in degrees <= K degree by degree, without elimination: certified dimensions and "
+                        "minimal generators (docs/math.md §7.4)")
     _add_memory(p)
     p.set_defaults(run=_cmd_implicit)
 
@@ -847,12 +897,20 @@ def main(argv: list[str] | None = None) -> int:
             engine.set_memory_limit(getattr(args, "max_memory", None))
             try:
                 what = f"attngeo {args.command} --widths {','.join(map(str, args.widths))}"
-                if args.run is _cmd_implicit:
+                if args.run is _cmd_implicit and args.max_degree is not None:
+                    from ..geometry.loci import graded
+
+                    engine.require_memory(graded.memory_estimate(_architecture(args), args.max_degree), what)
+                elif args.run is _cmd_implicit:
                     from ..geometry.loci.implicit import memory_estimate
 
                     engine.require_memory(memory_estimate(_architecture(args)), what)
                 elif args.run is _cmd_singular or len(args.widths) > 2:  # these run an engine
                     engine.require_memory(engine.ENGINE_FLOOR_MB * 2**20, what)
+                    if args.run is _cmd_singular and args.max_degree is not None:
+                        from ..geometry.loci import graded
+
+                        engine.require_memory(graded.memory_estimate(_architecture(args), args.max_degree), what)
                 with engine.Deadline(getattr(args, "timeout", None), what):  # the whole command, not only its engine
                     return args.run(args)
             finally:

@@ -105,6 +105,15 @@ def honest_pool() -> dict[str, dict]:
 
     pool["virtual-fiber-orbit"] = virtual_fiber(Architecture((3, 3, 3), (2, 2), tokens=2), seed=1).to_json()
     pool["virtual-fiber-swap"] = virtual_fiber(Architecture((2, 2, 1), (2, 1), tokens=2), seed=1).to_json()
+    # degree by degree (no engine): the d = 2 quartic, and three quadrics with a smooth point they decide
+    from attngeo.geometry.loci.graded import graded_equations
+
+    quartic = graded_equations(Architecture((2, 1), (2,), tokens=2), 4)
+    quadrics = graded_equations(Architecture((2, 1), (1,), tokens=2), 2)
+    pool["implicit-graded-quartic"] = quartic.to_json()
+    pool["implicit-graded-quadrics"] = quadrics.to_json()
+    swap = special_point(quadrics.arch, "rank1-swap", random.Random(0))
+    pool["singular-by-degrees"] = is_singular(quadrics.arch, swap, equations=quadrics).to_json()
     if find_msolve() is not None:
         from attngeo.geometry.fibers.deep import deep_fiber
         from attngeo.geometry.loci.implicit import implicit_equations

@@ -18,6 +18,7 @@ from ..dimension.dense import certified_dimension
 from ..limits import MAX_LOCUS_WORK, refuse_above
 from ..fibers.layer import forms, split
 from ..poly import parse, ring
+from .graded import generators as graded_generators
 from ..schema import ARCHITECTURE, CHECKED, HEADER, NUMBER, Embedded
 from ..values import boolean, field, integer, matrix, reject, seq
 
@@ -28,6 +29,7 @@ SCHEMA = {
     "dimension_certificate": Embedded("dimension"),
     "fiber_certificate": Embedded("fiber", ("architecture", "point")),
     "implicit_certificate": Embedded("implicit"),
+    "graded_certificate": Embedded("implicit-graded"),
     "jacobian_rank": CHECKED,
 }
 
@@ -114,13 +116,7 @@ def _by_equations(cert: dict, F: list[list], d: int, dd: int, w: str, span: int,
     eq = cert["implicit_certificate"]
     if span > dim:
         reject("the equations are consulted only where the tangent images do not already prove singularity")
-    coords = []
-    for k in range(dd):
-        for p in range(d):
-            terms = F[k][p].to_dict()
-            for m in range(d):
-                for n in range(m, d):
-                    coords.append(terms.get(tuple(int(i == m) + int(i == n) for i in range(d)), 0))
+    coords = _point_coordinates(F, d, dd)
     cctx = ring(eq["coordinates"])
     G = [parse(t, cctx, f"implicit_certificate.equations[{k}]") for k, t in enumerate(eq["equations"])]
     if any(g(*coords) != 0 for g in G):
@@ -133,6 +129,43 @@ def _by_equations(cert: dict, F: list[list], d: int, dd: int, w: str, span: int,
     if cert.get("verdict") != expected or cert.get("certified") is not True:
         reject(f"Jacobian rank {rank} against codim M = {codim} means a certified {expected} point")
     return f"{expected} point of M ({w}): Jacobian of the implicit equations has rank {rank}, codim M = {codim}"
+
+
+def _point_coordinates(F: list[list], d: int, dd: int) -> list:
+    """The coordinates ``c_{k,p,mn}`` of the point: the coefficients of ``y_m y_n`` in ``F_kp``."""
+    coords = []
+    for k in range(dd):
+        for p in range(d):
+            terms = F[k][p].to_dict()
+            for m in range(d):
+                for n in range(m, d):
+                    coords.append(terms.get(tuple(int(i == m) + int(i == n) for i in range(d)), 0))
+    return coords
+
+
+def _by_graded(cert: dict, F: list[list], d: int, dd: int, w: str, span: int, dim: int) -> str:
+    """Smooth from the equations of degree <= K (the embedded certificate, verified): Jacobian rank codim M.
+
+    Those equations lie in I(M), so the Zariski tangent space is inside their
+    Jacobian's kernel; rank ``codim M`` leaves room for ``dim M`` only. A lower
+    rank proves nothing (higher degrees might add rank), so only ``smooth`` is claimed.
+    """
+    eq = cert["graded_certificate"]
+    if span > dim:
+        reject("the equations are consulted only where the tangent images do not already prove singularity")
+    coords = _point_coordinates(F, d, dd)
+    ctx = ring(eq["coordinates"])
+    G = graded_generators(eq, ctx)
+    if any(g(*coords) != 0 for g in G):
+        reject("the point's coordinates do not satisfy the equations of degree <= K")
+    rank = fmpq_mat([[g.derivative(i)(*coords) for i in range(len(coords))] for g in G]).rank() if G else 0
+    codim = len(coords) - dim
+    if integer(field(cert, "jacobian_rank"), "jacobian_rank", 0) != rank:
+        reject(f"the Jacobian of the equations of degree <= K has rank {rank}")
+    if rank != codim or cert.get("verdict") != "smooth" or cert.get("certified") is not True:
+        reject(f"equations of degree <= K prove only smooth points, by Jacobian rank codim M = {codim} (here {rank})")
+    return (f"smooth point of M ({w}): Jacobian of the equations of degree <= {eq['max_degree']} has rank "
+            f"codim M = {codim}")
 
 
 def check(cert: dict) -> str:
@@ -202,8 +235,12 @@ def check(cert: dict) -> str:
     certified = boolean(field(cert, "certified"), "certified")
     w = f"widths {d},{dd}, rank {a}"
     fib = field(cert, "fiber_certificate")  # verified and bound to this point by the kernel
+    if "implicit_certificate" in cert and "graded_certificate" in cert:
+        reject("a verdict rests on the implicit equations or on those of degree <= K, not both")
     if "implicit_certificate" in cert:
         return _by_equations(cert, F, d, dd, w, span, dim)
+    if "graded_certificate" in cert:
+        return _by_graded(cert, F, d, dd, w, span, dim)
     if "jacobian_rank" in cert:
         reject("jacobian_rank belongs to a verdict from the implicit equations")
     if verdict == "singular":

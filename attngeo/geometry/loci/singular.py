@@ -176,6 +176,7 @@ class SingularityVerdict(Result):
     seconds: float = 0.0
     implicit_certificate: dict | None = None  # when the verdict comes from the implicit equations
     jacobian_rank: int | None = None
+    graded_certificate: dict | None = None  # when smoothness comes from the equations of degree <= K
 
     kind = "singular-point"
 
@@ -217,7 +218,9 @@ class SingularityVerdict(Result):
                 "dimension_certificate": self.dimension_certificate,
                 "fiber_certificate": self.fiber_certificate,
                 **({"implicit_certificate": self.implicit_certificate, "jacobian_rank": self.jacobian_rank}
-                   if self.implicit_certificate else {})})
+                   if self.implicit_certificate else {}),
+                **({"graded_certificate": self.graded_certificate, "jacobian_rank": self.jacobian_rank}
+                   if self.graded_certificate else {})})
 
     def __str__(self) -> str:
         return f"{self.arch}: {self.verdict} ({self.reason})"
@@ -247,6 +250,8 @@ def is_singular(arch: Architecture, weights, seed: int | None = 0, extra: int = 
     architecture) decides points the two criteria leave open: Jacobian rank
     ``= codim M`` ⇒ smooth (needs only ``G ⊆ I(M)``); lower ⇒ singular (needs
     ``<G> = I(M)``, proved for hypersurfaces, else msolve's replayed elimination).
+    The equations of degree ``<= K`` (:class:`attngeo.geometry.loci.graded.GradedEquations`)
+    decide only *smooth*: a lower rank leaves the point undecided (docs/singular.md §8).
 
     Parameters
     ----------
@@ -258,7 +263,7 @@ def is_singular(arch: Architecture, weights, seed: int | None = 0, extra: int = 
         Seeds the extra preimages and the dimension certificate.
     extra : int
         Extra random preimages over a rank-deficient ``A``.
-    equations : ImplicitEquations or None
+    equations : ImplicitEquations, GradedEquations or None
         Decides what the tangent criteria leave open.
 
     Returns
@@ -309,19 +314,29 @@ def is_singular(arch: Architecture, weights, seed: int | None = 0, extra: int = 
     else:
         verdict = "undecided"
         reason = f"span {span} = dim M at the preimages tried, and the smooth criterion does not apply"
-    implicit, jrank = None, None
+    implicit, jrank, graded = None, None, None
     if verdict == "undecided" and equations is not None:
         from .implicit import coordinates_of
 
         if equations.arch != arch:
             raise InvalidInputError(f"the implicit equations are for {equations.arch}, not {arch}")
         jrank = equations.jacobian_rank(coordinates_of(arch, point))
-        implicit = equations.to_json()
-        if jrank == equations.codimension:
+        if equations.kind == "implicit-graded":  # only G ⊆ I(M) is known: rank codim M proves smooth, less proves nothing
+            codim = len(equations.coordinates) - dim
+            if jrank == codim:
+                verdict, graded = "smooth", equations.to_json()
+                reason = (f"Jacobian of the equations of degree <= {equations.max_degree} has rank codim M = {jrank}")
+            else:
+                reason += (f"; the equations of degree <= {equations.max_degree} have Jacobian rank {jrank} < codim M "
+                           f"= {codim}, which equations of higher degree could raise")
+                jrank = None
+        elif jrank == equations.codimension:
+            implicit = equations.to_json()
             verdict, reason = "smooth", f"Jacobian of the implicit equations has rank codim M = {jrank}"
         else:
+            implicit = equations.to_json()
             how = "an irreducible hypersurface" if equations.generates == "proved" else "msolve's elimination, replayed"
             verdict = "singular"
             reason = f"Jacobian of the implicit equations has rank {jrank} < codim M = {equations.codimension} ({how})"
     return SingularityVerdict(arch, [str(x) for x in point], verdict, dim, span, pre, reason, dim_cert.to_json(),
-                              fib.to_json(), time.perf_counter() - start, implicit, jrank)
+                              fib.to_json(), time.perf_counter() - start, implicit, jrank, graded)
