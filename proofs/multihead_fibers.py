@@ -25,13 +25,12 @@ The script exits 0 unless a certificate is rejected or a case fails to run;
 hidden symmetries are findings, not failures.
 """
 
-import argparse
 from math import factorial
 
 from attngeo import Architecture, SymmetryGroup, certify_dimension
 from attngeo.exact.engine import EngineFailed, EngineUnavailable
 from attngeo.geometry.fibers.deep import deep_fiber, gauge
-from attngeo.theorems.proof import INSTANCES, CaseOutcome, Claim, Entry, main_guard, run_cases, sizes_of
+from attngeo.theorems.proof import INSTANCES, CaseOutcome, Claim, Entry, main_guard, proof_parser, run_cases, sizes_of
 
 #: (d, a, heads, value rank, flags): the default grid settles each in seconds.
 FAST = [(d, a, h, b, {}) for d in (2, 3) for a in range(1, d + 1) for h in (2, 3) for b in (None, 1)
@@ -124,12 +123,9 @@ def outcomes(args):
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default="certificates/multihead_fibers", help="certificate folder")
-    parser.add_argument("--seed", type=int, default=2025, help="seed for points and inputs")
+    parser = proof_parser(__doc__.splitlines()[0], "certificates/multihead_fibers",
+                          full="also the 3-head eliminations on 3 -> 3 (minutes each)")
     parser.add_argument("--points", type=int, default=2, help="random points per architecture (default 2)")
-    parser.add_argument("--no-check", action="store_true", help="skip re-verifying each certificate")
-    parser.add_argument("--full", action="store_true", help="also the 3-head eliminations on 3 -> 3 (minutes each)")
     parser.add_argument("--engine", default="auto", help="Groebner engine (default: msolve when installed)")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per elimination (default 120)")
     args = parser.parse_args()
