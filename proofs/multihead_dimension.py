@@ -17,7 +17,7 @@ published functional-dimension formula ``h (2ad + b(d + d')) - h (a^2 + b^2)``
 Default grid (about 15 s): heads 1..3, single layers with widths 2..4 and ranks
 ``{1, 2, d}``, two layers of width 2 and 3, value ranks none or 1 (and 2 for
 widths >= 3 in the sampled softmax grid), residual on/off, causal on/off, ``t = 2``,
-lightning on the full product and softmax on a fixed sample of 30 (ball arithmetic
+lightning on the full product and softmax on a fixed sample of 50 (ball arithmetic
 is slower). ``--full`` (about a minute): heads 1..4, widths 2..5, ``t in {2, 3}``,
 a softmax sample of 90.
 Cases left with bounds are listed (they are not failures); a certified value
@@ -40,7 +40,7 @@ SOFTMAX = Claim("multi-head softmax", r"softmax networks with heads, value ranks
 PUBLISHED = Claim("published formula", r"one softmax layer, $V = OU$, $a \le d$, $b \le \min(d, d')$: "
                   r"$\dim \mathcal M = h(2ad + b(d + d')) - h(a^2 + b^2)$ (published)", INSTANCES)
 #: Softmax architectures sampled: default grid, full grid.
-SOFTMAX_SAMPLE = {False: 30, True: 90}
+SOFTMAX_SAMPLE = {False: 50, True: 90}
 
 
 def _shapes(full: bool):

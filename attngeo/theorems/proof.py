@@ -320,12 +320,17 @@ def variant(arch: Architecture) -> str:
     return " ".join(parts).replace("residual", "res")
 
 
+#: ``full`` of a script with one grid: its default grid is its full grid, and the report says "full grid".
+ONE_GRID = "the same grid (this script has one)"
+
+
 def proof_parser(description: str, default_out: str, full: str = "") -> argparse.ArgumentParser:
     """A proof script's argument parser: ``--out``, ``--seed`` (2025), ``--no-check``, ``--full``.
 
     ``--full`` runs the script's full grid (``attngeo certify --full`` passes it to every script); by default
     each script runs its default grid, trimmed so that ``attngeo certify`` stays near a minute. ``full`` says
-    what the full grid adds (its help text). A script with more options adds them to this parser.
+    what the full grid adds (its help text), :data:`ONE_GRID` for a script whose default grid is already its full
+    grid. A script with more options adds them to this parser.
 
     Examples
     --------
@@ -341,7 +346,9 @@ def proof_parser(description: str, default_out: str, full: str = "") -> argparse
     parser.add_argument("--seed", type=int, default=2025, help="seed for points, inputs and primes")
     parser.add_argument("--no-check", action="store_true", help="skip re-verifying each certificate")
     parser.add_argument("--full", action="store_true",
-                        help="run the full grid" + (f": {full}" if full else "") + " (default: the trimmed grid)")
+                        help="accepted for attngeo certify --full; this script has one grid" if full == ONE_GRID else
+                        "run the full grid" + (f": {full}" if full else "") + " (default: the trimmed grid)")
+    parser.set_defaults(one_grid=full == ONE_GRID)
     return parser
 
 
@@ -362,16 +369,18 @@ def proof_arguments(description: str, default_out: str, full: str = "") -> argpa
 
 
 def grid(args: argparse.Namespace) -> str:
-    """``"full"`` when the script runs its full grid (``--full``), else ``"default"``; the summary line says which.
+    """``"full"`` when the script runs its full grid (``--full``, or it has one grid), else ``"default"``.
+
+    The summary line says which, and the report prints it beside each statement.
 
     Examples
     --------
     >>> import argparse
     >>> from attngeo.theorems.proof import grid
-    >>> grid(argparse.Namespace(full=True)), grid(argparse.Namespace())
-    ('full', 'default')
+    >>> grid(argparse.Namespace(full=True)), grid(argparse.Namespace()), grid(argparse.Namespace(one_grid=True))
+    ('full', 'default', 'full')
     """
-    return "full" if getattr(args, "full", False) else "default"
+    return "full" if getattr(args, "full", False) or getattr(args, "one_grid", False) else "default"
 
 
 def run_dimension_proof(title: str, cases: list[Case], args: argparse.Namespace, results: list | None = None,
