@@ -742,11 +742,13 @@ def _results_table(outcomes: list[Outcome]) -> list[str]:
         s = o.statement
         rows = o.parts or [{"latex": "", "scope": {}, "outcome": None}]
         for k, p in enumerate(rows):
-            head = rf"\textbf{{{tex_escape(s.title)}}} ({tex_escape(s.kind)})" if k == 0 else ""
+            # the grid goes beside the statement: the narrow time column holds the wall time only
+            kind = tex_escape(s.kind) + (f"; {o.grid}" if o.grid else "")
+            head = rf"\textbf{{{tex_escape(s.title)}}} ({kind})" if k == 0 else ""
             result = rf"\textbf{{{OUTCOMES[p['outcome']]}}}: {counts(p)}" if p["outcome"] else tex_escape(o.headline)
             if k == 0 and not o.ok:
                 result = rf"\textbf{{FAILED}} (exit {o.exit_code}); " + result
-            seconds = o.run.replace(" s", r"\,s") if k == 0 else ""
+            seconds = rf"{o.seconds:.1f}\,s" if k == 0 else ""
             sizes = _sizes(o, p, listed) if p["outcome"] else ""
             body.append(rf"{head} & {p['latex']} & {sizes} & {result} & {seconds} \\")
         if o.proved or o.proof_failure:
