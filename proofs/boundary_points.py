@@ -5,7 +5,8 @@ no real weights exactly when F = q(y) R with q a definite rank-2 quadric (a
 complex-conjugate swap pair); the boundary of M_R in M_C ∩ R^N is {0} and the
 rank-1 parallel points F = (s.y)^2 R; for d = 1 there is no boundary. [HMK]
 characterize boundary points through rank-1 matrices (docs/math.md §2.5); this
-script certifies the lemma's classification point by point. Grid: d <= 4,
+script certifies the lemma's classification point by point. One grid
+(``--full`` runs the same): d <= 4,
 d' <= 3, a <= d; points: generic, rank-1 swap and parallel, zero, and real
 tensors q(y) R with q definite and indefinite. The expected verdict is derived
 from how each point is built, never from the code under test. Exit 1 when a
@@ -21,7 +22,7 @@ from attngeo.geometry.loci.boundary import is_boundary_point
 from attngeo.geometry.fibers.layer import special_point
 from attngeo.model.layerfunction import LayerFunction, weights_AV
 from attngeo.latex import point
-from attngeo.theorems.proof import INSTANCES, Claim, Entry, CaseOutcome, main_guard, proof_arguments, run_cases, sizes_of
+from attngeo.theorems.proof import INSTANCES, Claim, Entry, CaseOutcome, main_guard, ONE_GRID, proof_arguments, run_cases, sizes_of
 
 LEMMA_B = Claim("Lemma B", r"Lemma B at each point: $0$ and the rank-1 parallel points $(s \cdot y)^2 R$ are boundary "
                 r"points, definite $q(y) R$ lie outside $\mathcal M_{\mathbb R}$, every other point is interior "
@@ -86,7 +87,7 @@ def outcomes(seed):
 
 
 def main() -> int:
-    args = proof_arguments(__doc__.splitlines()[0], "certificates/boundary_points")
+    args = proof_arguments(__doc__.splitlines()[0], "certificates/boundary_points", full=ONE_GRID)
     header = f"{'d':>2}{'dd':>4}{'a':>3}  {'point':<15}{'verdict':<10}{'shape':<12}lemma"
     return run_cases("Boundary points of real single-layer neuromanifolds (Lemma B)", header, outcomes(args.seed), args,
                      [LEMMA_B])

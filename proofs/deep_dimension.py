@@ -2,7 +2,7 @@
 
 Statement ([HMK] section 3): equal widths ``d``, equal ranks ``a <= d``, ``t >= 2``:
 ``dim M = l a (2d - a) + d^2 - l``. Grid: ``l <= 3``, ``d <= 6``, ``a <= d``,
-``t in {2, 3}``. Then a set of unequal widths and ranks, where [HMK] give no
+``t in {2, 3}`` (one grid: ``--full`` runs the same). Then a set of unequal widths and ranks, where [HMK] give no
 closed form: the table shows whether the naive count (parameters minus the
 symmetry group's dimension) is the true dimension. Only equal-width cases are
 inside the hypotheses; the script exits 1 if one of them fails or disagrees.
@@ -10,7 +10,7 @@ inside the hypotheses; the script exits 1 if one of them fails or disagrees.
 
 from attngeo import Architecture
 from attngeo.model.formulas import deep_equal_width_dimension
-from attngeo.theorems.proof import INSTANCES, Case, Claim, main_guard, proof_arguments, run_dimension_proof
+from attngeo.theorems.proof import INSTANCES, Case, Claim, main_guard, ONE_GRID, proof_arguments, run_dimension_proof
 
 EQUAL = Claim("equal widths", r"equal widths and ranks: $\dim \mathcal M = l\,a(2d - a) + d^2 - l$", sizes="depth")
 UNEQUAL_WIDTHS = Claim("unequal widths", r"unequal widths or ranks, where [HMK] give no closed form: "
@@ -45,7 +45,7 @@ def cases():
 
 
 def main() -> int:
-    args = proof_arguments(__doc__.splitlines()[0], "certificates/deep_dimension")
+    args = proof_arguments(__doc__.splitlines()[0], "certificates/deep_dimension", full=ONE_GRID)
     return run_dimension_proof("[HMK] deep dimension, equal widths; naive count elsewhere", list(cases()), args,
                                claims=[EQUAL, UNEQUAL_WIDTHS])
 

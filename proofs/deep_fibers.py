@@ -23,14 +23,13 @@ hypothesis) and what elimination finds. Exit 1 if a case inside [HMK]'s
 statement does not certify the generic orbit, or if the two methods disagree.
 """
 
-import argparse
 import random
 
 from attngeo import Architecture
 from attngeo.exact.engine import EngineFailed, EngineUnavailable
 from attngeo.geometry.fibers.deep import deep_fiber, gauge_point
 from attngeo.geometry.fibers.virtual import HypothesisFailed, virtual_fiber, virtual_weights
-from attngeo.theorems.proof import INSTANCES, RANGE, CaseOutcome, Claim, Entry, main_guard, run_cases, sizes_of
+from attngeo.theorems.proof import INSTANCES, RANGE, CaseOutcome, Claim, Entry, main_guard, proof_parser, run_cases, sizes_of
 
 
 def _virtual_grid():
@@ -212,11 +211,8 @@ def outcomes(args):
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default="certificates/deep_fibers", help="certificate folder")
-    parser.add_argument("--seed", type=int, default=2025, help="seed for points and inputs")
-    parser.add_argument("--no-check", action="store_true", help="skip re-verifying each certificate")
-    parser.add_argument("--full", action="store_true", help="also the larger eliminations (minutes, some out of reach)")
+    parser = proof_parser(__doc__.splitlines()[0], "certificates/deep_fibers",
+                          full="also the larger eliminations (minutes, some out of reach)")
     parser.add_argument("--engine", default="auto", help="Groebner engine (default: msolve when installed)")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per elimination (default 120)")
     args = parser.parse_args()

@@ -3,7 +3,8 @@
 Statement (attngeo, docs/invariance.md §5, docs/findings.md): with the symmetry
 groups and the kernel-field families (annihilator, symmetric-score, score-free,
 co-annihilator) the upper bound meets the Jacobian lower bound for every
-architecture. Grid: every single layer with widths ``<= 5`` and every rank, and
+architecture. One grid (``--full`` runs the same): every single layer with widths
+``<= 5`` and every rank, and
 a fixed sample of two- and three-layer networks with widths ``<= 5``, every
 rank allowed, ``t in {1, 2, 3}``, lightning and softmax. Architectures left
 with bounds are listed with them (and counted); they are not failures.
@@ -17,7 +18,7 @@ clipping changes a width, with each exception listed.
 import random
 
 from attngeo import Architecture, certify_dimension
-from attngeo.theorems.proof import INSTANCES, Case, Claim, main_guard, proof_arguments, run_dimension_proof
+from attngeo.theorems.proof import INSTANCES, Case, Claim, main_guard, ONE_GRID, proof_arguments, run_dimension_proof
 
 GRID = Claim("every architecture", r"every architecture on the grid: the dimension is certified "
              r"(groups and kernel fields span the kernel of $d\varphi$)", INSTANCES)
@@ -64,7 +65,7 @@ def cases(seed: int):
 
 
 def main() -> int:
-    args = proof_arguments(__doc__.splitlines()[0], "certificates/every_architecture")
+    args = proof_arguments(__doc__.splitlines()[0], "certificates/every_architecture", full=ONE_GRID)
     results = []
     code = run_dimension_proof("every architecture on the grid (groups + kernel fields)", list(cases(args.seed)),
                                args, results=results, claims=[GRID, CLIPPED])

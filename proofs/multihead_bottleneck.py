@@ -87,14 +87,10 @@ def cases(full: bool):
 
 
 def main() -> int:
-    import sys
-
-    full = "--full" in sys.argv
-    if full:
-        sys.argv.remove("--full")
-    args = proof_arguments(__doc__.splitlines()[0], "certificates/multihead_bottleneck")
+    args = proof_arguments(__doc__.splitlines()[0], "certificates/multihead_bottleneck",
+                           full="d = d' <= 6, d != d', one token, t = 3, residual and causal (minutes)")
     return run_dimension_proof("Multi-head layers with value bottlenecks: certified dimension beside the observed "
-                               "count", list(cases(full)), args, claims=[COUNT] + ([ONE_TOKEN] if full else []))
+                               "count", list(cases(args.full)), args, claims=[COUNT] + ([ONE_TOKEN] if args.full else []))
 
 
 if __name__ == "__main__":

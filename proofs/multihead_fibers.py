@@ -21,17 +21,20 @@ permutations. Per architecture:
   h! re-gauged head permutations certifies "fiber = orbit x S_h" on the gauge
   domain; more verified points certify a hidden discrete symmetry.
 
+Default grid (``FAST``, one random point per architecture); ``--full`` adds the
+3-head eliminations on 3 -> 3 (``SLOW``, minutes each) and takes two points per
+architecture (``--points`` overrides either).
+
 The script exits 0 unless a certificate is rejected or a case fails to run;
 hidden symmetries are findings, not failures.
 """
 
-import argparse
 from math import factorial
 
 from attngeo import Architecture, SymmetryGroup, certify_dimension
 from attngeo.exact.engine import EngineFailed, EngineUnavailable
 from attngeo.geometry.fibers.deep import deep_fiber, gauge
-from attngeo.theorems.proof import INSTANCES, CaseOutcome, Claim, Entry, main_guard, run_cases, sizes_of
+from attngeo.theorems.proof import INSTANCES, CaseOutcome, Claim, Entry, main_guard, proof_parser, run_cases, sizes_of
 
 #: (d, a, heads, value rank, flags): the default grid settles each in seconds.
 FAST = [(d, a, h, b, {}) for d in (2, 3) for a in range(1, d + 1) for h in (2, 3) for b in (None, 1)
@@ -98,7 +101,7 @@ def outcomes(args):
                    + "; no elimination)")
             yield CaseOutcome(f"{name}_dimension", dim, row, entries=[Entry(SPAN.key, _sizes(arch), "certified")])
             continue
-        for p in range(args.points):
+        for p in range(args.points or (2 if args.full else 1)):
             seed = args.seed + 100 * k + p
             try:
                 fib = deep_fiber(arch, seed=seed, engine=args.engine, timeout=args.timeout)
@@ -124,12 +127,10 @@ def outcomes(args):
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default="certificates/multihead_fibers", help="certificate folder")
-    parser.add_argument("--seed", type=int, default=2025, help="seed for points and inputs")
-    parser.add_argument("--points", type=int, default=2, help="random points per architecture (default 2)")
-    parser.add_argument("--no-check", action="store_true", help="skip re-verifying each certificate")
-    parser.add_argument("--full", action="store_true", help="also the 3-head eliminations on 3 -> 3 (minutes each)")
+    parser = proof_parser(__doc__.splitlines()[0], "certificates/multihead_fibers",
+                          full="also the 3-head eliminations on 3 -> 3 (minutes each)")
+    parser.add_argument("--points", type=int, default=None,
+                        help="random points per architecture (default 1; 2 with --full)")
     parser.add_argument("--engine", default="auto", help="Groebner engine (default: msolve when installed)")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per elimination (default 120)")
     args = parser.parse_args()

@@ -5,13 +5,14 @@ heads of rank ``a`` and value rank ``b`` (``V_j = O_j U_j``), ``t >= 2`` and
 ``h max(a, b) <= d`` has ``dim M = P - h(a^2 + 1 + b^2) = h(2ad + 2bd - a^2 - b^2 - 1)``:
 the per-head ``GL_a x C* x GL_b`` is the whole generic fiber. ``attngeo prove
 multihead-layer-dimension`` proves it for every size; this script certifies the
-instances ``d <= 7``, ``t = 2`` independently (dense or head-point witnesses).
+instances ``d <= 7``, ``t = 2`` independently (dense or head-point witnesses;
+one grid: ``--full`` runs the same).
 Every case is inside the hypotheses, so any case that fails to certify or
 disagrees with the formula makes the script exit 1.
 """
 
 from attngeo import Architecture
-from attngeo.theorems.proof import Case, Claim, main_guard, proof_arguments, run_dimension_proof
+from attngeo.theorems.proof import Case, Claim, main_guard, ONE_GRID, proof_arguments, run_dimension_proof
 
 FORMULA = Claim("formula", r"$\dim \mathcal M = h(2ad + 2bd - a^2 - b^2 - 1)$ for $h \max(a, b) \le d$")
 
@@ -26,7 +27,7 @@ def cases():
 
 
 def main() -> int:
-    args = proof_arguments(__doc__.splitlines()[0], "certificates/multihead_layer_dimension")
+    args = proof_arguments(__doc__.splitlines()[0], "certificates/multihead_layer_dimension", full=ONE_GRID)
     return run_dimension_proof("attngeo multi-head layer dimension, heads on disjoint blocks", list(cases()), args,
                                claims=[FORMULA])
 

@@ -2,14 +2,14 @@
 
 Statement ([HMK] section 3): for one lightning layer with ``t >= 2`` tokens,
 ``dim M = 2ad + dd' - a^2 - 1`` when ``a <= d`` and ``d^2 + dd' - 1`` when ``a > d``.
-Grid: ``1 <= d, d' <= 6``, ``1 <= a <= d + 1``, ``t in {2, 3}`` (324 cases).
+Grid: ``1 <= d, d' <= 6``, ``1 <= a <= d + 1``, ``t in {2, 3}`` (324 cases; one grid: ``--full`` runs the same).
 Every case is inside the hypotheses, so any case that fails to certify or
 disagrees with the formula makes the script exit 1.
 """
 
 from attngeo import Architecture
 from attngeo.model.formulas import single_layer_dimension
-from attngeo.theorems.proof import Case, Claim, main_guard, proof_arguments, run_dimension_proof
+from attngeo.theorems.proof import Case, Claim, main_guard, ONE_GRID, proof_arguments, run_dimension_proof
 
 FORMULA = Claim("formula", r"$\dim \mathcal M = 2ad + dd' - a^2 - 1$ for $a \le d$, $d^2 + dd' - 1$ for $a > d$")
 
@@ -24,7 +24,7 @@ def cases():
 
 
 def main() -> int:
-    args = proof_arguments(__doc__.splitlines()[0], "certificates/single_layer_dimension")
+    args = proof_arguments(__doc__.splitlines()[0], "certificates/single_layer_dimension", full=ONE_GRID)
     return run_dimension_proof("[HMK] single-layer dimension, lightning", list(cases()), args,
                                claims=[FORMULA])
 

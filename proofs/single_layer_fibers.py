@@ -5,7 +5,7 @@ Statement ([HMK] section 3, docs/math.md §2.1), t >= 2: the fiber of
 rank A >= 2 or rank V >= 2; two lines (the swap A = p q^T, V = r s^T <->
 A = s q^T, V = r p^T) when both have rank 1 and s, p are not parallel; one line
 when they are; and {A = 0} u {V = 0, rank A <= a} for the zero function.
-Grid: d, d' <= 5, a = 1..d+1, t = 2, at a random, a rank-1 swap, a rank-1
+One grid (``--full`` runs the same): d, d' <= 5, a = 1..d+1, t = 2, at a random, a rank-1 swap, a rank-1
 parallel and a zero point each. The expected case is computed here from the
 ranks of A and V alone; the fiber certificate is written and re-checked.
 Exit 1 when a fiber disagrees with the statement or a certificate fails.
@@ -19,7 +19,7 @@ from attngeo import Architecture
 from attngeo.geometry.fibers.layer import determinantal_dimension, fiber, special_point
 from attngeo.model.layerfunction import weights_AV
 from attngeo.latex import point
-from attngeo.theorems.proof import INSTANCES, Claim, Entry, CaseOutcome, main_guard, proof_arguments, run_cases, sizes_of
+from attngeo.theorems.proof import INSTANCES, Claim, Entry, CaseOutcome, main_guard, ONE_GRID, proof_arguments, run_cases, sizes_of
 
 KINDS = ("random", "rank1-swap", "rank1-parallel", "zero")
 BY_RANKS = Claim("by ranks", r"the fiber through the point is the one the ranks of $A$ and $V$ predict: the "
@@ -81,7 +81,7 @@ def outcomes(seed: int):
 
 
 def main() -> int:
-    args = proof_arguments(__doc__.splitlines()[0], "certificates/single_layer_fibers")
+    args = proof_arguments(__doc__.splitlines()[0], "certificates/single_layer_fibers", full=ONE_GRID)
     header = f"{'d':>2}{'dd':>4}{'a':>3}  {'point':<15}{'case':<15}{'dims (A,V)':<14}{'QKV':>4}  status"
     return run_cases("[HMK] single-layer fibers", header, outcomes(args.seed), args, [BY_RANKS, GENERIC])
 

@@ -1,7 +1,7 @@
 """Certify the (rank A, rank V) stratification of single-layer neuromanifolds, and cross-check it.
 
 Statement ([HMK] section 3, docs/math.md §2.4), t >= 2: the singular points are
-those with rank(A) rank(V) <= 1. Grid: d <= 4, d' <= 3, a <= d. For every
+those with rank(A) rank(V) <= 1. Grid: d <= 3 (``--full``: d <= 4), d' <= 3, a <= d. For every
 stratum: its image dimension (exact Jacobian rank = dim S - 1) and its label
 (singular on the whole stratum / smooth on a dense open part), certified by
 attngeo.geometry.loci.strata (docs/singular.md section 4). For d = 2, d' <= 2 (and 3,1, a = 1) the implicit equations
@@ -67,8 +67,8 @@ def _point(st):
     return [[st.verdict["preimage_weights"][0][i] for i in range(3)]] if st.verdict else None
 
 
-def outcomes(seed, figures: dict):
-    for d in range(2, 5):
+def outcomes(seed, figures: dict, full: bool = False):
+    for d in range(2, 5 if full else 4):
         for dd in range(1, 4):
             for a in range(1, d + 1):
                 arch = Architecture((d, dd), (a,), tokens=2)
@@ -113,11 +113,11 @@ def outcomes(seed, figures: dict):
 
 
 def main() -> int:
-    args = proof_arguments(__doc__.splitlines()[0], "certificates/singular_strata")
+    args = proof_arguments(__doc__.splitlines()[0], "certificates/singular_strata", full="also d = 4")
     header = f"{'d':>2}{'dd':>4}{'a':>3}  strata (rank A, rank V): label (? = not certified)"
     figures = {}
     return run_cases("[HMK] singular locus by strata, with implicit equations at d = 2", header,
-                     outcomes(args.seed, figures), args, [*CRITERION.values(), BELOW_A, ROUTES],
+                     outcomes(args.seed, figures, args.full), args, [*CRITERION.values(), BELOW_A, ROUTES],
                      lambda: {"figures": [figures[k][1] for k in SINGULAR_REGIONS if k in figures]})
 
 

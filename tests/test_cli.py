@@ -333,6 +333,21 @@ def test_certify_json_reports_a_failure(tmp_path, capsys):
     assert (s["status"], s["exit_code"], s["failures"]) == ("failed", 1, ["d=2: wrong"])
 
 
+def test_certify_full_reaches_every_script_and_the_report_names_the_grid(tmp_path, capsys):
+    # the fake script parses its options as every proof script does (theorems/proof.py) and says which grid ran
+    proofs = _fake_proofs(tmp_path, "from attngeo.theorems.proof import Claim, Entry, grid, print_summary, "
+                                    "proof_arguments\nargs = proof_arguments('fake', 'o')\n"
+                                    "print_summary([Claim('k', 'a claim')], [Entry('k', {'d': 2}, 'certified')], "
+                                    "extra={'grid': grid(args)})\n")
+    for flags, which in (([], "default"), (["--full"], "full")):
+        out = tmp_path / which
+        assert main(["certify", "--proofs", str(proofs), "--only", "boundary_points", "--out", str(out), "--json",
+                     *flags]) == 0
+        (s,) = json.loads(capsys.readouterr().out)["statements"]
+        assert s["grid"] == which and s["cpu_seconds"] >= 0
+        assert f"{which} grid" in (out / "report.md").read_text()
+
+
 # -- check ---------------------------------------------------------------------------------
 
 

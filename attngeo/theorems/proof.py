@@ -320,8 +320,40 @@ def variant(arch: Architecture) -> str:
     return " ".join(parts).replace("residual", "res")
 
 
-def proof_arguments(description: str, default_out: str) -> argparse.Namespace:
-    """A proof script's command line (from ``sys.argv``): ``--out``, ``--seed`` (2025), ``--no-check``.
+#: ``full`` of a script with one grid: its default grid is its full grid, and the report says "full grid".
+ONE_GRID = "the same grid (this script has one)"
+
+
+def proof_parser(description: str, default_out: str, full: str = "") -> argparse.ArgumentParser:
+    """A proof script's argument parser: ``--out``, ``--seed`` (2025), ``--no-check``, ``--full``.
+
+    ``--full`` runs the script's full grid (``attngeo certify --full`` passes it to every script); by default
+    each script runs its default grid, trimmed so that ``attngeo certify`` stays near a minute. ``full`` says
+    what the full grid adds (its help text), :data:`ONE_GRID` for a script whose default grid is already its full
+    grid. A script with more options adds them to this parser.
+
+    Examples
+    --------
+    >>> from attngeo.theorems.proof import grid, proof_parser
+    >>> parser = proof_parser("fibers", "certificates/fibers", full="also d = 3")
+    >>> _ = parser.add_argument("--points", type=int, default=2)
+    >>> args = parser.parse_args(["--full", "--points", "3"])
+    >>> args.full, args.points, grid(args)
+    (True, 3, 'full')
+    """
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--out", default=default_out, help=f"certificate folder (default {default_out})")
+    parser.add_argument("--seed", type=int, default=2025, help="seed for points, inputs and primes")
+    parser.add_argument("--no-check", action="store_true", help="skip re-verifying each certificate")
+    parser.add_argument("--full", action="store_true",
+                        help="accepted for attngeo certify --full; this script has one grid" if full == ONE_GRID else
+                        "run the full grid" + (f": {full}" if full else "") + " (default: the trimmed grid)")
+    parser.set_defaults(one_grid=full == ONE_GRID)
+    return parser
+
+
+def proof_arguments(description: str, default_out: str, full: str = "") -> argparse.Namespace:
+    """A proof script's command line (from ``sys.argv``): :func:`proof_parser`'s options.
 
     Examples
     --------
@@ -330,14 +362,25 @@ def proof_arguments(description: str, default_out: str) -> argparse.Namespace:
     >>> from attngeo.theorems.proof import proof_arguments
     >>> with mock.patch.object(sys, "argv", ["single_layer_dimension.py", "--seed", "7"]):
     ...     args = proof_arguments("single-layer dimension", "certificates/single_layer_dimension")
-    >>> args.out, args.seed, args.no_check
-    ('certificates/single_layer_dimension', 7, False)
+    >>> args.out, args.seed, args.no_check, args.full
+    ('certificates/single_layer_dimension', 7, False, False)
     """
-    parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--out", default=default_out, help=f"certificate folder (default {default_out})")
-    parser.add_argument("--seed", type=int, default=2025, help="seed for points, inputs and primes")
-    parser.add_argument("--no-check", action="store_true", help="skip re-verifying each certificate")
-    return parser.parse_args()
+    return proof_parser(description, default_out, full).parse_args()
+
+
+def grid(args: argparse.Namespace) -> str:
+    """``"full"`` when the script runs its full grid (``--full``, or it has one grid), else ``"default"``.
+
+    The summary line says which, and the report prints it beside each statement.
+
+    Examples
+    --------
+    >>> import argparse
+    >>> from attngeo.theorems.proof import grid
+    >>> grid(argparse.Namespace(full=True)), grid(argparse.Namespace()), grid(argparse.Namespace(one_grid=True))
+    ('full', 'default', 'full')
+    """
+    return "full" if getattr(args, "full", False) or getattr(args, "one_grid", False) else "default"
 
 
 def run_dimension_proof(title: str, cases: list[Case], args: argparse.Namespace, results: list | None = None,
@@ -402,7 +445,7 @@ def run_dimension_proof(title: str, cases: list[Case], args: argparse.Namespace,
     """
     out = make_folder(args.out)
     forms = {c.key: c.sizes for c in claims}
-    print(title)
+    print(f"{title} ({grid(args)} grid)")
     header = f"{'widths':<14}{'ranks':<9}{'t':>2}{'P':>6}{'lower':>7}{'upper':>7}{'naive':>7}{'formula':>8}  status"
     print(header)
     print("-" * len(header))
@@ -468,7 +511,7 @@ def run_dimension_proof(title: str, cases: list[Case], args: argparse.Namespace,
         notes.append(f"The naive count (parameters minus the dimension of the symmetry group) differs from the "
                      f"certified dimension at {stats['naive_fails']} of the {stats['certified']} architectures "
                      "whose dimension is certified.")
-    print_summary(claims, entries, notes)
+    print_summary(claims, entries, notes, {"grid": grid(args)})
     if failures:
         print(f"FAILED inside the hypotheses ({len(failures)}):")
         for f in failures:
@@ -589,7 +632,7 @@ def run_cases(title: str, header: str, outcomes, args: argparse.Namespace, claim
     (1, 'claim lines: 2 points (1 certified, 1 failed)')
     """
     out = make_folder(args.out)
-    print(title)
+    print(f"{title} ({grid(args)} grid)")
     print(header)
     print("-" * len(header))
     failures, findings, count, entries, notes = [], [], 0, [], []
@@ -626,7 +669,7 @@ def run_cases(title: str, header: str, outcomes, args: argparse.Namespace, claim
           + ("" if args.no_check else " (each re-verified by the independent checker)"))
     for f in sorted(set(findings)):
         print("finding: " + f)
-    print_summary(claims, entries, notes, extra() if extra else None)
+    print_summary(claims, entries, notes, {"grid": grid(args), **(extra() if extra else {})})
     if failures:
         print(f"FAILED ({len(failures)}):")
         for f in failures:

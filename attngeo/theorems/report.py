@@ -132,6 +132,8 @@ class Outcome:
         For a statement with ``all_sizes``: the checker's claim for its all-sizes certificate, or ``""``.
     proof_failure : str
         Why ``attngeo prove`` failed for it, or ``""`` (a failure fails the statement).
+    cpu : float or None
+        CPU seconds of the script (user + system, its subprocesses included), when measured.
 
     Examples
     --------
@@ -165,6 +167,7 @@ class Outcome:
     missing: bool = False  # the script was not found
     proved: str = ""  # the checker's all-sizes claim (attngeo prove)
     proof_failure: str = ""
+    cpu: float | None = None  # CPU seconds, children included (theorems/runner.py)
 
     @property
     def ok(self) -> bool:
@@ -237,6 +240,28 @@ class Outcome:
         ('certified', 'instances')
         """
         return [{**p, "outcome": classify(p, self.statement.kind)} for p in self.result.get("parts", [])]
+
+    @property
+    def grid(self) -> str:
+        """``default grid`` or ``full grid`` (``--full``), as the script's summary line says; ``""`` if it says none."""
+        return f"{self.result['grid']} grid" if self.result.get("grid") else ""
+
+    @property
+    def run(self) -> str:
+        r"""Wall time, CPU time when measured, and the grid that ran: what the report prints per statement.
+
+        Examples
+        --------
+        >>> from attngeo.theorems.registry import get
+        >>> from attngeo.theorems.report import Outcome
+        >>> s = get("deep-dimension")
+        >>> Outcome(s, 0, 2.5, 'summary: {"parts": [], "grid": "default"}\n', cpu=4.25).run
+        '2.5 s (CPU 4.2 s), default grid'
+        >>> Outcome(s, 0, 2.5, "").run
+        '2.5 s'
+        """
+        cpu = f" (CPU {self.cpu:.1f} s)" if self.cpu is not None else ""
+        return f"{self.seconds:.1f} s{cpu}" + (f", {self.grid}" if self.grid else "")
 
     @property
     def notes(self) -> list[str]:
@@ -447,14 +472,14 @@ def markdown(outcomes: list[Outcome], out: Path, seconds: float) -> str:
                 result = f"**FAILED** (exit {o.exit_code}); " + result
             sizes = _sizes(o, p, listed) if p["outcome"] else ""
             lines.append(f"| {head} | {p['latex']} | {sizes} | {result} | "
-                         f"{f'{o.seconds:.1f} s' if k == 0 else ''} |")
+                         f"{o.run if k == 0 else ''} |")
         if o.proved or o.proof_failure:
             lines.append(f"| | the statement | all sizes | " + (f"**{PROVED}**: {_all_sizes(o)}" if o.proved else
                                                                 f"**FAILED**: {o.proof_failure}") + " | |")
     for o in outcomes:
         s = o.statement
         lines += ["", f"## {s.title}", "", f"*{s.kind}, {s.source}; script `proofs/{s.script}.py`; "
-                  f"uses {', '.join(s.depends) or 'nothing'}; {o.certificates} certificates, {o.seconds:.1f} s.*", "",
+                  f"uses {', '.join(s.depends) or 'nothing'}; {o.certificates} certificates, {o.run}.*", "",
                   s.latex, ""]
         for p in o.parts:
             lines.append(f"- {p['latex']} — **{OUTCOMES[p['outcome']]}** ({counts(p)}); "
@@ -717,7 +742,9 @@ def _results_table(outcomes: list[Outcome]) -> list[str]:
         s = o.statement
         rows = o.parts or [{"latex": "", "scope": {}, "outcome": None}]
         for k, p in enumerate(rows):
-            head = rf"\textbf{{{tex_escape(s.title)}}} ({tex_escape(s.kind)})" if k == 0 else ""
+            # the grid goes beside the statement: the narrow time column holds the wall time only
+            kind = tex_escape(s.kind) + (f"; {o.grid}" if o.grid else "")
+            head = rf"\textbf{{{tex_escape(s.title)}}} ({kind})" if k == 0 else ""
             result = rf"\textbf{{{OUTCOMES[p['outcome']]}}}: {counts(p)}" if p["outcome"] else tex_escape(o.headline)
             if k == 0 and not o.ok:
                 result = rf"\textbf{{FAILED}} (exit {o.exit_code}); " + result
@@ -736,9 +763,10 @@ def _results_table(outcomes: list[Outcome]) -> list[str]:
 def _statement_section(o: Outcome, listed: list) -> list[str]:
     s = o.statement
     uses = ", ".join(tex_escape(d) for d in s.depends) or "nothing"
+    run = o.run.replace(" s", r"\,s")
     body = [rf"\subsection*{{{tex_escape(s.title)}}}",
             rf"\emph{{{tex_escape(s.kind)}, {tex_escape(s.source)}; uses {uses}; {o.certificates} certificates, "
-            rf"{o.seconds:.1f}\,s.}}", "", rf"\emph{{Statement.}} {s.latex}.", ""]
+            rf"{run}.}}", "", rf"\emph{{Statement.}} {s.latex}.", ""]
     if o.parts:
         body.append(r"\begin{itemize}")
         for p in o.parts:

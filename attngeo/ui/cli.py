@@ -530,7 +530,8 @@ def _outcome_json(o) -> dict:
     """One statement's outcome in ``certify --json``: its verdict and each claim's, as the report has them."""
     return {"name": o.statement.name, "script": o.statement.script,
             "status": "missing" if o.missing else o.verdict, "exit_code": o.exit_code,
-            "seconds": round(o.seconds, 3), "certificates": o.certificates, "claims": o.parts,
+            "seconds": round(o.seconds, 3), "cpu_seconds": None if o.cpu is None else round(o.cpu, 3),
+            "grid": o.result.get("grid"), "certificates": o.certificates, "claims": o.parts,
             "summary": o.summary, "findings": o.findings, "notes": o.notes, "failures": [] if o.ok else o.failures,
             **({"all_sizes": o.proved or None, "all_sizes_failure": o.proof_failure or None}
                if o.statement.all_sizes else {})}
@@ -606,22 +607,23 @@ def _cmd_certify(args) -> int:
     jobs = args.jobs or JOBS
     outcomes, begin = {}, time.perf_counter()
 
-    def finished(s, code, seconds, log, k, n):  # as each script ends (several run at once: theorems/runner.py)
+    def finished(s, code, seconds, log, k, n, cpu):  # as each script ends (several run at once: theorems/runner.py)
         if not (folder / f"{s.script}.py").exists():
             o = Outcome(s, 2, 0.0, "", 0, missing=True)
             say(f"{_progress(k, n)}  {s.name}: FAILED: proofs/{s.script}.py is missing", flush=True)
         else:
             proved, failure = _prove_all_sizes(s, out / s.script, say) if s.all_sizes else ("", "")
             o = Outcome(s, code, seconds, log, len(list((out / s.script).glob("*.json"))), proved=proved,
-                        proof_failure=failure)
+                        proof_failure=failure, cpu=cpu)
             write_text(out / "logs" / f"{s.script}.txt", log)
-            say(f"{_progress(k, n)}  {s.name}: proofs/{s.script}.py  {o.headline}  ({o.seconds:.1f} s)", flush=True)
+            say(f"{_progress(k, n)}  {s.name}: proofs/{s.script}.py  {o.headline}  ({o.seconds:.1f} s, CPU {cpu:.1f} s)",
+                flush=True)
             for f in o.findings:
                 say(f"  finding: {f}")
         outcomes[s.name] = o
 
     say(f"{_progress(0, len(names))}  running {len(names)} proof scripts, {jobs} at a time ...", flush=True)
-    run_statements(names, folder, out, finished, jobs=jobs)
+    run_statements(names, folder, out, finished, jobs=jobs, options=("--full",) if args.full else ())
     outcomes = [outcomes[name] for name in names]
     total = time.perf_counter() - begin
     say(f"{_progress(len(names), len(names))}  done in {total:.1f} s")
@@ -635,7 +637,7 @@ def _cmd_certify(args) -> int:
         print("\nsummary")
         for o in outcomes:
             word = SHORT[o.verdict] if o.ok else f"FAILED (exit {o.exit_code})"
-            print(f"  {o.statement.name:<24} {word:<18} {o.seconds:7.1f} s")
+            print(f"  {o.statement.name:<24} {word:<18} {o.seconds:7.1f} s wall {o.cpu or 0:7.1f} s CPU")
         print(f"certificates in {out}/ ; report {md} and {tex} ; re-check them with: attngeo check {out}")
     return 0 if all(o.ok for o in outcomes) else 1
 
@@ -825,6 +827,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=_positive, default=None, metavar="N",
                    help="proof scripts run at once, each when those it rests on have ended (default: the "
                         "machine's cores, at most 2)")
+    p.add_argument("--full", action="store_true",
+                   help="pass --full to every proof script: its full grid (larger sizes; several times longer) "
+                        "instead of the default one")
     p.set_defaults(run=_cmd_certify)
     return parser
 
