@@ -346,6 +346,10 @@ def test_certify_full_reaches_every_script_and_the_report_names_the_grid(tmp_pat
         (s,) = json.loads(capsys.readouterr().out)["statements"]
         assert s["grid"] == which and s["cpu_seconds"] >= 0
         assert f"{which} grid" in (out / "report.md").read_text()
+        # the terminal summary says it too (a newcomer reads that, not the report)
+        assert main(["certify", "--proofs", str(proofs), "--only", "boundary_points", "--out", str(out), *flags]) == 0
+        line = next(x for x in capsys.readouterr().out.splitlines() if x.strip().startswith("boundary-points"))
+        assert f"{which} grid" in line and "proved for all sizes" not in line
 
 
 # -- check ---------------------------------------------------------------------------------

@@ -622,7 +622,8 @@ def _cmd_certify(args) -> int:
                 say(f"  finding: {f}")
         outcomes[s.name] = o
 
-    say(f"{_progress(0, len(names))}  running {len(names)} proof scripts, {jobs} at a time ...", flush=True)
+    scripts = "proof script" if len(names) == 1 else "proof scripts"
+    say(f"{_progress(0, len(names))}  running {len(names)} {scripts}, {min(jobs, len(names))} at a time ...", flush=True)
     run_statements(names, folder, out, finished, jobs=jobs, options=("--full",) if args.full else ())
     outcomes = [outcomes[name] for name in names]
     total = time.perf_counter() - begin
@@ -637,7 +638,10 @@ def _cmd_certify(args) -> int:
         print("\nsummary")
         for o in outcomes:
             word = SHORT[o.verdict] if o.ok else f"FAILED (exit {o.exit_code})"
-            print(f"  {o.statement.name:<24} {word:<18} {o.seconds:7.1f} s wall {o.cpu or 0:7.1f} s CPU")
+            # the script's verdict is about its range of instances; an all-sizes proof is said beside it
+            also = ", proved for all sizes" if o.proved else ""
+            print(f"  {o.statement.name:<26} {word:<12} {o.seconds:7.1f} s wall {o.cpu or 0:7.1f} s CPU  "
+                  f"{o.grid or 'no grid stated'}{also}")
         print(f"certificates in {out}/ ; report {md} and {tex} ; re-check them with: attngeo check {out}")
     return 0 if all(o.ok for o in outcomes) else 1
 
