@@ -639,7 +639,7 @@ def _cmd_certify(args) -> int:
         for o in outcomes:
             word = SHORT[o.verdict] if o.ok else f"FAILED (exit {o.exit_code})"
             # the script's verdict is about its range of instances; an all-sizes proof is said beside it
-            also = ", proved for all sizes" if o.proved else ""
+            also = ", proved for all sizes within its hypotheses (report.md)" if o.proved else ""
             print(f"  {o.statement.name:<26} {word:<12} {o.seconds:7.1f} s wall {o.cpu or 0:7.1f} s CPU  "
                   f"{o.grid or 'no grid stated'}{also}")
         print(f"certificates in {out}/ ; report {md} and {tex} ; re-check them with: attngeo check {out}")
