@@ -81,6 +81,11 @@ MAX_SEARCH_NODES = 2_000_000
 #: (honest ones: at most a few hundred).
 MAX_STACK_ENTRIES = 100_000_000
 MAX_STACK_INPUTS = 4096
+#: Multiply-adds of a lightning 'stack point' replay (forward mode of every tiny block mod p, and their ranks),
+#: priced before any is done: 10 to 30 ns each were measured (loaded 2-core machine), so the limit buys 20 to 60 s.
+#: Honest: l = 32, t = 2 needs 1e8 (1.2 s); l = 64, t = 3 about 9e8 (9.6 s). Before the limit, 400 inputs per type
+#: at l = 64 (a 46 kB file) took 42 s, and 4,096 would take minutes.
+MAX_STACK_WORK = 2 * 10**9
 #: Degree-by-degree implicit equations (kind implicit-graded): the largest degree, the largest block (monomials
 #: of one degree and one dominant torus weight) and the sum of squared block sizes, which bounds the evaluation
 #: matrices and the products. Honest certificates: widths 4,1 degree 5 has blocks up to 965 monomials and a sum of

@@ -39,7 +39,7 @@ from flint import arb, arb_mat, ctx, fmpq, nmod_mat
 from ...exceptions import CannotVerify, CertificateFormatError
 from ..arch import Arch
 from ..linalg import triangular_det
-from ..limits import MAX_BALL_WORK, MAX_PRECISION, MAX_STACK_ENTRIES, MAX_STACK_INPUTS, MIN_PRECISION
+from ..limits import MAX_BALL_WORK, MAX_PRECISION, MAX_STACK_ENTRIES, MAX_STACK_INPUTS, MAX_STACK_WORK, MIN_PRECISION
 from ..values import field, int_array, integer, prime, rational, reject
 from .ball import _BALL, _KNOWN
 from .headpoint import groups_witness
@@ -255,6 +255,14 @@ def _point(stack: _Tiny, one, scale):
     return heads
 
 
+def _mod_p_work(stack: _Tiny, columns: int, inputs: int, t: int) -> int:
+    """Multiply-adds of :func:`_rank_mod_p`: every layer carries ``columns`` tangents of every input through every
+    head (``t w (w + t)`` each), then ranks a ``(inputs x rows x t) x columns`` matrix."""
+    l, w = len(stack.arch.ranks), stack.width
+    rows = inputs * len(stack.rows) * t
+    return l * columns * inputs * stack.heads * t * w * (w + t) + rows * columns * min(rows, columns)
+
+
 def _rank_mod_p(stack: _Tiny, cols: list, values: list, p: int, forward) -> int:
     """Rank mod p of the tiny stack's Jacobian block: forward mode, every column's tangent carried at once.
 
@@ -405,9 +413,15 @@ def check_lower(cert: dict, lw: dict, arch, forward) -> int:
         reject(f"the stack point's minor has {rank} columns; lower and the witness must say so")
     if lightning:
         p = prime(lw["prime"], "lower_witness.prime")
+        values = {kind: _inputs(lw, kind, stack, True) for kind, (stack, _) in tiny.items()}
+        # priced for every type before any is replayed: a small file must not buy minutes of forward mode
+        work = sum(_mod_p_work(stack, l * len(cols), len(values[kind]), arch.tokens)
+                   for kind, (stack, cols) in tiny.items())
+        if work > MAX_STACK_WORK:
+            raise CertificateFormatError(f"replaying the stack point's tiny blocks would take about {work:.1e} units "
+                                         f"of work, above the checker's limit of {MAX_STACK_WORK:.0e} (docs/trust.md)")
         for kind, (stack, cols) in tiny.items():
-            values = _inputs(lw, kind, stack, True)
-            if _rank_mod_p(stack, cols, values, p, forward) != l * len(cols):
+            if _rank_mod_p(stack, cols, values[kind], p, forward) != l * len(cols):
                 reject(f"the '{kind}' block ({l * len(cols)} columns) does not have full column rank mod {p}")
         return rank
     if lw["normalization"] != arch.normalization:
@@ -419,17 +433,20 @@ def check_lower(cert: dict, lw: dict, arch, forward) -> int:
     for name in ("rows", "determinants"):
         if not isinstance(lw[name], dict) or set(lw[name]) != set(tiny):
             reject(f"lower_witness.{name} must hold exactly the types of lower_witness.inputs")
+    values = {kind: _inputs(lw, kind, stack, False) for kind, (stack, _) in tiny.items()}
+    t = arch.tokens
+    # the blocks' work summed before any is replayed (a per-block limit let five blocks each take the whole budget)
+    work = sum(l * len(cols) * len(values[kind]) * l * stack.heads
+               * (t * t * stack.width ** 2 * max(1, prec // 64) ** 2 + 300) for kind, (stack, cols) in tiny.items())
+    if work > MAX_BALL_WORK:
+        raise CertificateFormatError(f"replaying the stack point's tiny blocks would take about {work:.1e} units of "
+                                     f"work, above the checker's limit of {MAX_BALL_WORK:.0e}")
     old = ctx.prec
     ctx.prec = prec
     try:
         for kind, (stack, cols) in tiny.items():
-            values = _inputs(lw, kind, stack, False)
-            size, t = l * len(cols), arch.tokens
-            work = size * len(values) * l * stack.heads * (t * t * stack.width ** 2 * max(1, prec // 64) ** 2 + 300)
-            if work > MAX_BALL_WORK:
-                raise CertificateFormatError(f"replaying the '{kind}' block would take about {work:.1e} units of "
-                                             f"work, above the checker's limit of {MAX_BALL_WORK:.0e}")
-            bound = len(values) * len(stack.rows) * t
+            size = l * len(cols)
+            bound = len(values[kind]) * len(stack.rows) * t
             rows = lw["rows"][kind]
             if not isinstance(rows, list) or len(rows) != size or len(set(map(repr, rows))) != size:
                 reject(f"lower_witness.rows.{kind} must list {size} distinct rows")
@@ -437,7 +454,7 @@ def check_lower(cert: dict, lw: dict, arch, forward) -> int:
             recorded = lw["determinants"][kind]
             if not isinstance(recorded, str) or not _BALL.fullmatch(recorded):
                 reject(f"lower_witness.determinants.{kind} must be a ball written as \"[mid +/- rad]\"")
-            det = _ball_minor(stack, cols, values, rows, prec, f, fp)
+            det = _ball_minor(stack, cols, values[kind], rows, prec, f, fp)
             if det.contains(0):
                 reject(f"the '{kind}' block's determinant ball {det.str(radius=True)} contains 0 at {prec} bits")
             if not det.overlaps(arb(recorded)):
