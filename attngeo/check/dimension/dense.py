@@ -545,7 +545,8 @@ def _check_structured_lower(cert: dict, lw: dict, arch: Arch) -> int:
         reject("a structured lower witness holds structured = 'plain point', prime, rank, blocks and largest_block")
     p = prime(lw["prime"], "lower_witness.prime")
     rank, blocks, largest = plainpoint.plain_rank(arch, p)
-    if (lw["rank"], lw["blocks"], lw["largest_block"]) != (rank, blocks, largest) \
+    recorded = tuple(integer(lw[k], f"lower_witness.{k}", 0) for k in ("rank", "blocks", "largest_block"))
+    if recorded != (rank, blocks, largest) \
             or integer(field(cert, "lower"), "lower") != rank:
         reject(f"the coefficient Jacobian at the plain point has rank {rank} mod {p} in {blocks} blocks")
     return rank
@@ -800,7 +801,7 @@ def check(cert: dict) -> str:
     if certified is not (lower == upper):
         reject(f"certified = {certified!r} but lower = {lower}, upper = {upper}")
     dim = field(cert, "dimension")
-    if isinstance(dim, bool) or dim != (lower if lower == upper else None):
+    if (dim is not None and type(dim) is not int) or dim != (lower if lower == upper else None):  # 92.0 is not 92
         reject(f"dimension does not follow from lower = {lower}, upper = {upper}")
     if _check_upper(cert, arch) != upper or _check_lower(cert, arch) != lower:  # pragma: no cover - each checks its own
         reject("a witness proves another bound than the one recorded")

@@ -270,7 +270,8 @@ def check_lower(cert: dict, lw: dict, arch) -> int:
         reject(f"a 'head point' lower witness holds exactly {', '.join(sorted(LOWER_KEYS))}")
     p = prime(lw["prime"], "lower_witness.prime")
     rank, blocks, largest = head_rank(arch, p)
-    if (lw["rank"], lw["blocks"], lw["largest_block"]) != (rank, blocks, largest) \
+    recorded = tuple(integer(lw[k], f"lower_witness.{k}", 0) for k in ("rank", "blocks", "largest_block"))
+    if recorded != (rank, blocks, largest) \
             or integer(field(cert, "lower"), "lower") != rank:
         reject(f"the coefficient Jacobian at the head point has rank {rank} mod {p} in {blocks} blocks of at most "
                f"{largest} columns; lower and the witness must say so")
