@@ -31,7 +31,7 @@ def _json(cert):
 def certs():
     return {"light": _json(certify_stack(_stack(6, 3, 2, causal=True), seed=0)),
             "soft": _json(certify_stack(_stack(4, 2, 2, causal=True, normalization="softmax"), seed=0)),
-            "plain": _json(certify_dimension(Architecture((12, 5), (3,)), seed=0)),
+            "plain": _json(certify_dimension(Architecture((96, 96), (8,)), seed=0)),
             "comp": _json(certify_dimension(Architecture((2, 3, 3), (1, 2), heads=3, tokens=2), seed=0))}
 
 
@@ -91,3 +91,25 @@ def test_attack_softmax_blocks_each_under_the_limit_are_summed():
     cert["lower_witness"]["precision"] = 1 << 16
     error = _refused(cert, seconds=2)
     assert isinstance(error, CertificateFormatError) and "units of work" in str(error)
+
+
+@pytest.mark.parametrize("path", [("dimension",), ("lower_witness", "rank"), ("lower_witness", "blocks"),
+                                  ("lower_witness", "largest_block")], ids=str)
+def test_attack_a_float_is_not_an_integer(certs, path):
+    """Attack (fixed): 10687.0 for 10687 was accepted in the plain point's (and head point's) rank, blocks and
+    largest block, and in the top-level dimension of every dimension certificate: the schema is closed."""
+    cert = copy.deepcopy(certs["plain"])
+    assert cert["lower_witness"]["structured"] == "plain point"
+    where = cert
+    for key in path[:-1]:
+        where = where[key]
+    where[path[-1]] = float(where[path[-1]])
+    _refused(cert)
+
+
+def test_attack_a_float_head_point_rank_is_refused():
+    cert = _json(certify_dimension(Architecture((16, 16), (8,), heads=2, tokens=2), seed=0))
+    if cert["lower_witness"].get("structured") != "head point":
+        pytest.skip("the head point is not this size's witness")
+    cert["lower_witness"]["blocks"] = float(cert["lower_witness"]["blocks"])
+    _refused(cert)
