@@ -113,3 +113,71 @@ def test_attack_a_float_head_point_rank_is_refused():
         pytest.skip("the head point is not this size's witness")
     cert["lower_witness"]["blocks"] = float(cert["lower_witness"]["blocks"])
     _refused(cert)
+
+
+def _own_rank(d, a, l, t, causal, p, point, inputs):
+    """The stack's Jacobian rank mod p, by this file's own dual numbers (value, tangent per parameter): layer
+    ``X + sum_j O_j U_j X (mask * (X^T K_j^T Q_j X))``, the parameters ``(Q_j, K_j, U_j, O_j)`` per head and layer."""
+    h = d // a
+    shapes = [(a, d), (a, d), (a, d), (d, a)]
+    n_par = l * h * 4 * a * d
+    mask = np.triu(np.ones((t, t), dtype=np.int64)) if causal else np.ones((t, t), dtype=np.int64)
+    rows = []
+    for X0 in inputs:
+        # value (1, d, t) and tangents (n_par, d, t) carried together as an array of n_par + 1 slices
+        X = np.zeros((n_par + 1, d, t), dtype=np.int64)
+        X[0] = X0 % p
+        k = 0
+        for _ in range(l):
+            out = X.copy()
+            for _ in range(h):
+                mats = []
+                for shape in shapes:
+                    M = np.zeros((n_par + 1,) + shape, dtype=np.int64)
+                    M[0] = point[k:k + shape[0] * shape[1]].reshape(shape) % p
+                    for e in range(shape[0] * shape[1]):
+                        M[1 + k + e].flat[e] = 1
+                    k += shape[0] * shape[1]
+                    mats.append(M)
+                Q, K, U, O = mats
+
+                def mul(A, B):  # dual product: value A0 B0, tangent dA B0 + A0 dB
+                    out_ = np.empty((n_par + 1, A.shape[1], B.shape[2]), dtype=np.int64)
+                    out_[0] = (A[0] @ B[0]) % p
+                    out_[1:] = (np.einsum("nij,jk->nik", A[1:], B[0]) + np.einsum("ij,njk->nik", A[0], B[1:])) % p
+                    return out_
+
+                QX, KX = mul(Q, X), mul(K, X)
+                G = mul(np.transpose(KX, (0, 2, 1)), QX) * mask % p
+                out = (out + mul(O, mul(U, mul(X, G)))) % p
+            X = out
+        rows.append(X[1:].reshape(n_par, -1).T)
+    from flint import nmod_mat
+    J = np.concatenate(rows)
+    return nmod_mat(J.shape[0], J.shape[1], J.ravel().tolist(), p).rank()
+
+
+def _point_of(d, a, l):
+    """The stack point in this file's parameter order: Q = K = U = S_j, O = S_j^T."""
+    out = []
+    for _ in range(l):
+        for j in range(d // a):
+            S = np.zeros((a, d), dtype=np.int64)
+            S[np.arange(a), j * a + np.arange(a)] = 1
+            out += [S.ravel()] * 3 + [S.T.ravel()]
+    return np.concatenate(out)
+
+
+@pytest.mark.parametrize("d,a,l,t,causal", [(4, 2, 2, 2, True), (4, 2, 2, 3, False), (6, 3, 2, 2, True)], ids=str)
+def test_own_jacobian_at_the_stack_point_has_the_certified_rank(d, a, l, t, causal):
+    """Independent confirmation of the honest claim, without Lemma S: at the stack point on dense random inputs the
+    stack's own Jacobian (dual numbers written here) has rank P - l h (2 a^2 + 1), the certified dimension (the
+    rank at a point is at most dim M, and the groups bound dim M above by the same number)."""
+    arch = _stack(d, a, l, causal=causal, tokens=t)
+    cert = certify_stack(arch, seed=2)
+    p = 1000003
+    rng = np.random.default_rng(0)
+    P = arch.parameter_count
+    inputs = rng.integers(-50, 50, size=(P // (d * t) + 3, d, t))
+    assert _own_rank(d, a, l, t, causal, p, _point_of(d, a, l), inputs) == cert.dimension \
+        == P - l * (d // a) * (2 * a * a + 1)
