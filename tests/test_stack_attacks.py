@@ -181,3 +181,103 @@ def test_own_jacobian_at_the_stack_point_has_the_certified_rank(d, a, l, t, caus
     inputs = rng.integers(-50, 50, size=(P // (d * t) + 3, d, t))
     assert _own_rank(d, a, l, t, causal, p, _point_of(d, a, l), inputs) == cert.dimension \
         == P - l * (d // a) * (2 * a * a + 1)
+
+
+def _set(*path, value):
+    def edit(cert):
+        where = cert
+        for key in path[:-1]:
+            where = where[key]
+        where[path[-1]] = value(where[path[-1]]) if callable(value) else value
+    return edit
+
+
+def _all_inputs(fill):
+    def edit(cert):
+        ins = cert["lower_witness"]["inputs"]
+        for kind, values in ins.items():
+            ins[kind] = [[[fill] * len(row) for row in x] for x in values]
+    return edit
+
+
+def _claim(delta):
+    def edit(cert):
+        for key in ("lower", "upper", "dimension"):
+            cert[key] += delta
+        cert["lower_witness"]["rank"] += delta
+    return edit
+
+
+REFUSED_EDITS = {
+    # the stack point, lightning: relabelled architectures, forged counts, degenerate or hostile numbers
+    "light": {
+        "tokens 3": _set("architecture", "tokens", value=3),
+        "softmax": _set("architecture", "normalization", value="softmax"),
+        "no value ranks": lambda c: c["architecture"].pop("value_ranks"),
+        "other heads": _set("architecture", "heads", value=[3, 3]),
+        "unequal ranks": _set("architecture", "value_ranks", value=[3, 2]),
+        "rank + 1": _claim(1),
+        "rank - 1": _claim(-1),
+        "zero inputs": _all_inputs(0),
+        "one input per type": lambda c: [v.__setitem__(slice(1, None), []) for v in c["lower_witness"]["inputs"].values()],
+        "a type dropped": lambda c: c["lower_witness"]["inputs"].pop("cross"),
+        "a type invented": _set("lower_witness", "inputs", "second cross", value=[[[1, 2]]]),
+        "huge input": lambda c: c["lower_witness"]["inputs"]["first"][0][0].__setitem__(0, 10 ** 300),
+        "bool input": lambda c: c["lower_witness"]["inputs"]["first"][0][0].__setitem__(0, True),
+        "composite prime": _set("lower_witness", "prime", value=4),
+        "tiny prime": _set("lower_witness", "prime", value=2),
+        "huge prime": _set("lower_witness", "prime", value=2 ** 89 - 1),
+        "head point label": _set("lower_witness", "structured", value="head point"),
+        "extra field": _set("lower_witness", "extra", value=1),
+        "field rank - 1": _set("upper_witness", "field_rank", value=lambda v: v - 1),
+        "field determinant": _set("upper_witness", "determinant", value=lambda v: v + 1),
+        "a family dropped": lambda c: c["upper_witness"]["families"].pop(),
+        "too many inputs": lambda c: c["lower_witness"]["inputs"].__setitem__("first", [[[1, 2]]] * 5000),
+    },
+    "soft": {
+        "lightning": _set("architecture", "normalization", value="lightning"),
+        "witness normalization": _set("lower_witness", "normalization", value="lightning"),
+        "rank + 1": _claim(1),
+        "determinant elsewhere": _set("lower_witness", "determinants", "first", value="[1.0 +/- 0.1]"),
+        "determinant overflow": _set("lower_witness", "determinants", "first", value="[1e100000000 +/- 1e100000000]"),
+        "repeated rows": lambda c: c["lower_witness"]["rows"].__setitem__(
+            "first", [0] * len(c["lower_witness"]["rows"]["first"])),
+        "row out of range": _set("lower_witness", "rows", "first", value=lambda v: v[:-1] + [10 ** 6]),
+        "zero inputs": _all_inputs("0"),
+        "2000-digit input": lambda c: c["lower_witness"]["inputs"]["first"][0][0].__setitem__(0, "1" + "0" * 1999),
+        "precision above": _set("lower_witness", "precision", value=(1 << 16) + 1),
+        "precision below": _set("lower_witness", "precision", value=52),
+    },
+    # the composition bound: forged layer bounds, hidden outputs that do not span
+    "comp": {
+        "causal": _set("architecture", "causal", value=True),
+        "upper - 1": _set("upper", value=lambda v: v - 1),
+        "a layer's bound - 1": lambda c: c["upper_witness"]["layers"][0].__setitem__(
+            "upper", c["upper_witness"]["layers"][0]["upper"] - 1),
+        "zero hidden inputs": lambda c: c["upper_witness"].__setitem__(
+            "inputs", [[[0] * len(r) for r in m] for m in c["upper_witness"]["inputs"]]),
+        "repeated hidden inputs": lambda c: c["upper_witness"].__setitem__(
+            "inputs", [[m[0]] * len(m) for m in c["upper_witness"]["inputs"]]),
+        "zero point": lambda c: c["upper_witness"].__setitem__("point", [0] * len(c["upper_witness"]["point"])),
+        "no hidden inputs": _set("upper_witness", "inputs", value=[]),
+        "nested composition": lambda c: c["upper_witness"]["layers"][0].__setitem__(
+            "upper_witness", copy.deepcopy(c["upper_witness"])),
+        "a layer missing": lambda c: c["upper_witness"]["layers"].pop(),
+        "residual claimed": _set("architecture", "residual", value=True),
+    },
+}
+
+
+@pytest.mark.parametrize("which,name", [(w, n) for w, edits in REFUSED_EDITS.items() for n in edits], ids=str)
+def test_refused_attack(certs, which, name):
+    cert = copy.deepcopy(certs[which])
+    REFUSED_EDITS[which][name](cert)
+    _refused(cert)
+
+
+def test_swapped_inputs_that_still_have_full_rank_are_a_valid_proof(certs):
+    """Not an attack: the inputs are the prover's free choice, and the 'first pair' inputs (the same shape) also
+    give the 'pair' block full rank, so the checker rightly accepts them."""
+    cert = copy.deepcopy(certs["light"])
+    cert["lower_witness"]["inputs"]["pair"] = cert["lower_witness"]["inputs"]["first pair"]
+    assert check_certificate(cert).claim.startswith("dim M = 212 ")
