@@ -81,6 +81,9 @@ MAX_SEARCH_NODES = 2_000_000
 #: (honest ones: at most a few hundred).
 MAX_STACK_ENTRIES = 100_000_000
 MAX_STACK_INPUTS = 4096
+#: Entries of one layer a 'stack point' checker lists and gives owners (4 a d; GPT-2 small 196,608, GPT-2 XL's
+#: d = 1600, a = 64 409,600): about 1 us each (loaded); d = 2046, a = 1023 (8.4e6) took 8 to 15 s and 1.3 GB.
+MAX_STACK_LAYER_ENTRIES = 4_000_000
 #: Multiply-adds of a lightning 'stack point' replay (forward mode of every tiny block mod p, and their ranks),
 #: priced before any is done: 10 to 30 ns each were measured (loaded 2-core machine), so the limit buys 20 to 60 s.
 #: Honest: l = 32, t = 2 needs 1e8 (1.2 s); l = 64, t = 3 about 9e8 (9.6 s). Before the limit, 400 inputs per type
