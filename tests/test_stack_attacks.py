@@ -281,3 +281,22 @@ def test_swapped_inputs_that_still_have_full_rank_are_a_valid_proof(certs):
     cert = copy.deepcopy(certs["light"])
     cert["lower_witness"]["inputs"]["pair"] = cert["lower_witness"]["inputs"]["first pair"]
     assert check_certificate(cert).claim.startswith("dim M = 212 ")
+
+
+def test_attack_a_wide_rank_is_refused_before_the_owner_arrays(small):
+    """Attack (fixed): width 2046 with two heads of rank 1023 and 5 layers, a 2 kB file, was within the old limit
+    (4 d^2 <= 10^8) and spent 8 to 15 s and 1.3 GB giving one layer's 8.4e6 entries owners before the first block
+    failed; the limit now counts the entries listed, 4 a d."""
+    cert = copy.deepcopy(small["light"])
+    d, a, layers = 2046, 1023, 5
+    cert["architecture"].update(widths=[d] * (layers + 1), ranks=[a] * layers, heads=[2] * layers,
+                                value_ranks=[a] * layers)
+    cert["parameters"] = 4 * layers * 2 * a * d
+    fields = layers * 2 * (2 * a * a + 1)
+    cert["lower"] = cert["upper"] = cert["dimension"] = cert["lower_witness"]["rank"] = cert["parameters"] - fields
+    cert["upper_witness"]["families"] = [{"kind": k, "layer": i, "size": size, "head": j}
+                                         for i in range(1, layers + 1) for j in (1, 2)
+                                         for k, size in (("intra", a * a), ("scaling", 1), ("value", a * a))]
+    cert["upper_witness"]["field_rank"] = fields
+    error = _refused(cert, seconds=2)
+    assert isinstance(error, CertificateFormatError) and "4 a d" in str(error)
