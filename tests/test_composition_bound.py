@@ -118,3 +118,15 @@ def test_a_residual_network_may_not_subtract_the_hidden_group_nor_a_deep_plain_n
     _refused(_edit(one, lambda c: c.update(upper_witness=copy.deepcopy(certs["plain"]["upper_witness"]))))
     plain = json.loads(json.dumps(certify_dimension(Architecture((2, 3, 3), (1, 2), tokens=2), seed=0).to_json()))
     _refused(_edit(plain, lambda c: c.update(upper_witness=copy.deepcopy(certs["plain"]["upper_witness"]))))
+
+
+def test_the_layers_field_minors_are_priced_together_before_any_is_checked(certs):
+    """Two layers each claiming a field minor just inside one witness's limit cost twice the limit together: the
+    composition is unusable before either layer's witness is built (an adversary's l-layers-buy-l-times attack)."""
+    from attngeo.check.limits import MAX_DENSE_MINOR
+
+    def big(c):
+        for layer in c["upper_witness"]["layers"]:
+            layer["upper_witness"]["field_rank"] = MAX_DENSE_MINOR
+    with pytest.raises(CertificateFormatError, match="cost more together"):
+        check_certificate(_edit(certs["plain"], big))

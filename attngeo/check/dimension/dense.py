@@ -661,11 +661,19 @@ def _check_composition_upper(cert: dict, uw: dict, arch: Arch) -> int:
         reject("upper_witness.layers needs one bound per layer and inputs one matrix per hidden width (none with a "
                "residual connection)")
     one_layer = set(SCHEMA["upper_witness"]) - {"inputs", "layers"}
-    total = 0
     for i, layer in enumerate(layers, start=1):
         if not isinstance(layer, dict) or set(layer) != {"upper", "upper_witness"} \
                 or not isinstance(layer["upper_witness"], dict) or not set(layer["upper_witness"]) <= one_layer:
             reject(f"upper_witness.layers[{i - 1}] must hold upper and a one-layer upper_witness")
+    # each layer's witness is priced by its own limits; their sum is priced here, before any is checked, so
+    # that l layers cannot buy l times one witness's time (the dense field minors dominate: n^3 each)
+    ranks = [integer(layer["upper_witness"].get("field_rank", 0), f"upper_witness.layers[{i}].upper_witness.field_rank",
+                     0) for i, layer in enumerate(layers)]
+    if sum(min(r, MAX_DENSE_MINOR) ** 3 for r in ranks) > MAX_DENSE_MINOR ** 3:
+        raise CertificateFormatError(f"the layers' field minors ({', '.join(map(str, ranks))} rows) cost more together "
+                                     f"than one {MAX_DENSE_MINOR}-row minor, the checker's limit (docs/trust.md)")
+    total = 0
+    for i, layer in enumerate(layers, start=1):
         total += _check_upper(layer, _layer_arch(arch, i))
     _, p, point = _witness(cert, "upper_witness", arch)
     W = _weights(point, arch)
