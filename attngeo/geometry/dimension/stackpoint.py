@@ -38,6 +38,7 @@ from flint import arb, arb_mat, fmpq
 
 from ... import progress
 from ...exceptions import InvalidInputError
+from ...check.limits import MAX_STACK_LAYER_ENTRIES
 from ...exact.rank import random_prime, rank_mod_p
 from ...model.architecture import Architecture
 from ...model.formulas import hmk_formula
@@ -167,7 +168,8 @@ def applies(arch: Architecture) -> bool:
     d, a, h, _ = _shape(arch)
     uniform = set(arch.widths) == {d} and set(arch.ranks) == {a} and set(arch.heads) == {h} \
         and set(arch.value_ranks) == {a}
-    return uniform and a >= 2 and h * a == d and not kernel_families(arch)
+    # a witness the checker would refuse as too large (its owner table) is not written: other witnesses or bounds
+    return uniform and a >= 2 and h * a == d and 4 * a * d <= MAX_STACK_LAYER_ENTRIES and not kernel_families(arch)
 
 
 def field_rank(arch: Architecture) -> int:
