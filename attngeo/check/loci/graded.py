@@ -37,7 +37,7 @@ from flint import fmpq, fmpz, fmpz_mat, nmod_mat
 
 from ...exceptions import CertificateFormatError
 from ..arch import single_layer
-from ..limits import MAX_GRADED_BLOCK, MAX_GRADED_DEGREE, MAX_GRADED_WORK, MAX_VARIABLES
+from ..limits import MAX_GRADED_BLOCK, MAX_GRADED_DEGREE, MAX_GRADED_STATES, MAX_GRADED_WORK, MAX_VARIABLES
 from ..poly import parse, ring
 from ..schema import ARCHITECTURE, CHECKED, HEADER, NUMBER
 from ..values import field, integer, reject, seq
@@ -92,6 +92,9 @@ class _Space:
             elif i == self.n:
                 total = 0
             else:
+                if len(self._count) >= MAX_GRADED_STATES:  # counting itself must not outrun the limits it serves
+                    raise CertificateFormatError(f"counting the monomials of weight {list(left)} needs more than "
+                                                 f"{MAX_GRADED_STATES} states, above the checker's limit")
                 total, rest, wi = 0, left, self.weight[i]
                 while min(rest) >= 0:
                     total += self.count(i + 1, rest)
@@ -255,21 +258,25 @@ def check(cert: dict) -> str:
     K = integer(field(cert, "max_degree"), "max_degree", 1)
     if K > MAX_GRADED_DEGREE:
         raise CertificateFormatError(f"max_degree {K} is above the checker's limit of {MAX_GRADED_DEGREE}")
+    if dd * d * d * (d + 1) // 2 > MAX_VARIABLES:  # before any coordinate is listed: widths 64,64 would list 8.5e6
+        raise CertificateFormatError(f"{dd * d * d * (d + 1) // 2} coordinates are above the checker's limit of "
+                                     f"{MAX_VARIABLES}")
     space = _Space(d, dd)
-    if space.n > MAX_VARIABLES:
-        raise CertificateFormatError(f"{space.n} coordinates are above the checker's limit of {MAX_VARIABLES}")
     names = [f"c_{k + 1}_{p + 1}_{m + 1}{n + 1}" for k, p, m, n in space.labels]
     if field(cert, "coordinates") != names:
         reject("coordinates must be the coefficients c_k_p_mn of the matrix of quadratic forms, in order")
     if field(cert, "generated_through") != K:
         reject(f"generated_through must be max_degree = {K}: the claim is about degrees <= {K}")
     # the work, bounded before any of it: every block is counted, not listed
-    weights = {k: space.dominants(k) for k in range(1, K + 1)}
-    sizes = [space.count(0, w) for ws in weights.values() for w in ws]
-    if max(sizes) > MAX_GRADED_BLOCK or sum(s * s for s in sizes) > MAX_GRADED_WORK:
-        raise CertificateFormatError(f"degrees <= {K} at widths {d},{dd} need blocks of up to {max(sizes)} monomials "
-                                     f"(sum of squares {sum(s * s for s in sizes)}), above the checker's limits of "
-                                     f"{MAX_GRADED_BLOCK} and {MAX_GRADED_WORK}")
+    # degree by degree, so that a hopeless degree is refused before a larger one is counted
+    weights, sizes = {}, []
+    for k in range(1, K + 1):
+        weights[k] = space.dominants(k)
+        sizes += [space.count(0, w) for w in weights[k]]
+        if max(sizes) > MAX_GRADED_BLOCK or sum(s * s for s in sizes) > MAX_GRADED_WORK:
+            raise CertificateFormatError(f"degrees <= {k} at widths {d},{dd} need blocks of up to {max(sizes)} "
+                                         f"monomials (sum of squares {sum(s * s for s in sizes)}), above the checker's "
+                                         f"limits of {MAX_GRADED_BLOCK} and {MAX_GRADED_WORK}")
     cctx = ring(names)
     reps: dict[tuple, list] = {}  # dominant weight -> term dicts {exponent tuple: fmpq}
     listed = seq(field(cert, "generators"), "generators")
@@ -281,6 +288,8 @@ def check(cert: dict) -> str:
         texts = seq(field(entry, "equations", f"generators[{j}]."), f"generators[{j}].equations")
         if not texts:
             reject(f"generators[{j}] lists no equation")
+        if len(texts) > space.count(0, w):  # independent equations of one block: at most its monomials
+            reject(f"generators[{j}] lists {len(texts)} equations in a block of {space.count(0, w)} monomials")
         polys = []
         for i, t in enumerate(texts):
             terms = parse(t, cctx, f"generators[{j}].equations[{i}]").to_dict()
