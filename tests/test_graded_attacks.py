@@ -236,3 +236,17 @@ def test_copies_of_one_equation_refused_before_composition(certs):
     t = time.process_time()
     _rejected(bad, "equations in a block")
     assert time.process_time() - t < 3
+
+
+def test_inflated_coefficients_refused_but_moderate_ones_accepted(certs):
+    cert = certs[((2, 2), 1, 4)]
+    R = ring(cert["coordinates"])
+    for digits, refused in ((150, True), (60, False)):
+        bad = _forged(cert)
+        big = int("7" * digits)
+        for g in bad["generators"]:
+            g["equations"] = [str(parse(e, R, "e") * big) for e in g["equations"]]
+        if refused:  # honest multiples of 2,000 digits made the exact ranks 80 times slower
+            _assert_refused_fast(bad, 5)
+        else:  # a scalar multiple is the same claim: still valid
+            assert check_certificate(bad).claim == check_certificate(cert).claim

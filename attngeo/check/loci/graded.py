@@ -37,7 +37,7 @@ from flint import fmpq, fmpz, fmpz_mat, nmod_mat
 
 from ...exceptions import CertificateFormatError
 from ..arch import single_layer
-from ..limits import MAX_GRADED_BLOCK, MAX_GRADED_DEGREE, MAX_GRADED_STATES, MAX_GRADED_WORK, MAX_VARIABLES
+from ..limits import MAX_GRADED_BLOCK, MAX_GRADED_DEGREE, MAX_GRADED_DIGITS, MAX_GRADED_STATES, MAX_GRADED_WORK, MAX_VARIABLES
 from ..poly import parse, ring
 from ..schema import ARCHITECTURE, CHECKED, HEADER, NUMBER
 from ..values import field, integer, reject, seq
@@ -296,6 +296,11 @@ def check(cert: dict) -> str:
             for e in terms:
                 if space.weight_of(e) != w:
                     reject(f"generators[{j}].equations[{i}] is not homogeneous of weight {list(w)}")
+            den = math.lcm(*(int(fmpq(c).q) for c in terms.values()))
+            if max(abs(int((fmpq(c) * den).p)) for c in terms.values()) >= 10 ** MAX_GRADED_DIGITS:
+                # exact ranks of the products cost with the digits: 2,000-digit multiples of honest equations took 80x
+                raise CertificateFormatError(f"generators[{j}].equations[{i}] has coefficients (denominators cleared) "
+                                             f"of more than {MAX_GRADED_DIGITS} digits, above the checker's limit")
             polys.append({e: fmpq(c) for e, c in terms.items()})
         reps[w] = polys
     # the proofs: invariance of the parametrization, then every representative vanishes on M
