@@ -15,7 +15,7 @@ import random
 import time
 
 import pytest
-from flint import nmod_mat
+from flint import fmpq, nmod_mat
 
 from attngeo import Architecture, check_certificate
 from attngeo.check.poly import parse, ring
@@ -96,7 +96,7 @@ def _recount(d, dd, a, K, seed=1):
     return out
 
 
-CASES = [((2, 1), 1, 3), ((2, 2), 2, 3), ((3, 1), 2, 3), ((2, 2), 1, 4)]
+CASES = [((2, 1), 1, 3), ((2, 2), 2, 3), ((3, 1), 2, 3), ((2, 2), 1, 4), ((3, 2), 2, 3), ((4, 1), 2, 3)]
 
 
 @pytest.fixture(scope="module")
@@ -111,6 +111,25 @@ def test_honest_counts_agree_with_an_independent_recount(certs, case):
     check_certificate(cert)
     claimed = [(r["dimension"], r["minimal_generators"]) for r in cert["degrees"]]
     assert claimed == _recount(d, dd, a, K)
+
+
+@pytest.mark.slow
+def test_degree_four_at_widths_3_2_agrees_with_an_independent_recount():
+    # 82,251 monomials over every weight, about 10 s for the recount (loaded machine)
+    cert = graded_equations(Architecture((3, 2), (2,), tokens=2), 4).to_json()
+    check_certificate(cert)
+    assert [(r["dimension"], r["minimal_generators"]) for r in cert["degrees"]] == _recount(3, 2, 2, 4)
+
+
+def test_honest_variants_are_accepted(certs):
+    # the same claim written differently: representatives in another order, scaled by rationals
+    cert = certs[((3, 1), 2, 3)]
+    R = ring(cert["coordinates"])
+    other = _forged(cert)
+    other["generators"].reverse()
+    for g in other["generators"]:
+        g["equations"] = [str(parse(e, R, "e") * fmpq(-3, 7)) for e in reversed(g["equations"])]
+    assert check_certificate(other).claim == check_certificate(cert).claim
 
 
 def test_known_small_ideal():
