@@ -269,3 +269,17 @@ def test_inflated_coefficients_refused_but_moderate_ones_accepted(certs):
             _assert_refused_fast(bad, 5)
         else:  # a scalar multiple is the same claim: still valid
             assert check_certificate(bad).claim == check_certificate(cert).claim
+
+
+def test_unknown_fields_and_ill_typed_weights_are_rejected(certs):
+    cert = certs[((2, 1), 1, 3)]
+    edits = [lambda c: c.update(extra=1), lambda c: c["degrees"][0].update(x=1),
+             lambda c: c["generators"][0].update(note="x"), lambda c: c.update(generated_through=2),
+             lambda c: c.update(max_degree=2, generated_through=2),
+             lambda c: c["generators"][0].update(weight=[2, 1, 1, 2, 2.0]),
+             lambda c: c["generators"][0].update(weight=[True, 1, 1, 2, 2]),
+             lambda c: c["architecture"].update(tokens=1), lambda c: c["architecture"].update(heads=[2])]
+    for edit in edits:
+        bad = _forged(cert)
+        edit(bad)
+        _rejected(bad)
