@@ -82,3 +82,22 @@ def assert_rejected(cert: dict, tamper, match: str | None = None) -> None:
     tamper(bad)
     with pytest.raises(CertificateRejected, match=match):
         check_certificate(bad)
+
+
+#: A value for :func:`tampered` that removes the key instead of setting it.
+DELETE = object()
+
+
+def tampered(cert: dict, path: tuple, value):
+    """A copy of ``cert`` with ``value`` at ``path`` (a tuple of keys): a callable maps the old value to the new
+    one, :data:`DELETE` removes the key."""
+    out = copy.deepcopy(cert)
+    node = out
+    for key in path[:-1]:
+        node = node[key]
+    if value is DELETE:
+        del node[path[-1]]
+    else:
+        node[path[-1]] = value(node[path[-1]]) if callable(value) else value
+    return out
+

@@ -15,6 +15,8 @@ import numpy as np
 import pytest
 from flint import fmpq, fmpq_mat
 
+from conftest import DELETE, tampered
+
 from attngeo import Architecture, InvalidInputError, SymmetryGroup, check_certificate, evaluate, evaluate_ball
 from attngeo.exact.rank import rank_mod_p
 from attngeo.geometry.loci.regularity import (_Point, flat_directions, head_fiber, head_ranks, image_dimension,
@@ -389,19 +391,6 @@ def certificates():
     return separated, jac
 
 
-def _tampered(cert, path, value):
-    out = json.loads(json.dumps(cert))
-    target = out
-    for key in path[:-1]:
-        target = target[key]
-    if value is _DELETE:
-        del target[path[-1]]
-    else:
-        target[path[-1]] = value(target[path[-1]]) if callable(value) else value
-    return out
-
-
-_DELETE = object()
 _ATTACKS = [  # (which certificate, path, new value, words of the rejection)
     (0, ("upper",), lambda x: x + 1, "upper"),
     (0, ("lower",), lambda x: x + 1, "lower"),
@@ -421,7 +410,7 @@ _ATTACKS = [  # (which certificate, path, new value, words of the rejection)
     (0, ("note",), "trust me", "unknown field"),
     (0, ("lower_witness", "extra"), [], "unknown field"),
     (1, ("dimension_certificate", "lower"), lambda x: x + 1, "lower bound"),  # the recorded bounds first
-    (1, ("dimension_certificate",), _DELETE, "generic must be"),
+    (1, ("dimension_certificate",), DELETE, "generic must be"),
     (0, ("generic",), lambda x: [x[0], x[1] + 1], "generic must be"),
     (1, ("regular",), None, "regular must be False"),
     (0, ("architecture", "heads"), [1], "architecture"),
@@ -442,7 +431,7 @@ def test_tampered_local_rank_certificates_are_rejected(certificates, which, path
     cert = certificates[which]
     assert check_certificate(cert).claim  # the honest one verifies
     with pytest.raises(Exception) as info:
-        check_certificate(_tampered(cert, path, value))
+        check_certificate(tampered(cert, path, value))
     assert type(info.value).__name__ in ("CertificateRejected", "CertificateFormatError")
     assert words in str(info.value)
 

@@ -29,6 +29,8 @@ import numpy as np
 import pytest
 from flint import nmod_mat
 
+from conftest import DELETE, tampered
+
 from attngeo import Architecture, certify_dimension, check_certificate
 from attngeo.exceptions import CertificateFormatError, CertificateRejected
 
@@ -231,54 +233,40 @@ def _refused(cert):
         check_certificate(cert)
 
 
-def _set(cert, path, value):
-    """A copy of ``cert`` with ``value`` at ``path`` (a tuple of keys); ``_DELETE`` removes the key."""
-    out = copy.deepcopy(cert)
-    node = out
-    for key in path[:-1]:
-        node = node[key]
-    if value is _DELETE:
-        del node[path[-1]]
-    else:
-        node[path[-1]] = value
-    return out
-
-
-_DELETE = object()
 
 HEADS = [[2, 3], [3, 2], [2], [2, 2, 2], [True, 2], [2.0, 2], ["2", 2], [0, 2], [-1, 2], [2048, 2], {"1": 2},
-         None, 2, [1, 1], [], _DELETE]
-VALUE_RANKS = [[0, 1], [-1, 1], [True, 1], [1], [2, 1], [1.0, 1], [2048, 1], None, [1, 1, 1], 1, _DELETE]
-FLAGS = [("residual", True), ("causal", _DELETE), ("causal", False), ("causal", 1), ("causal", "true"),
+         None, 2, [1, 1], [], DELETE]
+VALUE_RANKS = [[0, 1], [-1, 1], [True, 1], [1], [2, 1], [1.0, 1], [2048, 1], None, [1, 1, 1], 1, DELETE]
+FLAGS = [("residual", True), ("causal", DELETE), ("causal", False), ("causal", 1), ("causal", "true"),
          ("residual", False), ("residual", None), ("masked", True)]
 
 
 @pytest.mark.parametrize("heads", HEADS, ids=repr)
 def test_a_changed_head_count_is_refused(certs, heads):
-    _refused(_set(certs["causal_value"], ("architecture", "heads"), heads))
+    _refused(tampered(certs["causal_value"], ("architecture", "heads"), heads))
 
 
 @pytest.mark.parametrize("ranks", VALUE_RANKS, ids=repr)
 def test_a_changed_value_rank_is_refused(certs, ranks):
-    _refused(_set(certs["causal_value"], ("architecture", "value_ranks"), ranks))
+    _refused(tampered(certs["causal_value"], ("architecture", "value_ranks"), ranks))
 
 
 @pytest.mark.parametrize("flag,value", FLAGS, ids=repr)
 def test_a_changed_residual_or_causal_flag_is_refused(certs, flag, value):
-    _refused(_set(certs["causal_value"], ("architecture", flag), value))
+    _refused(tampered(certs["causal_value"], ("architecture", flag), value))
 
 
 def test_residual_connections_need_equal_widths():
     cert = json.loads(json.dumps(certify_dimension(Architecture((2, 3, 2), (2, 2), tokens=2, heads=2),
                                                    seed=0).to_json()))
-    _refused(_set(cert, ("architecture", "residual"), True))
+    _refused(tampered(cert, ("architecture", "residual"), True))
 
 
 def test_normalization_relabels_are_refused(certs):
-    _refused(_set(certs["softmax"], ("architecture", "normalization"), "lightning"))
-    _refused(_set(certs["causal_value"], ("architecture", "normalization"), "softmax"))
-    _refused(_set(certs["causal_value"], ("architecture", "normalization"), "Softmax"))
-    _refused(_set(certs["softmax_span"], ("architecture", "normalization"), "lightning"))
+    _refused(tampered(certs["softmax"], ("architecture", "normalization"), "lightning"))
+    _refused(tampered(certs["causal_value"], ("architecture", "normalization"), "softmax"))
+    _refused(tampered(certs["causal_value"], ("architecture", "normalization"), "Softmax"))
+    _refused(tampered(certs["softmax_span"], ("architecture", "normalization"), "lightning"))
 
 
 def _trivial_lower(cert):
@@ -328,7 +316,7 @@ def test_the_false_span_claims_are_false():
     {"ambient": None, "coefficients": 12},
 ], ids=repr)
 def test_a_malformed_span_witness_is_refused(certs, witness):
-    _refused(_set(certs["span"], ("upper_witness",), witness))
+    _refused(tampered(certs["span"], ("upper_witness",), witness))
 
 
 def _families(cert):
@@ -336,7 +324,7 @@ def _families(cert):
 
 
 def _with_families(cert, families):
-    return _set(cert, ("upper_witness", "families"), families)
+    return tampered(cert, ("upper_witness", "families"), families)
 
 
 @pytest.mark.parametrize("name", ["narrow_rank", "factored_heads", "one_head_factored"])
@@ -439,9 +427,9 @@ def test_a_discovered_field_that_is_not_a_symmetry_is_refused(certs):
 
 def test_structured_witnesses_are_refused_beyond_hmk(certs):
     cert = certs["span"]
-    _refused(_set(cert, ("lower_witness",), {"structured": "plain point", "prime": 101, "rank": 12, "blocks": 1,
+    _refused(tampered(cert, ("lower_witness",), {"structured": "plain point", "prime": 101, "rank": 12, "blocks": 1,
                                              "largest_block": 12}))
-    _refused(_set(cert, ("upper_witness",), {"structured": "plain point", "prime": 101,
+    _refused(tampered(cert, ("upper_witness",), {"structured": "plain point", "prime": 101,
                                              "families": [], "field_rank": 5, "columns": [0, 1, 2, 3, 4],
                                              "determinant": 1}))
 
@@ -449,13 +437,13 @@ def test_structured_witnesses_are_refused_beyond_hmk(certs):
 def test_a_witness_of_another_architecture_is_refused(certs):
     """Lower witnesses are bound by their determinant: moving them to another model changes it."""
     span = certs["span"]
-    _refused(_set(span, ("architecture", "causal"), True))
-    _refused(_set(span, ("architecture", "tokens"), 1))
-    _refused(_set(span, ("architecture", "tokens"), 3))
+    _refused(tampered(span, ("architecture", "causal"), True))
+    _refused(tampered(span, ("architecture", "tokens"), 1))
+    _refused(tampered(span, ("architecture", "tokens"), 3))
     deep = certs["deep_mixing"]
-    _refused(_set(deep, ("architecture", "heads"), [2, 1]))
+    _refused(tampered(deep, ("architecture", "heads"), [2, 1]))
     mixed = certs["mixed_heads"]
-    _refused(_set(mixed, ("architecture", "heads"), [2, 1]))  # same parameter count, heads swapped between layers
+    _refused(tampered(mixed, ("architecture", "heads"), [2, 1]))  # same parameter count, heads swapped between layers
 
 
 def test_duplicate_keys_in_a_file_are_refused(certs, tmp_path):
@@ -470,7 +458,7 @@ def test_duplicate_keys_in_a_file_are_refused(certs, tmp_path):
 
 def test_the_residual_relabel_of_a_span_certificate_proves_a_true_claim(certs):
     """Accepted, and true: X + Y adds no parameter dependence, so the Jacobian and the span are unchanged."""
-    forged = _set(certs["span"], ("architecture", "residual"), True)
+    forged = tampered(certs["span"], ("architecture", "residual"), True)
     assert check_certificate(forged).claim.startswith("dim M = 12 ")
     assert generic_rank(_arch_dict((2, 2), (2,), 2, heads=3, residual=True)) == 12
 
@@ -577,17 +565,17 @@ def test_tampered_head_point_numbers_are_refused(head_certs):
     cert = head_certs["head_point_factored"]
     lw, uw = cert["lower_witness"], cert["upper_witness"]
     for key, delta in (("rank", 1), ("blocks", 1), ("largest_block", 1)):
-        forged = _set(cert, ("lower_witness", key), lw[key] + delta)
+        forged = tampered(cert, ("lower_witness", key), lw[key] + delta)
         if key == "rank":
             forged.update(lower=lw["rank"] + 1, upper=max(cert["upper"], lw["rank"] + 1))
         _refused(forged)
-    _refused(_set(cert, ("lower_witness", "extra"), 1))
-    _refused(_set(cert, ("upper_witness", "field_rank"), uw["field_rank"] + 1))
-    _refused(_set(cert, ("upper_witness", "determinant"), (uw["determinant"] + 1) % uw["prime"]))
-    _refused(_set(cert, ("upper_witness", "columns"), list(reversed(uw["columns"]))))
-    _refused(_set(cert, ("upper_witness", "families"), [f for f in uw["families"] if f["kind"] != "value"]))
-    _refused(_set(cert, ("upper_witness", "prime"), 4))
-    forged = _set(cert, ("upper",), cert["upper"] - 1)
+    _refused(tampered(cert, ("lower_witness", "extra"), 1))
+    _refused(tampered(cert, ("upper_witness", "field_rank"), uw["field_rank"] + 1))
+    _refused(tampered(cert, ("upper_witness", "determinant"), (uw["determinant"] + 1) % uw["prime"]))
+    _refused(tampered(cert, ("upper_witness", "columns"), list(reversed(uw["columns"]))))
+    _refused(tampered(cert, ("upper_witness", "families"), [f for f in uw["families"] if f["kind"] != "value"]))
+    _refused(tampered(cert, ("upper_witness", "prime"), 4))
+    forged = tampered(cert, ("upper",), cert["upper"] - 1)
     forged.update(lower=min(cert["lower"], cert["upper"] - 1), certified=False, dimension=None)
     _refused(forged)
 
