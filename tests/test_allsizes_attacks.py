@@ -748,6 +748,17 @@ def test_an_entry_that_grows_with_the_sizes_is_refused(certs):
         check_certificate(_first(cert, k))
 
 
+@pytest.mark.parametrize("limit,value", [("MAX_PATTERN_WORK", 200), ("MAX_SUPPORT_BRANCHES", 0)])
+def test_work_above_the_checkers_limits_is_unusable_not_accepted(certs, monkeypatch, limit, value):
+    """The support search prunes factors by their cells before unifying; the budget must still see every
+    lookup and every branch, so an honest certificate checked under a lowered limit is refused as unusable."""
+    from attngeo.exceptions import CertificateFormatError
+
+    monkeypatch.setattr(pattern, limit, value)
+    with pytest.raises(CertificateFormatError, match="limit"):
+        check_certificate(copy.deepcopy(certs["multihead-layer-dimension"]))
+
+
 def _first(cert, k) -> dict:
     """The same certificate with piece ``k`` renumbered 0, so the checker (which goes in order) meets it first."""
     def swap(node):

@@ -175,8 +175,13 @@ class Piece(Indices):
                 out.append(self._template(t, sorts_, f"point.{fam}[{k}]"))
             total += len(out)
             self.templates[fam] = out
-        self.template_cells = {fam: [[tuple(vars_[v] for v in term) for term in terms] for vars_, terms, _ in out]
+        self.template_cells = {fam: [tuple(tuple(vars_[v] for v in term) for term in terms) for vars_, terms, _ in out]
                                for fam, out in self.templates.items()}
+        # a coefficient's chain knows every index term, so its lookups go straight to the templates of its cells
+        self.by_cells: dict = {fam: {} for fam in self.templates}
+        for fam, cells in self.template_cells.items():
+            for t, c in zip(self.templates[fam], cells):
+                self.by_cells[fam].setdefault(c, []).append(t)
         if total > MAX_TEMPLATES:
             raise CertificateFormatError(f"a point of {total} templates is above the checker's limit {MAX_TEMPLATES}")
         self._fresh = itertools.count()
@@ -310,22 +315,28 @@ def spend(piece, work: int) -> None:
                                      "unification and evaluation (the checker's limit)")
 
 
-def _lookup(piece: Piece, state: State, family: str, known: list):
-    """Templates of ``family`` whose index agrees with the known terms: ``(state, terms, value)`` each."""
+def _lookup(piece: Piece, state: State, family: str, known: list, candidates=None):
+    """Templates of ``family`` whose index agrees with the known terms: ``(state, terms, value)`` each.
+
+    A template's index has the template's cells, so a known term must have exactly those cells; with every
+    term known the candidates are read from ``piece.by_cells`` (or passed in, already read), otherwise the
+    templates are scanned. The budget is charged for every template either way, so the checker's limits do
+    not depend on the route.
+    """
     spend(piece, len(piece.templates[family]))
-    shapes = [k if k is None else piece.shape(k) for k in known]
-    for (vars_, terms, value), cells in zip(piece.templates[family], piece.template_cells[family]):
-        # cells first: most templates fail here, before any fresh symbol is made
-        if any(c is not None and c != t for c, t in zip(shapes, cells)):
-            continue
+    if candidates is None:
+        shapes = tuple(k if k is None else piece.shape(k) for k in known)
+        if None in shapes:
+            candidates = [t for t, cells in zip(piece.templates[family], piece.template_cells[family])
+                          if all(c is None or c == t_ for c, t_ in zip(shapes, cells))]
+        else:
+            candidates = piece.by_cells[family].get(shapes, ())
+    for vars_, terms, value in candidates:
         sym = {v: piece.flexible(c) for v, c in vars_.items()}
         mapped = [tuple(sym[v] for v in term) for term in terms]
         s = state
         for k, term in zip(known, mapped):
             if k is not None:
-                if piece.shape(k) != piece.shape(term):
-                    s = None
-                    break
                 s = s.unify(k, term)
                 if s is None:
                     break
@@ -369,43 +380,59 @@ def coefficient_support(piece: Piece, row: tuple) -> list:
     orders = [(m, n)] if m == n else [(m, n), (n, m)]
     out = []
     branches = 0
+
+    def extend(states: list, g: int) -> list:
+        nonlocal branches
+        fam, terms = chain[g]
+        nxt = [(st2, val * v) for st, val in states for st2, _, v in _lookup(piece, st, fam, terms, cands[g])]
+        branches += len(nxt)
+        if branches > MAX_SUPPORT_BRANCHES:
+            raise CertificateFormatError("a coefficient's support takes more branches than the "
+                                         f"checker's limit {MAX_SUPPORT_BRANCHES}")
+        return nxt
+
+    shape = {t: piece.shape(t) for t in row}
+    val_shapes = piece.sorts["val"] if piece.factored else [None]
     for head_shape in piece.sorts["head"]:
         for m1, n1 in orders:
-            for hid_shape in piece.sorts["hid"]:
-                val_shapes = piece.sorts["val"] if piece.factored else [None]
-                for val_shape in val_shapes:
-                    J = tuple(piece.flexible(c) for c in head_shape)
-                    s = tuple(piece.flexible(c) for c in hid_shape)
-                    chain = [("K", [J, s, n1]), ("Q", [J, s, p])]
-                    summed = list(J) + list(s)
-                    if piece.factored:
-                        r = tuple(piece.flexible(c) for c in val_shape)
-                        chain = [("O", [J, k, r]), ("U", [J, r, m1])] + chain
-                        summed += list(r)
-                    else:
-                        chain = [("V", [J, k, m1])] + chain
-                    for d in range(len(chain)):
-                        states = [(State(piece.cell_of), 1)]
-                        for g, (fam, terms) in enumerate(chain):
-                            if g == d:
-                                continue
-                            nxt = []
-                            for st, val in states:
-                                for st2, mapped, v in _lookup(piece, st, fam, terms):
-                                    nxt.append((st2, val * v))
-                            states = nxt
-                            branches += len(states)
-                            if branches > MAX_SUPPORT_BRANCHES:
-                                raise CertificateFormatError("a coefficient's support takes more branches than the "
-                                                             f"checker's limit {MAX_SUPPORT_BRANCHES}")
-                        fam, terms = chain[d]
-                        for st, val in states:
-                            used: set = set()
-                            col = _resolve(st, fam, terms, used)
-                            if _free_summation(st, summed, used):
-                                reject("a coefficient sums over a whole cell at this point (a template leaves an "
-                                       "index free)")
-                            out.append((col, val))
+            for hid_shape, val_shape in itertools.product(piece.sorts["hid"], val_shapes):
+                # cells first: a factor whose cells match no template is zero, and the derivative skips one
+                # factor only, so two such factors kill the chain and one leaves only its own derivative
+                cells = [("K", (head_shape, hid_shape, shape[n1])), ("Q", (head_shape, hid_shape, shape[p]))]
+                if piece.factored:
+                    cells = [("O", (head_shape, shape[k], val_shape)), ("U", (head_shape, val_shape, shape[m1]))] + cells
+                else:
+                    cells = [("V", (head_shape, shape[k], shape[m1]))] + cells
+                cands = [piece.by_cells[fam].get(c, ()) for fam, c in cells]
+                zero = [g for g, c in enumerate(cands) if not c]
+                if len(zero) > 1:
+                    continue
+                J = tuple(piece.flexible(c) for c in head_shape)
+                s = tuple(piece.flexible(c) for c in hid_shape)
+                chain = [("K", [J, s, n1]), ("Q", [J, s, p])]
+                summed = list(J) + list(s)
+                if piece.factored:
+                    r = tuple(piece.flexible(c) for c in val_shape)
+                    chain = [("O", [J, k, r]), ("U", [J, r, m1])] + chain
+                    summed += list(r)
+                else:
+                    chain = [("V", [J, k, m1])] + chain
+                prefix = [[(State(piece.cell_of), 1)]]  # prefix[g]: the factors before g unified
+                for d in zero or range(len(chain)):
+                    while len(prefix) <= d:
+                        g = len(prefix) - 1
+                        prefix.append(extend(prefix[g], g))
+                    states = prefix[d]
+                    for g in range(d + 1, len(chain)):
+                        states = extend(states, g)
+                    fam, terms = chain[d]
+                    for st, val in states:
+                        used: set = set()
+                        col = _resolve(st, fam, terms, used)
+                        if _free_summation(st, summed, used):
+                            reject("a coefficient sums over a whole cell at this point (a template leaves an "
+                                   "index free)")
+                        out.append((col, val))
     return _combine(piece, out)
 
 
