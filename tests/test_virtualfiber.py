@@ -316,3 +316,88 @@ def test_multiplying_back_detects_a_wrong_factorization():
         _multiply_back(mine, W0, Ms, P, [{"rho": [[1, 3], [2, 1]]}])
     with pytest.raises(CertificateRejected, match="does not multiply back"):
         _multiply_back(mine, W0, [Ms[0].transpose(), Ms[1]], P, [{"rho": peeling_exponents(2, 1)}])
+
+
+class _Dual:
+    """``a + eps b``, ``eps^2 = 0``: forward mode through the checker's network ``phi``, written for this test."""
+
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+    def __add__(self, o):
+        return _Dual(self.a + o.a, self.b + o.b) if isinstance(o, _Dual) else _Dual(self.a + o, self.b)
+
+    def __mul__(self, o):
+        return (_Dual(self.a * o.a, self.a * o.b + self.b * o.a) if isinstance(o, _Dual)
+                else _Dual(self.a * o, self.b * o))
+
+    __radd__, __rmul__ = __add__, __mul__
+
+
+@pytest.mark.parametrize("widths, ranks", [((3, 3, 3), (2, 2)), ((2, 2, 2, 2), (2, 2, 2)), ((3, 3, 2), (3, 1)),
+                                           ((4, 4, 4), (3, 3))])
+def test_the_checkers_linear_part_is_its_network_on_dual_numbers(widths, ranks):
+    """The checker reads the part of output token 2 linear in ``y`` layer by layer (``u``, ``w``); its own
+    network ``phi`` on inputs ``(z, eps y)`` must give the same polynomials, at the point and at a virtual net."""
+    from attngeo.check.arch import Arch
+    from attngeo.check.fibers import virtual as checker
+    from attngeo.check.network import phi
+
+    arch = Architecture(widths, ranks, tokens=2)
+    point = [fmpq(v) for v in gauge_point(arch, random.Random(7))]
+    d = widths[0]
+    ctx = fmpq_mpoly_ctx.get(tuple(f"z{r}" for r in range(d)) + tuple(f"y{r}" for r in range(d)), "degrevlex")
+    g, zero = ctx.gens(), ctx.constant(0)
+    Ms, P, _ = virtual_weights(arch, point)
+    nets = [(Arch(tuple(widths), tuple(ranks), 2), point),
+            checker._virtual_net([fmpq_mat(M) for M in Ms[1:]], fmpq_mat(P))]
+    for net, values in nets:
+        X = [[_Dual(g[r], zero), _Dual(zero, g[d + r])] for r in range(d)]
+        v, t = checker._linear_part(net, values, ctx, d)
+        assert [x * t for x in v] == [row[1].b for row in phi(net, values, X)]
+
+
+def test_the_checkers_dominance_jacobian_is_its_network_on_dual_numbers():
+    """The checker decides ``det J(S_M)(Y) != 0`` by the product rule; forward mode through its network ``phi``
+    must agree, on random and rank-one ``M`` (both verdicts occur: a rank-one ``S_M`` is not dominant)."""
+    from attngeo.check.fibers import virtual as checker
+    from attngeo.check.network import phi
+
+    seen = set()
+    for seed in range(12):
+        rng = random.Random(seed)
+        d = 2 + seed % 3
+        M = fmpq_mat(d, d, [rng.randint(-3, 3) for _ in range(d * d)])
+        if seed % 2:
+            M = fmpq_mat(d, 1, [rng.randint(-3, 3) for _ in range(d)]) * \
+                fmpq_mat(1, d, [rng.randint(-3, 3) for _ in range(d)])
+        Y = [[rng.randint(-5, 5) for _ in range(2)] for _ in range(d)]
+        arch, values = checker._virtual_net([M], checker._eye(d))
+        cols = []
+        for r0 in range(d):
+            for j0 in range(2):
+                X = [[_Dual(fmpq(Y[r][j]), fmpq(int(r == r0 and j == j0))) for j in range(2)] for r in range(d)]
+                cols.append([e.b for row in phi(arch, values, X) for e in row])
+        dominant = fmpq_mat(cols).det() != 0
+        assert checker._dominant(M, Y) is dominant
+        seen.add(dominant)
+    assert seen == {True, False}
+
+
+def test_the_product_test_is_the_rowwise_identity():
+    """``_is_product(v, t, b, ell)`` (``v = sigma ell`` and ``sigma t = b`` when it can) decides exactly
+    ``v_k t = b ell_k`` for every ``k``: honest products, a perturbed row, a non-proportional ``v`` that still
+    satisfies the identity (``ell`` zero), and ``ell = 0``."""
+    from attngeo.check.fibers.virtual import _is_product
+
+    ctx = fmpq_mpoly_ctx.get(("z0", "z1", "y0"), "degrevlex")
+    z0, z1, y0 = ctx.gens()
+    zero = ctx.constant(0)
+    ell = [z0 + 2 * z1, 3 * z1, zero]
+    sigma, t = z0 * z0 - z1, y0 * (z0 + z1)
+    v = [sigma * e for e in ell]
+    cases = [(v, t, sigma * t, ell), (v, t, sigma * t + 1, ell), ([v[0], v[1] + z0, v[2]], t, sigma * t, ell),
+             ([v[0], v[1], z0], zero, zero, ell), (v, t, zero, [zero] * 3), ([zero] * 3, t, z0, [zero] * 3)]
+    verdicts = [_is_product(*c) for c in cases]
+    assert verdicts == [all(x * c[1] == c[2] * e for x, e in zip(c[0], c[3])) for c in cases]
+    assert verdicts == [True, False, False, True, False, True]

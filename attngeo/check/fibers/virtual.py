@@ -2,8 +2,9 @@
 
 Shares nothing with the prover (geometry/fibers/virtual.py): the virtual
 weights are recomputed from the point, the network is the checker's own
-(``check/network.phi``, run here on dual numbers ``a + eps b``, ``eps^2 = 0``,
-for the part linear in the second token and for Jacobians), and the last
+(the part linear in the second token layer by layer, ``_linear_part``, and
+Jacobians by the product rule, each compared in the tests with ``check/network.phi``
+run on dual numbers), and the last
 layer is the embedded single-layer fiber certificate, verified by the kernel
 (``check/fibers/layer.py``: polynomial division) before this module runs.
 What it proves is docs/math.md §7.2 (Lemmas P and A), whose hypotheses it
@@ -45,7 +46,6 @@ from ...exceptions import CertificateFormatError
 from ..arch import Arch, architecture
 from ..dimension.dense import exact_field_rank
 from ..limits import MAX_LAYER_WIDTH, MAX_MULTIPLY_BACK_WORK, MAX_PEELED_DIGITS, MAX_PEELED_MONOMIALS
-from ..network import phi
 from ..schema import ARCHITECTURE, CHECKED, HEADER, NUMBER, Embedded
 from ..values import boolean, field, index_list, integer, matrix, rational, reject, seq
 
@@ -59,29 +59,6 @@ SCHEMA = {
 }
 #: Largest entry of a dominance input (they are small by construction).
 _INPUT_BOUND = 1 << 20
-
-
-class _Dual:
-    """``a + eps b`` with ``eps^2 = 0``: forward mode through the checker's own network."""
-
-    __slots__ = ("a", "b")
-
-    def __init__(self, a, b):
-        self.a, self.b = a, b
-
-    def __add__(self, other):
-        if isinstance(other, _Dual):
-            return _Dual(self.a + other.a, self.b + other.b)
-        return _Dual(self.a + other, self.b)
-
-    __radd__ = __add__
-
-    def __mul__(self, other):
-        if isinstance(other, _Dual):
-            return _Dual(self.a * other.a, self.a * other.b + self.b * other.a)
-        return _Dual(self.a * other, self.b * other)
-
-    __rmul__ = __mul__
 
 
 def _eye(d: int) -> fmpq_mat:
@@ -103,23 +80,59 @@ def _virtual_net(Ms: list, P: fmpq_mat) -> tuple[Arch, list]:
     return arch, values
 
 
-def _linear_part(arch: Arch, values: list, ctx, d: int) -> list:
-    """Output token 2's part of degree 1 in the second token, per output row, as polynomials in ``(z, y)``."""
+def _linear_part(arch: Arch, values: list, ctx, d: int) -> tuple[list, object]:
+    """Output token 2's part of degree 1 in the second token, as ``(v, t)``: it is ``v t``, row by row.
+
+    The inputs are ``x_1 = z`` and ``x_2 = eps y``. A lightning layer maps token ``j`` to
+    ``sum_s V x_s (x_s^T K^T Q x_j)``, so with ``(x_1, x_2) = (u, eps w)`` it gives ``V u (u^T A u)`` and
+    ``eps V u (u^T A w) + O(eps^3)`` (``A = K^T Q``): the first token is ``z``'s own orbit and the second stays
+    linear in ``y``. Layer by layer that is two vectors of polynomials, not a 2-token network on dual numbers
+    (tests/test_virtualfiber.py compares the two); the last layer's product ``(V u) (u^T A w)`` is left to the
+    caller, which needs only one row of it expanded.
+    """
     gens = ctx.gens()
+    u, w = list(gens[:d]), list(gens[d:2 * d])
     zero = ctx.constant(0)
-    X = [[_Dual(gens[r], zero), _Dual(zero, gens[d + r])] for r in range(d)]
-    return [row[1].b for row in phi(arch, values, X)]
+
+    def times(M, x):
+        return [sum((M[r, c] * x[c] for c in range(M.ncols()) if M[r, c] != 0), zero) for r in range(M.nrows())]
+
+    layers = _split(arch, values)
+    for i, (Q, K, V) in enumerate(layers):
+        A = K.transpose() * Q
+        t = sum((x * y for x, y in zip(u, times(A, w))), zero)
+        Vu = times(V, u)
+        if i == len(layers) - 1:
+            return Vu, t
+        s = sum((x * y for x, y in zip(u, times(A, u))), zero)
+        u, w = [x * s for x in Vu], [x * t for x in Vu]
+    raise AssertionError("a network has at least one layer")
+
+
+def _is_product(v: list, t, b, ell: list) -> bool:
+    """Whether ``v_k t = b ell_k`` for every ``k``: as ``v = sigma ell`` and ``sigma t = b`` when ``ell != 0``.
+
+    Sufficient (``v_k t = sigma ell_k t = b ell_k``), and what an honest network gives: its first token is
+    ``P z`` times a scalar. Anything else is compared row by row, expanded.
+    """
+    k0 = next((k for k, e in enumerate(ell) if e != 0), None)
+    if k0 is not None:
+        sigma, rest = divmod(v[k0], ell[k0])
+        if rest == 0 and all(sigma * e == x for x, e in zip(v, ell)):
+            return sigma * t == b
+    return all(x * t == b * e for x, e in zip(v, ell))
 
 
 def _dominant(M: fmpq_mat, Y: list) -> bool:
-    """``det J(S_M)(Y) != 0``, with ``J`` by forward mode on the checker's network (one column per direction)."""
+    """``det J(S_M)(Y) != 0`` for ``S_M(Y) = Y (Y^T M Y)``: the column along ``E`` is ``E S + Y (E^T M Y + Y^T M E)``."""
     d = M.nrows()
-    arch, values = _virtual_net([M], _eye(d))
+    Yq = fmpq_mat(d, 2, [fmpq(v) for row in Y for v in row])
+    S = Yq.transpose() * M * Yq
     cols = []
     for r0 in range(d):
         for j0 in range(2):
-            X = [[_Dual(fmpq(Y[r][j]), fmpq(int(r == r0 and j == j0))) for j in range(2)] for r in range(d)]
-            cols.append([e.b for row in phi(arch, values, X) for e in row])
+            E = fmpq_mat(d, 2, [int(r == r0 and j == j0) for r in range(d) for j in range(2)])
+            cols.append((E * S + Yq * (E.transpose() * M * Yq + Yq.transpose() * M * E)).entries())
     return fmpq_mat(cols).det() != 0
 
 
@@ -334,6 +347,6 @@ def _multiply_back(arch: Arch, W0: list, Ms: list, P: fmpq_mat, steps: list) -> 
         for j, e in step["rho"]:
             rho *= q[j - 1] ** e
         b = rho * form(Ms[i - 1], z, y)
-        if _linear_part(net, values, ctx, d) != [b * ell for ell in Pz]:
+        if not _is_product(*_linear_part(net, values, ctx, d), b, Pz):
             reject(f"layers[{i - 1}]: rho_{i}(z) (z^T M_{i} y) (P z) does not multiply back to the part of output "
                    f"token 2 linear in y ({'the network itself' if i == 1 else 'the peeled virtual network'})")
