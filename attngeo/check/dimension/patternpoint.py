@@ -403,6 +403,9 @@ def coefficient_support(piece: Piece, row: tuple) -> list:
                     cells = [("O", (head_shape, shape[k], val_shape)), ("U", (head_shape, val_shape, shape[m1]))] + cells
                 else:
                     cells = [("V", (head_shape, shape[k], shape[m1]))] + cells
+                # charged as one lookup per factor, whether or not the cells prune it: shapes no template uses
+                # multiply these combinations, and the budget must see them (else a file buys CPU for free)
+                spend(piece, sum(len(piece.templates[fam]) for fam, _ in cells))
                 cands = [piece.by_cells[fam].get(c, ()) for fam, c in cells]
                 zero = [g for g, c in enumerate(cands) if not c]
                 if len(zero) > 1:
