@@ -47,12 +47,32 @@ def parametrization(d: int, dd: int, a: int, names: list[str]) -> tuple:
     else:
         A = [[sum(g[f"K_{i + 1}_{n + 1}"] * g[f"Q_{i + 1}_{p + 1}"] for i in range(a)) for p in range(d)]
              for n in range(d)]
-    ell = [sum(g[f"V_{k + 1}_{m + 1}"] * y[m] for m in range(d)) for k in range(dd)]
-    em = [sum(A[n][p] * y[n] for n in range(d)) for p in range(d)]
+    V = [[g[f"V_{k + 1}_{m + 1}"] for m in range(d)] for k in range(dd)]
     pctx = ring(names)
+    return pctx, [pctx.from_dict(c) for c in coefficients(A, V, y, len(names))]
+
+
+def coefficients(A: list, V: list, y: tuple, cut: int) -> list[dict]:
+    """``c = φ`` for any polynomial matrices ``A`` (``d x d``) and ``V`` (``d' x d``): one ``{exponents: coefficient}`` each.
+
+    ``A`` and ``V`` live in a ring whose last variables are ``y``; each coefficient
+    of ``y_m y_n`` in ``(V y)_k (A^T y)_p`` is returned on the first ``cut`` variables.
+
+    Examples
+    --------
+    ``d = d' = 1``: the one coordinate of ``(V y)(A y) = V A y^2``:
+
+    >>> from attngeo.check.loci.coordinates import coefficients
+    >>> from attngeo.check.poly import ring
+    >>> a, v, y = ring(("a", "v", "y")).gens()
+    >>> coefficients([[a]], [[v]], (y,), 2)
+    [{(1, 1): 1}]
+    """
+    d = len(y)
+    ell = [sum(row[m] * y[m] for m in range(d)) for row in V]
+    em = [sum(A[n][p] * y[n] for n in range(d)) for p in range(d)]
     out = []
-    for k, p, m, n in coordinates(d, dd):
+    for k, p, m, n in coordinates(d, len(V)):
         target = tuple(int(i == m) + int(i == n) for i in range(d))
-        coeff = {e[:len(names)]: c for e, c in (ell[k] * em[p]).to_dict().items() if e[len(names):] == target}
-        out.append(pctx.from_dict(coeff))
-    return pctx, out
+        out.append({e[:cut]: c for e, c in (ell[k] * em[p]).to_dict().items() if e[cut:] == target})
+    return out
