@@ -15,7 +15,7 @@ from flint import fmpq_mat
 
 from conftest import assert_rejected
 
-from attngeo import Architecture, implicit_equations
+from attngeo import Architecture, check_certificate, implicit_equations
 from attngeo.check.loci.implicit import _elimination
 from attngeo.check.msolve import binary, replay, same_basis
 from attngeo.geometry.loci.implicit import (coordinate_names, elimination_size, elimination_system,
@@ -92,3 +92,19 @@ def _same_weight(p, eq) -> bool:
     weights = _multidegree(d, dd)
     return len({tuple(sum(e[v] * weights[v][x] for v in range(len(e))) for x in range(len(weights[0])))
                 for e in p.monoms()}) == 1
+
+
+@pytest.mark.msolve
+def test_a_degree_without_minimal_generators_is_checked_on_dominant_blocks():
+    """Widths 2,3 ``a = 2`` has 4 cubic minimal generators: without them, degree 3 (no member of H) must fail."""
+    eq = implicit_equations(Architecture((2, 3), (2,), tokens=2))
+    assert eq.minimal_generators_by_degree == {"2": 15, "3": 4, "4": 45}
+    cert = eq.to_json()
+    check_certificate(cert)
+
+    def drop_cubics(c):
+        c["minimal_generators"] = [h for h, g in zip(c["minimal_generators"], eq.minimal_generators)
+                                   if g.total_degree() != 3]
+        c["minimal_generators_by_degree"] = {"2": 15, "4": 45}
+
+    assert_rejected(cert, drop_cubics, "degree 3 is not in the ideal")
