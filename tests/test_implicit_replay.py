@@ -108,3 +108,14 @@ def test_a_degree_without_minimal_generators_is_checked_on_dominant_blocks():
         c["minimal_generators_by_degree"] = {"2": 15, "4": 45}
 
     assert_rejected(cert, drop_cubics, "degree 3 is not in the ideal")
+
+
+@pytest.mark.msolve
+def test_without_msolve_an_elimination_certificate_cannot_be_verified(monkeypatch):
+    """The replay needs msolve: without it the verdict is "cannot verify", never a rejection."""
+    from attngeo.exceptions import CannotVerify
+
+    cert = implicit_equations(Architecture((2, 2), (1,), tokens=2)).to_json()
+    monkeypatch.setenv("ATTNGEO_MSOLVE", "/nonexistent/msolve")
+    with pytest.raises(CannotVerify, match="msolve"):
+        check_certificate(cert)
