@@ -408,3 +408,131 @@ def test_what_the_prover_writes_at_large_weights_the_checker_reads():
     except HypothesisFailed:
         return  # refusing the point is a fix too
     check_certificate(cert)
+
+
+# -- the layer-by-layer checker of 4498d86 (differ2: old dual-number checker vs new, no verdict differed) -----
+
+
+def _token2_linear_in_eps(widths, ranks, point, z, y):
+    """The coefficient of ``eps`` in output token 2 of ``own_phi`` at inputs ``(z, eps y)``, by interpolation.
+
+    Token 2 is odd in ``eps`` (token 1 even): one layer maps ``(even, odd)`` to ``(even, odd)``. So it is
+    ``sum_m c_m eps^(2m+1)``, ``m < (3^l + 1) / 2``, and ``(3^l + 1) / 2`` values of ``eps`` fix every ``c_m``.
+    """
+    n = (3 ** len(ranks) + 1) // 2
+    rows, rhs = [], []
+    for e in range(1, n + 1):
+        eps = Fraction(e, n)
+        out = own_phi(widths, ranks, point, [[a, eps * b] for a, b in zip(z, y)])
+        rows.append([eps ** (2 * m + 1) for m in range(n)])
+        rhs.append([r[1] for r in out])
+    # Gaussian elimination on the Vandermonde system, every output row at once; c_0 is the eps-linear part
+    for c in range(n):
+        p = next(r for r in range(c, n) if rows[r][c] != 0)
+        rows[c], rows[p], rhs[c], rhs[p] = rows[p], rows[c], rhs[p], rhs[c]
+        for r in range(n):
+            if r != c and rows[r][c] != 0:
+                f = rows[r][c] / rows[c][c]
+                rows[r] = [a - f * b for a, b in zip(rows[r], rows[c])]
+                rhs[r] = [a - f * b for a, b in zip(rhs[r], rhs[c])]
+    return [v / rows[0][0] for v in rhs[0]]
+
+
+def _degenerate(widths, ranks, edit, seed):
+    rng = random.Random(seed)
+    arch = Architecture(widths, ranks, tokens=2)
+    point = [Fraction(rng.randint(-4, 4), rng.choice((1, 1, 2, 3))) for _ in range(arch.parameter_count)]
+    off, blocks = 0, {}
+    for i, a in enumerate(ranks, start=1):
+        for name, rows, cols in (("Q", a, widths[i - 1]), ("K", a, widths[i - 1]), ("V", widths[i], widths[i - 1])):
+            blocks[i, name] = (off, rows, cols)
+            off += rows * cols
+    edit(point, blocks)
+    return point
+
+
+def _zero_first_row_of_last_v(p, b):
+    off, rows, cols = b[max(i for i, _ in b), "V"]
+    p[off:off + cols] = [0] * cols
+
+
+def _rank_one_v1(p, b):
+    off, rows, cols = b[1, "V"]
+    p[off:off + rows * cols] = [p[off + c] * (r + 1) for r in range(rows) for c in range(cols)]
+
+
+def _skew_a1(p, b):  # Q_1 = J K_1, J skew: A_1 = K_1^T J K_1 is skew, so z^T A_1 z = 0 and token 2 vanishes
+    off, rows, cols = b[1, "Q"]
+    k = p[off + rows * cols:off + 2 * rows * cols]
+    p[off:off + rows * cols] = [k[cols + c] for c in range(cols)] + [-k[c] for c in range(cols)]
+
+
+DEGENERATE = {
+    "zero first row of V_l (P z has a zero row)": ((3, 3, 3), (2, 2), _zero_first_row_of_last_v),
+    "rank-one V_1": ((3, 3, 2), (3, 1), _rank_one_v1),
+    "skew A_1": ((3, 3, 3), (2, 2), _skew_a1),
+    "fractions, one output": ((2, 2, 1), (2, 1), lambda p, b: None),
+    "three layers, zero row": ((2, 2, 2, 2), (2, 2, 2), _zero_first_row_of_last_v),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DEGENERATE))
+def test_the_checkers_linear_part_is_the_networks_at_degenerate_weights(name):
+    """``_linear_part``'s ``(v, t)`` (token 1 after ``l - 1`` layers through ``V_l``, and the last score) is the
+    part of output token 2 linear in ``y`` of a network written from docs/math.md §1 (exact, by interpolation in
+    ``eps``), also where ``P z`` has a zero row, ``V_1`` is singular or a score vanishes; and ``v`` is a multiple
+    of ``P z``, the shape ``_is_product``'s fast path relies on (token 1 stays on ``z``'s line)."""
+    from flint import fmpq, fmpq_mpoly_ctx
+
+    from attngeo.check.arch import Arch
+
+    widths, ranks, edit = DEGENERATE[name]
+    point = _degenerate(widths, ranks, edit, seed=len(name))
+    d = widths[0]
+    ctx = fmpq_mpoly_ctx.get(tuple(f"z{r}" for r in range(d)) + tuple(f"y{r}" for r in range(d)), "degrevlex")
+    values = [fmpq(v.numerator, v.denominator) for v in point]
+    v, t = virtual_checker._linear_part(Arch(widths, ranks, 2), values, ctx, d)
+    rng = random.Random(3)
+    for _ in range(2):
+        z = [Fraction(rng.randint(-5, 5), rng.randint(1, 3)) for _ in range(d)]
+        y = [Fraction(rng.randint(-5, 5), rng.randint(1, 3)) for _ in range(d)]
+        at = [fmpq(c.numerator, c.denominator) for c in z + y]
+        mine = [Fraction(int((x * t)(*at).p), int((x * t)(*at).q)) for x in v]
+        assert mine == _token2_linear_in_eps(widths, ranks, point, z, y)
+    P = virtual_weights(Architecture(widths, ranks, tokens=2), values)[1]
+    Pz = [sum((P[k, c] * ctx.gens()[c] for c in range(d)), ctx.constant(0)) for k in range(P.nrows())]
+    k0 = next(k for k, e in enumerate(Pz) if e != 0)
+    sigma, rest = divmod(v[k0], Pz[k0])
+    assert rest == 0 and [sigma * e for e in Pz] == v
+
+
+def test_a_point_whose_p_z_has_a_zero_first_row_is_accepted_and_its_orbit_is_the_fiber():
+    """A consistent edit: ``V_l``'s first row zero, so ``_is_product`` divides by row 1 of ``P z`` (not row 0).
+    The hypotheses hold there (V_1 invertible, ranks full), so the certificate must verify, and its one
+    orbit point is ``W_0`` (the orbit computes ``W_0``'s function by substitution, tested above)."""
+    point = [GOOD_1, [GOOD_2[0], GOOD_2[1], [[0, 0, 0]] + GOOD_2[2][1:]]]
+    cert = forge((3, 3, 3), (2, 2), point)
+    assert cert["virtual"]["P"][0] == ["0", "0", "0"]
+    assert check_certificate(cert).claim.startswith("fiber = 1 orbit(s)")
+    assert [o["point"] for o in cert["orbits"]] == [cert["point"]]
+
+
+def _scaled_gauge_point(arch, digits):
+    from attngeo.geometry.fibers.deep import gauge_point
+
+    rng = random.Random(0)
+    return [v * rng.randint(10**digits, 10**(digits + 1)) if v not in (0, 1) else v
+            for v in gauge_point(arch, rng)]
+
+
+def test_at_the_multiply_back_limit_widths_9_are_checked_and_just_beyond_refused_first(monkeypatch):
+    """The largest multiply-back the limit pays for (widths 9,9,9: 12,870 monomials; 11-digit weights, work
+    1.9e11 of 2e11) is checked (0.2 s CPU, the dual-number checker of f907aad took 3.8 s); 13-digit weights are
+    refused as unusable before multiplying back."""
+    from attngeo.check.limits import MAX_MULTIPLY_BACK_WORK
+
+    arch = Architecture((9, 9, 9), (3, 3), tokens=2)
+    near = _scaled_gauge_point(arch, 10)
+    assert 10**11 < virtual_checker.multiply_back_work(*virtual_weights(arch, near)[:2]) < MAX_MULTIPLY_BACK_WORK
+    assert check_certificate(virtual_fiber(arch, point=near, seed=0).to_json()).claim.startswith("fiber = 1 orbit(s)")
+    _refused_before_multiplying_back(_unpriced(arch, point=_scaled_gauge_point(arch, 12), seed=0), monkeypatch)
