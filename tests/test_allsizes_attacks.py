@@ -890,11 +890,9 @@ def _work(monkeypatch, cert) -> int:
     return total[0]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 25 (differ): shape combinations whose factors match no template "
-                   "are skipped before any lookup, so they cost CPU but no budget")
 def test_shapes_no_template_uses_are_charged_to_the_budget(certs, monkeypatch):
     """Empty shapes multiply the (head, order, hid, val) combinations every coefficient row visits; the old
-    search paid a lookup for each, the cell-pruned one pays nothing when two factors are empty. With the limit
+    search paid a lookup for each, the cell-pruned one paid nothing when two factors were empty (24c7a52, fixed in c76347f). With the limit
     at twice the honest certificate's work the padded one (about 50 times the combinations per row) must be
     unusable, or a file could buy unbounded CPU with no budget (pad 20: 20 s against 0.2 s, the same work)."""
     from attngeo.exceptions import CertificateFormatError
