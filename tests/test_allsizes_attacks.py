@@ -858,3 +858,82 @@ def test_consistent_edits_of_a_deep_piece_are_refused(certs, tamper):
     tamper(cert, _deep_piece(cert, 3, 3))
     with pytest.raises(AttngeoError):
         check_certificate(cert)
+
+
+# -- differential review of the sped-up support search (issue 25: commits 24c7a52, d68586d) ----------------
+
+
+def _padded_with_empty_shapes(cert, n) -> dict:
+    """Every piece with a cell ``Z`` of size 0 and ``n`` more shapes over it in each sort the support search
+    ranges over (head, hid, val): no index has such a shape, so the certificate states and proves the same."""
+    cert = copy.deepcopy(cert)
+    for p in cert["pieces"]:
+        p["cells"]["Z"] = "0"
+        extra = [list(t) for size in (1, 2, 3) for t in itertools.product(sorted(p["cells"]), repeat=size) if "Z" in t]
+        for sort in ("head", "hid", "val"):
+            p["sorts"][sort] = p["sorts"][sort] + extra[:n]
+    return cert
+
+
+def _work(monkeypatch, cert) -> int:
+    """The units the checker charges to its budget for ``cert`` (``spend`` recorded, the limit kept)."""
+    total = [0]
+    spend = pattern.spend
+
+    def recorded(piece, work):
+        total[0] += work
+        spend(piece, work)
+
+    monkeypatch.setattr(pattern, "spend", recorded)
+    check_certificate(copy.deepcopy(cert))
+    monkeypatch.setattr(pattern, "spend", spend)
+    return total[0]
+
+
+def test_shapes_no_template_uses_are_charged_to_the_budget(certs, monkeypatch):
+    """Empty shapes multiply the (head, order, hid, val) combinations every coefficient row visits; the old
+    search paid a lookup for each, the cell-pruned one paid nothing when two factors were empty (24c7a52, fixed in c76347f). With the limit
+    at twice the honest certificate's work the padded one (about 50 times the combinations per row) must be
+    unusable, or a file could buy unbounded CPU with no budget (pad 20: 20 s against 0.2 s, the same work)."""
+    from attngeo.exceptions import CertificateFormatError
+
+    honest = certs["multihead-layer-dimension"]
+    monkeypatch.setattr(pattern, "MAX_PATTERN_WORK", 2 * _work(monkeypatch, honest))
+    with pytest.raises(CertificateFormatError):
+        check_certificate(_padded_with_empty_shapes(honest, 4))
+
+
+def test_the_implication_shortcut_agrees_with_elimination():
+    """``implies`` answers "a constraint plus a nonnegative constant" without elimination; on random small
+    systems (constraints among ``x``, ``y``, ``x*y`` with constants around the shortcut's edge) it must give
+    what Fourier–Motzkin gives for ``S`` and ``-g - 1 >= 0``: never more (an implication that fails at an
+    integer point), never less."""
+    from attngeo.check.inequalities import implies, infeasible
+    from attngeo.check.poly import ring
+
+    rng = np.random.default_rng(25)
+    x, y = ring(("x", "y")).gens()
+    monomials = [x, y, x * y]
+    seen = set()
+    for _ in range(300):
+        system = [sum(int(c) * m for c, m in zip(rng.integers(-2, 3, 3), monomials)) + int(rng.integers(-3, 4))
+                  for _ in range(rng.integers(1, 4))]
+        g = system[rng.integers(len(system))] + int(rng.integers(-2, 3))
+        if rng.random() < 0.3:
+            g = g + int(rng.integers(-1, 2)) * monomials[rng.integers(3)]
+        expected = infeasible(system + [-g - 1])
+        assert implies(system, g) == expected, (system, g)
+        seen.add(expected)
+    assert seen == {True, False}
+
+
+def test_an_implication_the_shortcut_would_fake_is_refused():
+    """``g = s + c`` with ``c < 0`` is not implied by ``s >= 0`` (``s = 0``): the shortcut must not fire, and
+    ``g = s`` or ``s + 3`` must (real examples: a piece's cell ``a - 2`` under its split ``a - 2 >= 0``)."""
+    from attngeo.check.inequalities import implies
+    from attngeo.check.poly import ring
+
+    d, a = ring(("d", "a")).gens()
+    s = a - 2
+    assert implies([s], s) and implies([s], s + 3) and implies([d - a, s], d - 2)
+    assert not implies([s], s - 1) and not implies([s], 2 * s - 1) and not implies([s, d], s - d)
