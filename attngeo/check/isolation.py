@@ -39,6 +39,7 @@ def _serve(conn, memory_mb: int, seconds: float, parent: int) -> None:
     die_with_parent(parent)
     os.setpgid(0, 0)  # its own process group: killing the worker also kills an msolve replay it started
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the command's to handle, not a traceback here
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked by the parent across the fork
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the command's handler, inherited by the fork
     if memory_mb:
         limit = memory_mb * 1024 * 1024
@@ -78,7 +79,13 @@ class _Worker:
         ctx = multiprocessing.get_context("fork")
         self.conn, child = ctx.Pipe()
         self.proc = ctx.Process(target=_serve, args=(child, memory_mb, seconds, os.getpid()), daemon=True)
-        self.proc.start()
+        # Ctrl-C is blocked across the fork: a worker must not meet it before it ignores it (under load that
+        # window is long enough for a terminal's SIGINT to the group); the command's own is delivered after
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            self.proc.start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         child.close()
         self.path, self.started = None, 0.0
 
