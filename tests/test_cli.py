@@ -466,3 +466,18 @@ def test_implicit_names_the_engine_its_help_promises(capsys):
     assert "Singular when installed, else msolve" in help_text
     assert main(["implicit", "--widths", "2,1", "--ranks", "2", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["engine"] == ("singular" if find_singular() else "msolve")
+
+
+def test_dim_summarises_a_long_list_of_families(capsys):
+    # 2 layers x 4 heads: two families per head, 16 in all; the text gives each kind once with its count
+    argv = ["dim", "--widths", "8,8,8", "--ranks", "2,2", "--heads", "4", "--value-ranks", "2", "--residual"]
+    assert main(argv + ["--json"]) == 0
+    names = json.loads(capsys.readouterr().out)["families"]
+    assert len(names) > 8
+    assert main(argv) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("families"))
+    kinds = {n.partition("(")[0] for n in names}
+    for kind in kinds:
+        count = sum(n.partition("(")[0] == kind for n in names)
+        assert f"{kind} x{count} (" in line
+    assert sum(int(part.split(" (")[0]) for part in line.split(" x")[1:]) == len(names)

@@ -180,6 +180,21 @@ def _upper_witness_text(cert) -> str:
     return "dimension of the span of one layer's functions, linear in the symmetric tensor V (x) A"
 
 
+def _families_text(names: list[str], limit: int = 8) -> str:
+    """The kernel families, one per name while few; past ``limit``, one entry per kind with its count and range.
+
+    A GPT-2 stack has 288 families (two per head); listed one by one they fill a screen and hide the result.
+    """
+    if len(names) <= limit:
+        return ", ".join(names)
+    kinds: dict[str, list[str]] = {}
+    for name in names:
+        kind, _, index = name.partition("(")
+        kinds.setdefault(kind, []).append(index.rstrip(")"))
+    return ", ".join(f"{kind} x{len(idx)} ({idx[0]} .. {idx[-1]})" if len(idx) > 1 else f"{kind}({idx[0]})"
+                     for kind, idx in kinds.items())
+
+
 def _lower_witness_text(lw: dict) -> str:
     """How the lower bound was proved, in a few words, for each witness form."""
     ball = f"ball arithmetic, {lw.get('precision')} bits" if "precision" in lw else f"mod {lw.get('prime')}"
@@ -234,7 +249,7 @@ def _cmd_dim(args) -> int:
         ("parameters", str(cert.parameters)),
         ("lower bound", f"{cert.lower}  ({_lower_witness_text(lw)})"),
         ("upper bound", f"{cert.upper}  ({_upper_witness_text(cert)})"),
-        ("families", ", ".join(cert.families)),
+        ("families", _families_text(cert.families)),
     ]
     if cert.certified:
         rows.append(("dimension", f"{cert.dimension}  certified"))
