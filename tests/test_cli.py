@@ -469,7 +469,7 @@ def test_implicit_names_the_engine_its_help_promises(capsys):
 
 
 def test_dim_summarises_a_long_list_of_families(capsys):
-    # 2 layers x 4 heads: two families per head, 16 in all; the text gives each kind once with its count
+    # 2 layers x 4 heads, lightning: intra, scaling and value per head, 24 in all; the text gives each kind once
     argv = ["dim", "--widths", "8,8,8", "--ranks", "2,2", "--heads", "4", "--value-ranks", "2", "--residual"]
     assert main(argv + ["--json"]) == 0
     names = json.loads(capsys.readouterr().out)["families"]

@@ -183,7 +183,8 @@ def _upper_witness_text(cert) -> str:
 def _families_text(names: list[str], limit: int = 8) -> str:
     """The kernel families, one per name while few; past ``limit``, one entry per kind with its count and range.
 
-    A GPT-2 stack has 288 families (two per head); listed one by one they fill a screen and hide the result.
+    A GPT-2 stack has two or three families per head (288 softmax, 432 lightning); listed one by one they fill
+    a screen and hide the result.
     """
     if len(names) <= limit:
         return ", ".join(names)
