@@ -386,6 +386,59 @@ def test_the_heads_witness_is_refused_where_lemma_h_does_not_apply(change):
         check_certificate(cert)
 
 
+def _one_token_head_rank(d, dd, w) -> int:
+    """Rank mod p, from scratch, of one head's map at t = 1: ``x -> (x^T A x) V x``, a vector of cubics whose
+    coefficient of ``x_m x_n x_p`` (m <= n <= p) in output k is the sum over the orderings of (m, n, p)."""
+    import itertools
+    V = w["O"].dot(w["U"]) if "U" in w else w["V"]
+    monos = list(itertools.combinations_with_replacement(range(d), 3))
+    cols = []
+    for name in ("Q", "K", "U", "O") if "U" in w else ("Q", "K", "V"):
+        for idx in np.ndindex(*w[name].shape):
+            E = np.zeros(w[name].shape, dtype=np.int64)
+            E[idx] = 1
+            dA = {"Q": lambda: w["K"].T.dot(E), "K": lambda: E.T.dot(w["Q"])}.get(name, lambda: 0 * V[:1, :1])()
+            dV = {"V": lambda: E, "U": lambda: w["O"].dot(E), "O": lambda: E.dot(w["U"])}.get(name, lambda: 0)()
+            A = w["K"].T.dot(w["Q"])
+            T = np.einsum("km,np->kmnp", np.broadcast_to(dV, V.shape), A) + np.einsum("km,np->kmnp", V, np.broadcast_to(dA, A.shape))
+            col = [sum(int(T[k][i][j][l]) for i, j, l in set(itertools.permutations(m))) % PRIME
+                   for k in range(dd) for m in monos]
+            cols.append(col)
+    M = np.array(cols, dtype=np.int64)
+    return nmod_mat(M.shape[0], M.shape[1], M.ravel().tolist(), PRIME).rank()
+
+
+def test_one_token_fiber_is_not_the_line_of_theorem_1():
+    """Red team 3's accepted forgery: at t = 1 a head sees only sym(A), so its map loses rank (here below the
+    t >= 2 count I_j) and its fiber is more than one line. Neither the prover nor the checker may apply
+    docs/fibers.md Theorem 1 there: the fiber is undecided, and the old honest claim (one line) is rejected."""
+    rng = np.random.default_rng(5)
+    d, dd, a, b = 4, 3, 2, 2
+    w = _random_head(rng, d, dd, a, b)
+    rank_t1, rank_t2 = _one_token_head_rank(d, dd, w), _heads_rank(d, dd, [w])
+    assert rank_t1 < rank_t2  # the hypothesis t >= 2 matters at this very point
+    res = local_rank(_arch(d, dd, 1, a, b, tokens=1), _flat([w]), seed=0, dimension=False)
+    assert res.fiber["case"] == "undecided" and res.fiber["dimension"] is None
+    cert = res.to_json()
+    assert res.lower <= rank_t1 <= res.upper
+    check_certificate(cert)
+    forged = dict(cert, fiber={"head": 1, "case": "generic", "lines": 1, "dimension": 1 + a * a + b * b})
+    with pytest.raises(CertificateRejected, match="fiber must be"):
+        check_certificate(forged)
+
+
+def test_a_regular_verdict_prints_the_pinned_local_rank_not_the_loose_upper_bound():
+    """regular = true with lower < upper: lower >= dim M's upper bound pins rho = lower = dim M, so the claim says
+    "local rank L = dim M", never "L <= local rank <= U = dim M" (U > dim M is not dim M)."""
+    rng = np.random.default_rng(5)
+    w = _random_head(rng, 4, 3, 2, 2)
+    res = local_rank(_arch(4, 3, 1, 2, 2, tokens=1), _flat([w]), seed=0)  # dim M from its embedded certificate
+    assert res.regular is True and res.lower < res.upper
+    claim = check_certificate(res.to_json()).claim
+    assert claim.startswith(f"local rank {res.lower} = dim M") and str(res.upper) not in claim.split(";")[0]
+    assert f"local rank {res.lower}" in str(res) and "<=" not in str(res).split(",")[-2]
+
+
 # -- hostile checkpoints through the command line --------------------------------------------------------
 
 

@@ -285,7 +285,8 @@ def _fiber(arch, h: dict, parallel: bool) -> dict:
             return 0
         return max(dim for _, _, dim in product_strata(b, d, r)) if dd == d else None
 
-    if arch.normalization != "lightning":
+    if arch.normalization != "lightning" or arch.tokens < 2:
+        # Theorem 1 of docs/fibers.md is about lightning heads and t >= 2 (at t = 1 a head sees only sym(A))
         return {"case": "undecided", "lines": None, "dimension": None}
     if h["rank_A"] == 0 or h["rank_V"] == 0:
         dims = []
@@ -382,7 +383,8 @@ def check(cert: dict) -> str:
     lr = f"local rank {lower}" if lower == upper else f"{lower} <= local rank <= {upper}"
     gen = "dim M" if g_lo == g_hi else f"dim M (in [{g_lo}, {g_hi}])"
     if verdict is True:
-        status = f"{lr} = {gen} at this point of {arch.describe()} (regular)"
+        # lower >= g_hi pins both: lower <= rho <= dim M <= g_hi <= lower, whatever the (looser) upper bound says
+        status = f"local rank {lower} = dim M at this point of {arch.describe()} (regular)"
     elif verdict is False:
         below = f"dim M = {g_lo}" if g_lo == g_hi else f"dim M >= {g_lo}"
         status = f"{lr} < {below} at this point of {arch.describe()} (not regular)"

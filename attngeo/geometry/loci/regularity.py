@@ -422,8 +422,12 @@ class LocalRank(Result):
 
     @property
     def exact(self) -> bool:
-        """The bounds meet: the local rank is known."""
-        return self.lower == self.upper
+        """The local rank is known: the bounds meet, or the lower one reaches ``dim M``'s upper bound.
+
+        ``lower <= rho <= dim M <= generic[1]``, so ``lower >= generic[1]`` pins ``rho = lower`` however loose
+        the head-count upper bound is.
+        """
+        return self.lower == self.upper or self.lower >= self.generic[1]
 
     @property
     def regular(self) -> bool | None:
@@ -561,7 +565,8 @@ def head_fiber(arch: Architecture, r: HeadRanks) -> dict:
 
     ``case``: ``generic`` (one line ``(lambda A, V / lambda)`` in ``(A, V)``), ``rank1-swap`` (two lines),
     ``rank1-parallel`` (one line), ``zero`` (``F_j = 0``: ``{A = 0} u {V = 0}``); ``undecided`` for a
-    normalized layer (the theorem is about lightning heads). ``dimension`` is that of the
+    normalized layer (the theorem is about lightning heads) and for one token (the theorem needs ``t >= 2``:
+    at ``t = 1`` a head is ``x -> V x (x^T A x)`` and sees only ``sym(A)``, so its fiber is larger). ``dimension`` is that of the
     fiber in the head's own parameters (Lemma 3 of docs/fibers.md for ``(Q, K)`` and, when ``d' = d``, for
     ``(U, O)``); None where Lemma 3 does not apply.
 
@@ -587,6 +592,9 @@ def head_fiber(arch: Architecture, r: HeadRanks) -> dict:
     if arch.normalization != "lightning":  # docs/fibers.md is about F = l m^T: lightning heads
         return {"head": j, "case": "undecided", "lines": None, "dimension": None,
                 "latex": rf"\text{{fiber of head {j}: not decided ({arch.normalization}: docs/fibers.md is for lightning)}}"}
+    if arch.tokens < 2:  # Theorem 1 of docs/fibers.md needs t >= 2: one token sees only sym(A_j), a larger fiber
+        return {"head": j, "case": "undecided", "lines": None, "dimension": None,
+                "latex": rf"\text{{fiber of head {j}: not decided (t = 1: docs/fibers.md Theorem 1 needs t \geq 2)}}"}
     if r.A == 0 or r.V == 0:
         parts = []
         if r.A == 0:
