@@ -28,6 +28,7 @@ from flint import fmpq, fmpq_mat, nmod_mat
 
 from ...exceptions import CertificateFormatError
 from ..arch import Arch, architecture
+from ..untie import augmented, copies, untied
 from . import identitypoint, discovery, headpoint, kernelfields, plainpoint, stackpoint
 from .ball import check_ball_lower
 from ..limits import MAX_DENSE_MINOR, MAX_FIELD_ENTRIES, MAX_JACOBIAN_WORK, MAX_MIXING_MOVES, refuse_above
@@ -235,6 +236,21 @@ def _jacobian_rows(arch: Arch, point, X, w, rows, cols, p) -> np.ndarray:
         return np.zeros((0, len(cols)), dtype=np.int64)
     c = w.shape[1]
     n_of, r_of = np.divmod(np.asarray(rows, dtype=np.int64), c)
+    if arch.tied:  # shared keys and values, biases: the plain layer's columns, each copy's summed (check/untie.py)
+        plain = untied(arch)
+        source, bias = copies(arch)
+        where = {k: q for q, k in enumerate(cols)}
+        sub = [i for i, k in enumerate(source) if k in where]
+        J = _jacobian_rows(plain, np.asarray(point)[source], augmented(arch, X), w, rows, sub, p)
+        out = np.zeros((len(rows), len(cols)), dtype=np.int64)
+        for q, i in enumerate(sub):
+            out[:, where[source[i]]] += J[:, q]  # at most h copies of residues below 2^26: no overflow
+        if bias:
+            summed = w[n_of, r_of].sum(axis=-1) % p  # d<w, phi>/d b_O[k]: the functional's row k over the tokens
+            for k, off in enumerate(bias):
+                if off in where:
+                    out[:, where[off]] = summed[:, k]
+        return out % p
     W = _weights(point, arch)
     l = len(arch.ranks)
     layers = [_heads(W, arch, i) for i in range(1, l + 1)]
