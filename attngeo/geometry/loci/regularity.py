@@ -812,7 +812,7 @@ def _criterion_bounds(arch: Architecture, pt: _Point, p: int, reasons: list) -> 
 
 
 def local_rank(arch: Architecture, weights, *, seed: int | None = 0, head: int = 1,
-               dimension: bool = True, scale: ScoreScale | None = None) -> LocalRank:
+               dimension: bool = True, scale: ScoreScale | None = None, binding: dict | None = None) -> LocalRank:
     """Certify bounds on the local rank of one attention layer at ``weights``, and decide regularity.
 
     Parameters
@@ -832,6 +832,10 @@ def local_rank(arch: Architecture, weights, *, seed: int | None = 0, head: int =
     scale : ScoreScale, optional
         The checkpoint's score scale ``s`` (scores ``s (K x + b_K)^T (Q x + b_Q)``; default 1). Ranks and
         Theorem C do not depend on it; a softmax ball witness computes with it (docs/math.md §8.1).
+    binding : dict, optional
+        The checkpoint the point was read from (its hash, tensors and slices: docs/certificates.md); the
+        certificate then holds it instead of the point, and ``attngeo check --weights FILE`` reads the point
+        from the file.
 
     Returns
     -------
@@ -938,4 +942,4 @@ def local_rank(arch: Architecture, weights, *, seed: int | None = 0, head: int =
                            f"{SOFTMAX_DIMENSION_PARAMETERS} parameters")
     fib = head_fiber(arch, ranks[head - 1])
     return LocalRank(arch, pt, ranks, lower, upper, witness, p, dim_cert, generic, orbit, head, fib,
-                     time.perf_counter() - start, reasons, scale)
+                     time.perf_counter() - start, reasons, scale, binding)
