@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..exceptions import CertificateFormatError
-from .limits import MAX_LAYER_WIDTH, MAX_PARAMETERS, MAX_SIZE
+from .limits import MAX_LAYER_WIDTH, MAX_LOCAL_RANK_WIDTH, MAX_PARAMETERS, MAX_SIZE
 from .values import field, integer, reject
 
 
@@ -141,8 +141,8 @@ def architecture(cert: dict) -> Arch:
     ------
     CertificateRejected
         Missing fields, a rank count that is not one per layer, a size outside
-        ``1..MAX_SIZE``, more than 64 layers, or a normalization on a kind that
-        is for lightning networks only.
+        ``1..MAX_SIZE`` (widths and ranks of local-rank certificates: ``MAX_LOCAL_RANK_WIDTH``), more than
+        64 layers, or a normalization on a kind that is for lightning networks only.
 
     Examples
     --------
@@ -165,8 +165,9 @@ def architecture(cert: dict) -> Arch:
         reject("architecture needs widths d_0..d_l and one rank per layer")
     if len(ranks) > 64:
         reject(f"architecture has {len(ranks)} layers, above the checker's limit of 64")
+    widest = MAX_LOCAL_RANK_WIDTH if cert.get("kind") == "local-rank" else MAX_SIZE
     for v in widths + ranks:
-        integer(v, "a width or rank", 1, MAX_SIZE)
+        integer(v, "a width or rank", 1, widest)
     tokens = integer(field(a, "tokens", "architecture."), "architecture.tokens", 1, MAX_SIZE)
     normalization = field(a, "normalization", "architecture.")
     if not isinstance(normalization, str) or not 0 < len(normalization) <= 40 or set(normalization) - _NORMALIZATION_NAME:
