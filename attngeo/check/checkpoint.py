@@ -13,7 +13,8 @@ This module knows nothing of layouts. It
   read whole), each checked against its declared dtype (F64, F32, F16, BF16 only),
   shape and place in the file;
 * requires the blocks to tile every named tensor exactly (each stored weight used once:
-  a moved or swapped slice leaves a hole or an overlap);
+  a moved slice leaves a hole or an overlap), heads in their stored order (a swap of two
+  heads' slices tiles as well);
 * decodes the bits itself (sign, exponent, significand: every value the dyadic rational
   it stores; NaN and infinities refused) into residues mod ``p`` and exact rationals.
 
@@ -182,7 +183,29 @@ def _blocks(binding: dict, arch, tensors: dict) -> list:
         if not M.all():
             reject("the blocks do not cover every entry of a tensor of checkpoint.tensors (each stored weight is "
                    "used exactly once)")
+    _in_order(shapes, out)
     return out
+
+
+def _in_order(shapes, blocks) -> None:
+    """Heads in the order they are stored: in one tensor, head ``j``'s block of a role starts before head
+    ``j + 1``'s, and a head's query before its key before its value (every format stores head ``j``'s features
+    before head ``j + 1``'s). A swap of two heads' slices tiles the tensors as well: this refuses it."""
+    last: dict = {}
+    lead: dict = {}
+    follows = {"K": "Q", "U": "K", "V": "K", "bK": "bQ", "bV": "bK"}
+    for (_, j, role, _, _, _), b in zip(shapes, blocks):
+        if b is None:
+            continue
+        name, r0, _, c0, _, _ = b
+        start = (r0, c0)
+        if (name, role) in last and not last[(name, role)] < start:
+            reject(f"the blocks {role} of checkpoint.blocks are not in the order of their heads in their tensor")
+        last[(name, role)] = start
+        before = lead.get((j, follows.get(role)))
+        if before is not None and before[0] == name and not before[1] < start:
+            reject(f"head {j}'s {follows[role]} and {role} are not in query, key, value order in their tensor")
+        lead[(j, role)] = (name, start)
 
 
 # -- the file -----------------------------------------------------------------------------------
