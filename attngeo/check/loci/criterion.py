@@ -107,6 +107,7 @@ def kernel(arch, block, p: int) -> int:
         Qs = [np.concatenate([block(j, "Q"), block(j, "bQ")], axis=1) if arch.biases else block(j, "Q") for j in heads]
         r_k = _rank(block(lead, "K"), p)
         total += a * a - (a - r_k) * (a - _rank(np.concatenate(Qs, axis=1), p))
+        r_u = None
         if b is not None:
             r_u = _rank(block(lead, "U"), p)
             total += b * b - (b - _rank(np.concatenate([block(j, "O") for j in heads], axis=0), p)) * (b - r_u)
@@ -114,7 +115,9 @@ def kernel(arch, block, p: int) -> int:
             total += a + (b if b is not None else arch.widths[1])
         elif arch.normalization == "lightning" and b is not None and r_k == a and r_u == b \
                 and _rank(np.concatenate(Qs, axis=0), p) == a * len(heads):
-            total += len(heads) ** 2
+            total += len(heads) ** 2  # the group's mixing acts freely: K, U full, its queries independent
+        elif arch.normalization == "lightning" and b is None and (block(lead, "V") % p).any():
+            total += 1  # unfactored V != 0: the scaling (Q~, -V), which GL_a never moves V by
     return total
 
 

@@ -433,7 +433,7 @@ def check(cert: dict) -> str:
     if decided:  # Theorem C: the kernel is exactly the explicit one
         upper, orbit = lower, P - lower
     elif theorem_c:
-        explicit = criterion.kernel(arch, layer.mod_p, p) if arch.value_ranks is not None else 0
+        explicit = criterion.kernel(arch, layer.mod_p, p)
         upper, orbit = P - explicit, explicit
         if not arch.tied:  # Lemma U of §7.5 bounds an untied head by head too
             upper = min(upper, sum(_image(arch, h, par) for h, par in heads))

@@ -240,6 +240,8 @@ def kernel_dimension(arch: Architecture, block, p: int) -> int:
             # K, U of full rank and the group's queries independent: the mixing gl_n (scalings when n = 1)
             # acts freely beside GL_a x GL_b (a stabilizer (C, D, E) has C = 0, D = 0, then E = 0)
             total += len(heads) ** 2
+        elif arch.normalization == "lightning" and b is None and block(j, "V").any():
+            total += 1  # V unfactored: the scaling (Q~, -V) moves V != 0, which GL_a never does
     return total
 
 

@@ -806,8 +806,7 @@ def _criterion_bounds(arch: Architecture, pt: _Point, p: int, reasons: list) -> 
         reasons.append(f"Theorem C on groups {S} only (the others fail (C1)-(C5) with them): a lower bound")
     else:
         reasons.append("no group satisfies (C3)/(C5) of Theorem C")
-    upper = arch.parameter_count - criterion.kernel_dimension(arch, block, p) if arch.value_ranks is not None \
-        else arch.parameter_count
+    upper = arch.parameter_count - criterion.kernel_dimension(arch, block, p)
     return lower, upper, {"criterion": {"groups": S}}, False
 
 
@@ -919,7 +918,7 @@ def local_rank(arch: Architecture, weights, *, seed: int | None = 0, head: int =
             "not reach the upper one"))
     if decided:  # Theorem C: the kernel is exactly the explicit one, so it is P - rho
         orbit = arch.parameter_count - lower
-    elif tied and arch.value_ranks is not None:
+    elif tied:
         orbit = criterion.kernel_dimension(arch, lambda j, name: pt.block_mod_p(j, name, p), p)
     else:
         orbit = orbit_dimension(arch, ranks)
