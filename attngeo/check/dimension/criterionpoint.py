@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..limits import MAX_PAIR_TESTS
+from ..limits import MAX_FIELD_ENTRIES, MAX_PAIR_TESTS, refuse_above
 from ..loci import criterion
+from ..loci.criterion import _rank
 from ..values import field, int_array, integer, prime, reject
 
 
@@ -91,12 +92,17 @@ def check_upper(cert: dict, uw: dict, arch) -> int:
     if len(arch.ranks) != 1:
         reject("an explicit kernel is counted for one layer")
     p = prime(uw["prime"], "upper_witness.prime")
-    if kind == "criterion point":
+    if kind == "criterion point":  # Theorem C's count at the selector point (large layers)
         _applies(arch)
-        point = selector(arch)
-    else:
+        explicit = criterion.kernel(arch, _block(arch, selector(arch), p), p)
+    else:  # the rank of the explicit directions at the recorded point (small layers)
         point = int_array(uw["point"], (arch.parameters,), "upper_witness.point") % p
-    explicit = criterion.kernel(arch, _block(arch, point, p), p)
+        rows = sum(a * a + (b * b if b else 0) + 4 * (arch.head_count(1) + arch.widths[1])
+                   for a, b in [(arch.ranks[0], arch.value_ranks[0] if arch.value_ranks else 0)])
+        refuse_above(rows * arch.parameters * len(criterion.groups_of(arch)), MAX_FIELD_ENTRIES,
+                     "listing the explicit kernel's directions")
+        F = criterion.fields(arch, point, p)
+        explicit = _rank(F, p)
     if integer(uw["rank"], "upper_witness.rank", 0) != explicit:
         reject(f"the explicit kernel has dimension {explicit} at the point mod {p}; rank must say so")
     upper = integer(field(cert, "upper"), "upper")

@@ -25,7 +25,7 @@ import time
 import numpy as np
 
 from ...exceptions import InvalidArchitectureError
-from ...exact.rank import random_prime
+from ...exact.rank import random_prime, rank_mod_p
 from ...model.architecture import Architecture
 from ...model.formulas import hmk_formula
 from ..certificate import DimensionCertificate
@@ -148,7 +148,7 @@ def certify_random_point(arch: Architecture, *, seed: int | None = None) -> Dime
     rng = random.Random(seed)
     p = random_prime(rng)
     point = random_ints(rng, (arch.parameter_count,))
-    upper = arch.parameter_count - criterion.kernel_dimension(arch, _blocks(arch, point, p), p)
+    upper = arch.parameter_count - rank_mod_p(criterion.explicit_fields(arch, point, p), p)
     upper_witness = {"structured": "explicit kernel", "prime": p, "point": point.tolist(),
                      "rank": arch.parameter_count - upper}
     c = functional_count(arch, upper)
