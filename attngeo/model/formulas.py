@@ -158,7 +158,7 @@ def naive_count(arch: Architecture) -> int:
         h, g = arch.heads[i], arch.kv_heads[i]
         if arch.is_tied:  # per key-value group GL(a) x GL(b), lightning's mixing GL(h/g), softmax's bias moves
             n = h // g
-            group += g * (a * a + (b * b if b else 0) + (n * n if scaling else 0))
+            group += g * (a * a + (b * b + (n * n if scaling else 0) if b else 0))
             if scaling and not b:
                 group += h  # unfactored values: the per-head scalings
             if arch.biases and not scaling:

@@ -69,7 +69,8 @@ _positive = arguments.whole(1)
 
 def _int_list(flag: str):
     """Comma-separated whole numbers >= 1, the refusal showing an example for ``flag``."""
-    return arguments.integers(1, {"--ranks": "2,2", "--heads": "2 or 2,1", "--value-ranks": "1 or 1,2"}.get(flag, "3,3,3"))
+    return arguments.integers(1, {"--ranks": "2,2", "--heads": "2 or 2,1", "--value-ranks": "1 or 1,2",
+                                  "--kv-heads": "2 or 2,1"}.get(flag, "3,3,3"))
 
 
 def _default_memory() -> int:
@@ -96,6 +97,11 @@ def _add_architecture(p: argparse.ArgumentParser) -> None:
                    help="value ranks b_i (V = O U with U b_i x d_(i-1)), or one number for every layer")
     p.add_argument("--residual", action="store_true", help="residual connections X + Y (equal widths)")
     p.add_argument("--causal", action="store_true", help="causal mask: token s reaches token j only when s <= j")
+    p.add_argument("--kv-heads", type=_int_list("--kv-heads"), default=None,
+                   help="key-value groups g_i per layer (grouped-query attention: h_i / g_i heads share K and U; "
+                        "needs --value-ranks); default: every head its own")
+    p.add_argument("--biases", action="store_true",
+                   help="affine attention: query, key, value and output biases (as checkpoints compute)")
 
 
 def _per_layer(values):
@@ -106,7 +112,7 @@ def _per_layer(values):
 def _architecture(args, normalization: str = "lightning") -> Architecture:
     heads = 1 if args.heads is None else _per_layer(args.heads)  # never `or 1`: --heads 0 is refused, not one head
     arch = Architecture(args.widths, args.ranks, args.tokens, normalization, heads, _per_layer(args.value_ranks),
-                        args.residual, args.causal)
+                        args.residual, args.causal, _per_layer(args.kv_heads), args.biases)
     arguments.check_value_ranks(arch)
     return arch
 
@@ -170,6 +176,11 @@ def _discovered(arch) -> list:
 def _upper_witness_text(cert) -> str:
     """How the upper bound was obtained, in words (the field minor, a tensor bound, or the composition of layers)."""
     uw = cert.upper_witness
+    if uw.get("structured") == "criterion point":
+        return (f"{cert.parameters} parameters - {uw['rank']}: per key-value group GL(a) x GL(b) (and the biases "
+                "softmax cannot see, or lightning's mixing of heads) at the selector point, docs/math.md §8.3")
+    if uw.get("structured") == "explicit kernel":
+        return f"{cert.parameters} parameters - rank {uw['rank']} of the explicit kernel at a random point (docs/math.md §8.4)"
     if "field_rank" in uw:
         return f"{cert.parameters} parameters - field rank {uw['field_rank']}"
     if "flattening" in uw:
@@ -210,6 +221,10 @@ def _lower_witness_text(lw: dict) -> str:
         inputs = lw.get("inputs", {})
         return (f"block triangular Jacobian minor at the stack point: {len(inputs)} tiny stacks' blocks, "
                 f"{sum(len(v) for v in inputs.values())} inputs, {ball}")
+    if lw.get("structured") == "criterion point":
+        return (f"Theorem C at the selector point (docs/math.md §8.3): ranks of stacked O, Q, K, U mod "
+                f"{lw['prime']}, groups {lw['groups'][0]}..{lw['groups'][-1]}" if lw["groups"] else
+                "Theorem C's conditions fail at the selector point")
     if lw.get("structured") == "head point":
         return (f"coefficient Jacobian at the head point: {lw['blocks']} blocks of at most {lw['largest_block']} "
                 f"columns after peeling, mod {lw['prime']}")

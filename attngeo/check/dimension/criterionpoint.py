@@ -22,7 +22,7 @@ from ..values import field, int_array, integer, prime, reject
 
 def selector(arch) -> np.ndarray:
     """The selector point of Corollary C, flat, in the architecture's order (the checker's own construction)."""
-    (d, dd), a, b = arch.widths, arch.ranks[0], arch.value_ranks[0]
+    d, a, b = arch.widths[0], arch.ranks[0], arch.value_ranks[0]
     shift = 1 if a == b == 1 else 0
     point = np.zeros(arch.parameters, dtype=np.int64)
     for _, j, name, rows, cols, off in arch.blocks():

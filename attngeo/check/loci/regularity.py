@@ -466,7 +466,6 @@ def check(cert: dict) -> str:
         reject(f"regular must be {verdict} (local rank in [{lower}, {upper}], dim M in [{g_lo}, {g_hi}])")
     where = arch.describe() + (f", scores x {_scale_text(cert['scale'])}" if scale is not None else "")
     lr = f"local rank {lower}" if lower == upper else f"{lower} <= local rank <= {upper}"
-    gen = "dim M" if g_lo == g_hi else f"dim M (in [{g_lo}, {g_hi}])"
     if verdict is True:
         # lower >= g_hi pins both: lower <= rho <= dim M <= g_hi <= lower, whatever the (looser) upper bound says
         status = f"local rank {lower} = dim M at this point of {where} (regular)"

@@ -30,7 +30,7 @@ from ...model.architecture import Architecture
 from ...model.formulas import hmk_formula
 from ..certificate import DimensionCertificate
 from ..loci import criterion
-from .bounds import functional_count, random_ints
+from .bounds import functional_count, jacobian_lower, random_ints
 
 #: A tied layer without the criterion point is certified at a random point up to this many parameters.
 RANDOM_POINT_PARAMETERS = 2000
@@ -64,7 +64,7 @@ def selector_point(arch: Architecture) -> np.ndarray:
     >>> selector_point(Architecture((3, 3), (1,), heads=2, value_ranks=1)).tolist()
     [1, 0, 0, 1, 0, 0, 0, 1, 0, 1, 0, 0, 0, 1, 0, 0, 1, 0, 0, 0, 1, 0, 1, 0]
     """
-    (d, dd), a, b = arch.widths, arch.ranks[0], arch.value_ranks[0]
+    d, a, b = arch.widths[0], arch.ranks[0], arch.value_ranks[0]
     shift = 1 if a == b == 1 else 0
     point = np.zeros(arch.parameter_count, dtype=np.int64)
     n = arch.heads[0] // arch.kv_heads[0]
@@ -122,6 +122,15 @@ def certify_criterion(arch: Architecture, *, seed: int | None = None) -> Dimensi
                                 [] if lower == upper else ["Theorem C's conditions failed at the selector point"])
 
 
+def require(arch: Architecture) -> None:
+    """Refuse a tied layer neither path reaches, naming why (before any estimate or work)."""
+    if not applies(arch) and arch.parameter_count > RANDOM_POINT_PARAMETERS:
+        raise InvalidArchitectureError(
+            f"{arch}: shared keys or biases are certified at the selector point (Theorem C, docs/math.md §8.3), "
+            f"which needs {criterion.applies(arch) or 'a softmax layer (lightning with biases is not covered)'}, "
+            f"or at a random point up to {RANDOM_POINT_PARAMETERS} parameters, and it has {arch.parameter_count}")
+
+
 def certify_random_point(arch: Architecture, *, seed: int | None = None) -> DimensionCertificate:
     """A small tied layer at a random point: a Jacobian minor below, ``P`` minus the explicit kernel above.
 
@@ -136,13 +145,8 @@ def certify_random_point(arch: Architecture, *, seed: int | None = None) -> Dime
     >>> cert.dimension == arch.parameter_count - 1 - 1
     True
     """
-    if arch.parameter_count > RANDOM_POINT_PARAMETERS:
-        raise InvalidArchitectureError(
-            f"{arch}: shared keys or biases are certified at the selector point (Theorem C, docs/math.md §8.3: "
-            f"{criterion.applies(arch) or 'lightning with biases is not covered'}) or at a random point up to "
-            f"{RANDOM_POINT_PARAMETERS} parameters, and it has {arch.parameter_count}")
+    require(arch)
     from .ball import POINT_DENOMINATOR, _ball_lower
-    from .dense import _lower
 
     start = time.perf_counter()
     rng = random.Random(seed)
@@ -155,7 +159,7 @@ def certify_random_point(arch: Architecture, *, seed: int | None = None) -> Dime
     n = max(1, -(-(upper + 8) // c))
     if arch.normalization == "lightning":
         for _ in range(3):  # more inputs while the rank falls short (each input shows part of the tangent space)
-            lower, lower_witness = _lower(arch, point, p, list(range(arch.parameter_count)), n, c, rng)
+            lower, lower_witness = jacobian_lower(arch, point, p, list(range(arch.parameter_count)), n, c, rng)
             if lower >= upper:
                 break
             n *= 2

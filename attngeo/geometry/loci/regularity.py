@@ -27,7 +27,6 @@ their local rank is exact wherever that meets the upper bound.
 
 from __future__ import annotations
 
-import math
 import random
 import time
 from dataclasses import dataclass, field
@@ -46,7 +45,7 @@ from ..certificate import Result, certificate_json
 from ..dimension.bounds import functional_count, random_ints
 from ..dimension.headpoint import batched_rank
 from ..dimension.dense import certify_dimension, estimate
-from ..fibers.layer import product_fiber_strata, str_rows
+from ..fibers.layer import product_fiber_strata
 from ..symmetry import vector_fields
 from . import criterion
 from ...model.scale import ONE, ScoreScale
