@@ -164,7 +164,7 @@ STATEMENTS: tuple[Statement, ...] = (
     Statement(
         "multihead-bottleneck", "conjecture", "attngeo (docs/math.md §7.3, docs/findings.md 19)",
         "Dimension of one multi-head layer with value bottlenecks",
-        r"one lightning layer $d \to d'$, $h$ heads of rank $a$, value rank $b$: heads re-split inside both "
+        r"one lightning layer $d \to d'$, $d \ge 2$, $h$ heads of rank $a$, value rank $b$: heads re-split inside both "
         r"determinantal varieties (factored mixing), and $\dim \mathcal M = \min(N, h(\dim A + \dim V - 1) "
         r"- h \max(0, \min(h - 1, d^2) - (d - a)^2 - (d' - b)(d - b)))$ with $N$ the span bound",
         "multihead_bottleneck",

@@ -519,7 +519,7 @@ def _cmd_prove(args) -> int:
         return 0
     formula = "; ".join(f"{f['value']}" + (f"  if {', '.join(f['when'])}" if f["when"] else "")
                         for f in summary["formula"])
-    rows = [("theorem", summary["theorem"]), ("scope", "all sizes (proved, not sampled)"),
+    rows = [("theorem", summary["theorem"]), ("scope", f"{summary['scope']} (proved for each such size, not sampled)"),
             ("hypotheses", ", ".join(summary["hypotheses"]) + ", t >= 2"), ("formula", f"dim M = {formula}"),
             ("pieces", f"{summary['pieces']} (a case split of the hypotheses, one pattern point each)"),
             ("blocks", f"{summary['blocks']['lower']} Jacobian, {summary['blocks']['upper']} field block types"),
@@ -560,7 +560,8 @@ def _progress(k: int, n: int, width: int = 20) -> str:
 def _outcome_json(o) -> dict:
     """One statement's outcome in ``certify --json``: its verdict and each claim's, as the report has them."""
     return {"name": o.statement.name, "script": o.statement.script,
-            "status": "missing" if o.missing else o.verdict, "exit_code": o.exit_code,
+            "status": "missing" if o.missing else o.label, "range": None if o.missing else o.verdict,
+            "exit_code": o.exit_code,
             "seconds": round(o.seconds, 3), "cpu_seconds": None if o.cpu is None else round(o.cpu, 3),
             "grid": o.result.get("grid"), "certificates": o.certificates, "claims": o.parts,
             "summary": o.summary, "findings": o.findings, "notes": o.notes, "failures": [] if o.ok else o.failures,
@@ -610,10 +611,12 @@ def _prove_all_sizes(s, folder: Path, say) -> tuple[str, str]:
     try:
         proof = proved(s.name)
     except (AttngeoError, CertificateRejected) as exc:
-        say(f"  all sizes: FAILED: {exc}")
+        say(f"  theorem (all sizes): FAILED: {exc}")
         return "", str(exc)
     write_json(folder / "all-sizes.json", proof.certificate)
-    say(f"  all sizes: proved ({proof.summary()['pieces']} pieces, checked in {proof.check_seconds:.1f} s)")
+    summary = proof.summary()
+    say(f"  theorem: proved for {summary['scope']} ({summary['pieces']} pieces, checked in "
+        f"{proof.check_seconds:.1f} s)")
     return proof.claim, ""
 
 
@@ -668,11 +671,12 @@ def _cmd_certify(args) -> int:
     else:
         print("\nsummary")
         for o in outcomes:
-            word = SHORT[o.verdict] if o.ok else f"FAILED (exit {o.exit_code})"
-            # the script's verdict is about its range of instances; an all-sizes proof is said beside it
-            also = ", proved for all sizes within its hypotheses (report.md)" if o.proved else ""
-            print(f"  {o.statement.name:<26} {word:<12} {o.seconds:7.1f} s wall {o.cpu or 0:7.1f} s CPU  "
-                  f"{o.grid or 'no grid stated'}{also}")
+            word = SHORT[o.label] if o.ok else f"FAILED (exit {o.exit_code})"
+            # a theorem is proved for every size in its hypotheses; its script's outcome is about a range
+            grid = o.grid or "no grid stated"
+            scope = (f"proved for {o.theorem.scope()}, t >= 2 (report.md); its script's range: {SHORT[o.verdict]}, "
+                     f"{grid}" if o.label == "proved" and o.theorem else grid)
+            print(f"  {o.statement.name:<26} {word:<12} {o.seconds:7.1f} s wall {o.cpu or 0:7.1f} s CPU  {scope}")
         print(f"certificates in {out}/ ; report {md} and {tex} ; re-check them with: attngeo check {out}")
     return 0 if all(o.ok for o in outcomes) else 1
 
