@@ -50,6 +50,8 @@ def applies(arch: Architecture) -> bool:
     if criterion.applies(arch) is not None or (arch.biases and arch.normalization == "lightning"):
         return False
     a, b, d = arch.ranks[0], arch.value_ranks[0], arch.widths[0]
+    if b > d:  # U cannot have rank b
+        return False
     return max(a, b) >= 2 or d >= 3 or arch.kv_heads[0] == 1 and d >= 2
 
 
