@@ -116,7 +116,10 @@ def certify_criterion(arch: Architecture, *, seed: int | None = None) -> Dimensi
     block = _blocks(arch, point, p)
     chosen = criterion.separated_groups(arch, block, p)
     lower = criterion.lower_bound(arch, chosen)
-    upper = arch.parameter_count - criterion.kernel_dimension(arch, block, p)
+    if len(chosen) == arch.kv_heads[0]:  # (C1)-(C3) for every group: no stabilizer, the kernel is the count
+        upper = lower
+    else:
+        upper = arch.parameter_count - criterion.kernel_dimension(arch, block, p)
     witness = {"structured": "criterion point", "prime": p}
     return DimensionCertificate(arch, lower, upper, {**witness, "groups": chosen, "rank": lower},
                                 {**witness, "rank": arch.parameter_count - upper}, hmk_formula(arch).to_dict(),
