@@ -205,20 +205,21 @@ def kernel_dimension(arch: Architecture, block, p: int) -> int:
 
     Examples
     --------
+    One softmax head of ``a = b = 2`` on ``3 -> 3``; zero ``K`` leaves the stabilizer ``(a - 0)(a - rank Q)``:
+
     >>> import numpy as np
     >>> from attngeo import Architecture
-    >>> arch = Architecture((4, 4), (2,), heads=2, value_ranks=2, normalization="softmax")
-    >>> E = np.eye(4, dtype=np.int64)
-    >>> W = {(1, "Q"): E[:2], (2, "Q"): E[2:], (1, "K"): E[:2], (2, "K"): E[2:],
-    ...      (1, "U"): E[:2], (2, "U"): E[2:], (1, "O"): E[:, :2], (2, "O"): E[:, 2:]}
-    >>> kernel_dimension(arch, lambda j, n: W[(j, n)], 101)      # 2 (a^2 + b^2)
-    16
-    >>> W[(2, "K")] = 0 * E[2:]                                  # K_2 = 0: GL_2 fixes head 2's K
-    >>> kernel_dimension(arch, lambda j, n: W[(j, n)], 101)      # 16 - (2 - 0)(2 - 2)
-    16
-    >>> W[(2, "Q")] = 0 * E[2:]                                  # and Q_2 = 0: all of gl_2 fixes head 2
-    >>> kernel_dimension(arch, lambda j, n: W[(j, n)], 101)
-    12
+    >>> arch = Architecture((3, 3), (2,), value_ranks=2, normalization="softmax")
+    >>> I = np.eye(3, dtype=np.int64)
+    >>> W = {"Q": I[:2], "K": I[1:], "U": I[:2], "O": I[:, :2]}
+    >>> kernel_dimension(arch, lambda j, n: W[n], 101)             # a^2 + b^2
+    8
+    >>> W["K"] = 0 * I[:2]                                          # rank Q = 2: GL_2 still moves Q
+    >>> kernel_dimension(arch, lambda j, n: W[n], 101)
+    8
+    >>> W["Q"] = np.array([[1, 0, 0], [2, 0, 0]])                   # rank Q = 1: a stabilizer (2 - 0)(2 - 1)
+    >>> kernel_dimension(arch, lambda j, n: W[n], 101)
+    6
     """
     a = arch.ranks[0]
     b = arch.value_ranks[0] if arch.value_ranks is not None else None
