@@ -191,9 +191,9 @@ def architecture(cert: dict) -> Arch:
             reject(f"architecture.{name} must be true when present (omit it for false)")
         flags[name] = name in a
     arch = Arch(tuple(widths), tuple(ranks), tokens, normalization, heads, value_ranks, kv_heads=kv, **flags)
-    if arch.tied and (cert.get("kind") != "local-rank" or len(ranks) != 1):
-        reject(f"{cert.get('kind')} certificates are for layers without shared keys and biases (local-rank "
-               "certificates of one layer have them)")
+    if arch.tied and (cert.get("kind") not in ("local-rank", "dimension") or len(ranks) != 1):
+        reject(f"{cert.get('kind')} certificates are for layers without shared keys and biases (local-rank and "
+               "dimension certificates of one layer have them)")
     if arch.residual and len(set(widths)) != 1:
         reject("architecture.residual needs equal widths (X + Y)")
     if not arch.plain and cert.get("kind") not in ("dimension", "deep-fiber", "local-rank"):

@@ -24,7 +24,7 @@ formula.
 
 Residual connections and masks are parameter-free, so they do not change the
 Jacobian; the untied architecture keeps the mask and leaves the residual to the
-caller (its input width is ``d + 1``).
+caller (its input width is ``d + 1``); :func:`attngeo.model.network.forward` evaluates a tied layer.
 """
 
 from __future__ import annotations
@@ -144,33 +144,3 @@ def bias_columns(arch: Architecture, n_inputs: int, functionals: np.ndarray | No
         return np.tile(eye, (n_inputs, 1))
     return functionals.sum(axis=-1).reshape(-1, dd)
 
-
-def forward(ops, arch: Architecture, point: np.ndarray, inputs: np.ndarray, one=1) -> np.ndarray:
-    """``phi_W(X)`` of a tied layer over ``ops``' domain: the untied layer on ``X~``, plus ``b_O`` (and ``X``).
-
-    Examples
-    --------
-    One token-mixing lightning layer of width 1 with ``b_O = 5``: ``x_i (x_1^2 + x_2^2) + 5``; a key bias
-    ``b_K = 1`` adds ``(x_1 + x_2) x_i`` (lightning sees it; softmax would not):
-
-    >>> import numpy as np
-    >>> from attngeo import Architecture
-    >>> from attngeo.model.network import ExactOps
-    >>> from attngeo.model.untied import forward
-    >>> arch = Architecture((1, 1), (1,), biases=True)          # Q K V bQ bK bV bO
-    >>> X = np.array([[2, 3]])
-    >>> forward(ExactOps(), arch, np.array([1, 1, 1, 0, 0, 0, 5]), X).tolist()
-    [[31, 44]]
-    >>> forward(ExactOps(), arch, np.array([1, 1, 1, 0, 1, 0, 5]), X).tolist()
-    [[41, 59]]
-    """
-    from .network import attention, split_heads  # the one layer formula
-
-    plain = untied(arch)
-    source, output_bias = copies(arch)
-    Y = attention(ops, plain, split_heads(plain, point[source]), augment(arch, inputs, one))
-    if len(output_bias):
-        bias = point[output_bias].reshape(-1, 1)
-        Y = ops.add(Y, np.broadcast_to(bias, Y.shape[-2:]) if Y.ndim == 2 else
-                    np.broadcast_to(bias, Y.shape).copy())
-    return ops.add(inputs, Y) if arch.residual else Y

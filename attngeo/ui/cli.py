@@ -88,7 +88,8 @@ def _score_scale(text: str) -> str:
 
 def _int_list(flag: str):
     """Comma-separated whole numbers >= 1, the refusal showing an example for ``flag``."""
-    return arguments.integers(1, {"--ranks": "2,2", "--heads": "2 or 2,1", "--value-ranks": "1 or 1,2"}.get(flag, "3,3,3"))
+    return arguments.integers(1, {"--ranks": "2,2", "--heads": "2 or 2,1", "--value-ranks": "1 or 1,2",
+                                  "--kv-heads": "2 or 2,1"}.get(flag, "3,3,3"))
 
 
 def _default_memory() -> int:
@@ -115,6 +116,11 @@ def _add_architecture(p: argparse.ArgumentParser) -> None:
                    help="value ranks b_i (V = O U with U b_i x d_(i-1)), or one number for every layer")
     p.add_argument("--residual", action="store_true", help="residual connections X + Y (equal widths)")
     p.add_argument("--causal", action="store_true", help="causal mask: token s reaches token j only when s <= j")
+    p.add_argument("--kv-heads", type=_int_list("--kv-heads"), default=None,
+                   help="key-value groups g_i per layer (grouped-query attention: h_i / g_i heads share K and U; "
+                        "needs --value-ranks); default: every head its own")
+    p.add_argument("--biases", action="store_true",
+                   help="affine attention: query, key, value and output biases (as checkpoints compute)")
 
 
 def _per_layer(values):
@@ -125,7 +131,7 @@ def _per_layer(values):
 def _architecture(args, normalization: str = "lightning") -> Architecture:
     heads = 1 if args.heads is None else _per_layer(args.heads)  # never `or 1`: --heads 0 is refused, not one head
     arch = Architecture(args.widths, args.ranks, args.tokens, normalization, heads, _per_layer(args.value_ranks),
-                        args.residual, args.causal)
+                        args.residual, args.causal, _per_layer(args.kv_heads), args.biases)
     arguments.check_value_ranks(arch)
     return arch
 
@@ -189,6 +195,11 @@ def _discovered(arch) -> list:
 def _upper_witness_text(cert) -> str:
     """How the upper bound was obtained, in words (the field minor, a tensor bound, or the composition of layers)."""
     uw = cert.upper_witness
+    if uw.get("structured") == "criterion point":
+        return (f"{cert.parameters} parameters - {uw['rank']}: per key-value group GL(a) x GL(b) (and the biases "
+                "softmax cannot see, or lightning's mixing of heads) at the selector point, docs/math.md §8.3")
+    if uw.get("structured") == "explicit kernel":
+        return f"{cert.parameters} parameters - rank {uw['rank']} of the explicit kernel at a random point (docs/math.md §8.4)"
     if "field_rank" in uw:
         return f"{cert.parameters} parameters - field rank {uw['field_rank']}"
     if "flattening" in uw:
@@ -229,6 +240,10 @@ def _lower_witness_text(lw: dict) -> str:
         inputs = lw.get("inputs", {})
         return (f"block triangular Jacobian minor at the stack point: {len(inputs)} tiny stacks' blocks, "
                 f"{sum(len(v) for v in inputs.values())} inputs, {ball}")
+    if lw.get("structured") == "criterion point":
+        return (f"Theorem C at the selector point (docs/math.md §8.3): ranks of stacked O, Q, K, U mod "
+                f"{lw['prime']}, groups {lw['groups'][0]}..{lw['groups'][-1]}" if lw["groups"] else
+                "Theorem C's conditions fail at the selector point")
     if lw.get("structured") == "head point":
         return (f"coefficient Jacobian at the head point: {lw['blocks']} blocks of at most {lw['largest_block']} "
                 f"columns after peeling, mod {lw['prime']}")
@@ -532,7 +547,7 @@ def _cmd_prove(args) -> int:
         return 0
     formula = "; ".join(f"{f['value']}" + (f"  if {', '.join(f['when'])}" if f["when"] else "")
                         for f in summary["formula"])
-    rows = [("theorem", summary["theorem"]), ("scope", "all sizes (proved, not sampled)"),
+    rows = [("theorem", summary["theorem"]), ("scope", f"{summary['scope']} (proved for each such size, not sampled)"),
             ("hypotheses", ", ".join(summary["hypotheses"]) + ", t >= 2"), ("formula", f"dim M = {formula}"),
             ("pieces", f"{summary['pieces']} (a case split of the hypotheses, one pattern point each)"),
             ("blocks", f"{summary['blocks']['lower']} Jacobian, {summary['blocks']['upper']} field block types"),
@@ -572,7 +587,8 @@ def _progress(k: int, n: int, width: int = 20) -> str:
 def _outcome_json(o) -> dict:
     """One statement's outcome in ``certify --json``: its verdict and each claim's, as the report has them."""
     return {"name": o.statement.name, "script": o.statement.script,
-            "status": "missing" if o.missing else o.verdict, "exit_code": o.exit_code,
+            "status": "missing" if o.missing else o.label, "range": None if o.missing else o.verdict,
+            "exit_code": o.exit_code,
             "seconds": round(o.seconds, 3), "cpu_seconds": None if o.cpu is None else round(o.cpu, 3),
             "grid": o.result.get("grid"), "certificates": o.certificates, "claims": o.parts,
             "summary": o.summary, "findings": o.findings, "notes": o.notes, "failures": [] if o.ok else o.failures,
@@ -622,10 +638,12 @@ def _prove_all_sizes(s, folder: Path, say) -> tuple[str, str]:
     try:
         proof = proved(s.name)
     except (AttngeoError, CertificateRejected) as exc:
-        say(f"  all sizes: FAILED: {exc}")
+        say(f"  theorem (all sizes): FAILED: {exc}")
         return "", str(exc)
     write_json(folder / "all-sizes.json", proof.certificate)
-    say(f"  all sizes: proved ({proof.summary()['pieces']} pieces, checked in {proof.check_seconds:.1f} s)")
+    summary = proof.summary()
+    say(f"  theorem: proved for {summary['scope']} ({summary['pieces']} pieces, checked in "
+        f"{proof.check_seconds:.1f} s)")
     return proof.claim, ""
 
 
@@ -680,11 +698,12 @@ def _cmd_certify(args) -> int:
     else:
         print("\nsummary")
         for o in outcomes:
-            word = SHORT[o.verdict] if o.ok else f"FAILED (exit {o.exit_code})"
-            # the script's verdict is about its range of instances; an all-sizes proof is said beside it
-            also = ", proved for all sizes within its hypotheses (report.md)" if o.proved else ""
-            print(f"  {o.statement.name:<26} {word:<12} {o.seconds:7.1f} s wall {o.cpu or 0:7.1f} s CPU  "
-                  f"{o.grid or 'no grid stated'}{also}")
+            word = SHORT[o.label] if o.ok else f"FAILED (exit {o.exit_code})"
+            # a theorem is proved for every size in its hypotheses; its script's outcome is about a range
+            grid = o.grid or "no grid stated"
+            scope = (f"proved for {o.theorem.scope()}, t >= 2 (report.md); its script's range: {SHORT[o.verdict]}, "
+                     f"{grid}" if o.label == "proved" and o.theorem else grid)
+            print(f"  {o.statement.name:<26} {word:<12} {o.seconds:7.1f} s wall {o.cpu or 0:7.1f} s CPU  {scope}")
         print(f"certificates in {out}/ ; report {md} and {tex} ; re-check them with: attngeo check {out}")
     return 0 if all(o.ok for o in outcomes) else 1
 

@@ -29,7 +29,7 @@ from flint import fmpq, fmpq_mat, nmod_mat
 from ...exceptions import CertificateFormatError
 from ..arch import Arch, architecture
 from ..untie import augmented, copies, untied
-from . import identitypoint, discovery, headpoint, kernelfields, plainpoint, stackpoint
+from . import criterionpoint, identitypoint, discovery, headpoint, kernelfields, plainpoint, stackpoint
 from .ball import check_ball_lower
 from ..limits import MAX_DENSE_MINOR, MAX_FIELD_ENTRIES, MAX_JACOBIAN_WORK, MAX_MIXING_MOVES, refuse_above
 from ..linalg import det, product
@@ -44,7 +44,8 @@ SCHEMA = {
     "parameters": CHECKED, "lower": CHECKED, "upper": CHECKED, "certified": CHECKED, "dimension": CHECKED,
     "lower_witness": {**_WITNESS, "inputs": CHECKED, "functionals": CHECKED, "rank": CHECKED, "rows": CHECKED,
                       "columns": CHECKED, "determinant": CHECKED, "normalization": CHECKED, "precision": CHECKED,
-                      "structured": CHECKED, "blocks": CHECKED, "largest_block": CHECKED, "determinants": CHECKED},
+                      "structured": CHECKED, "blocks": CHECKED, "largest_block": CHECKED, "determinants": CHECKED,
+                      "groups": CHECKED},
     "upper_witness": {**_WITNESS, "families": CHECKED, "field_rank": CHECKED, "rows": CHECKED, "columns": CHECKED,
                       "determinant": CHECKED, "structured": CHECKED, "ambient": CHECKED, "coefficients": CHECKED,
                       "flattening": CHECKED, "rank": CHECKED, "inputs": CHECKED, "layers": CHECKED},
@@ -281,6 +282,8 @@ def _check_lower(cert: dict, arch: Arch) -> int:
     lw = field(cert, "lower_witness")
     if isinstance(lw, dict) and lw.get("structured") == "stack point":  # residual stacks (check/dimension/stackpoint.py)
         return stackpoint.check_lower(cert, lw, arch, (_layer, _layer_tangent))
+    if isinstance(lw, dict) and lw.get("structured") == "criterion point":  # Theorem C: ranks, any normalization
+        return criterionpoint.check_lower(cert, lw, arch)
     if arch.normalization != "lightning":  # exp is not polynomial: the witness is a ball determinant
         if isinstance(lw, dict) and "prime" in lw:
             reject("a normalized network's lower witness is a ball determinant, not a minor mod p")
@@ -551,6 +554,10 @@ def exact_field_rank(arch: Arch, point: list) -> int:
 
 def _check_structured_lower(cert: dict, lw: dict, arch: Arch) -> int:
     """The coefficient Jacobian's rank at the plain point, recomputed block by block (check/dimension/plainpoint.py)."""
+    if lw["structured"] == "criterion point":  # Theorem C at the selector point (check/dimension/criterionpoint.py)
+        return criterionpoint.check_lower(cert, lw, arch)
+    if arch.tied:
+        reject("a layer with shared keys or biases has a criterion-point, Jacobian or ball lower witness")
     if lw["structured"] == "head point":  # one multi-head layer (check/dimension/headpoint.py)
         return headpoint.check_lower(cert, lw, arch)
     if not arch.plain:
@@ -569,6 +576,10 @@ def _check_structured_lower(cert: dict, lw: dict, arch: Arch) -> int:
 
 
 def _check_structured_upper(cert: dict, uw: dict, arch: Arch) -> int:
+    if uw["structured"] in ("criterion point", "explicit kernel"):  # docs/math.md §8.4
+        return criterionpoint.check_upper(cert, uw, arch)
+    if arch.tied:
+        reject("a layer with shared keys or biases has an explicit-kernel upper witness")
     if uw["structured"] == "stack point":
         return stackpoint.check_upper(cert, uw, arch, _expected_families(arch) + kernelfields.expected(arch))
     if uw["structured"] == "head point":  # (its size limits are checked first, there)
@@ -711,6 +722,8 @@ def _check_upper(cert: dict, arch: Arch) -> int:
         return _check_composition_upper(cert, uw0, arch)
     if isinstance(uw0, dict) and "structured" in uw0:
         return _check_structured_upper(cert, uw0, arch)
+    if arch.tied:  # the families and their identities are written for untied heads
+        reject("a layer with shared keys or biases has an explicit-kernel upper witness")
     if isinstance(uw0, dict) and "ambient" in uw0:
         return _check_span_upper(cert, uw0, arch)
     if isinstance(uw0, dict) and {"coefficients", "flattening", "rank", "inputs", "layers"} & set(uw0):

@@ -107,6 +107,7 @@ def kernel(arch, block, p: int) -> int:
         Qs = [np.concatenate([block(j, "Q"), block(j, "bQ")], axis=1) if arch.biases else block(j, "Q") for j in heads]
         r_k = _rank(block(lead, "K"), p)
         total += a * a - (a - r_k) * (a - _rank(np.concatenate(Qs, axis=1), p))
+        r_u = None
         if b is not None:
             r_u = _rank(block(lead, "U"), p)
             total += b * b - (b - _rank(np.concatenate([block(j, "O") for j in heads], axis=0), p)) * (b - r_u)
@@ -114,7 +115,9 @@ def kernel(arch, block, p: int) -> int:
             total += a + (b if b is not None else arch.widths[1])
         elif arch.normalization == "lightning" and b is not None and r_k == a and r_u == b \
                 and _rank(np.concatenate(Qs, axis=0), p) == a * len(heads):
-            total += len(heads) ** 2
+            total += len(heads) ** 2  # the group's mixing acts freely: K, U full, its queries independent
+        elif arch.normalization == "lightning" and b is None and (block(lead, "V") % p).any():
+            total += 1  # unfactored V != 0: the scaling (Q~, -V), which GL_a never moves V by
     return total
 
 
@@ -122,3 +125,82 @@ def decides(arch, chosen: list[int]) -> bool:
     """Theorem C gives the exact local rank: every group chosen, and not lightning with biases."""
     return hypotheses(arch) is None and len(chosen) == len(groups_of(arch)) \
         and not (arch.biases and arch.normalization == "lightning")
+
+
+def fields(arch, point: np.ndarray, p: int) -> np.ndarray:
+    """The explicit kernel's directions at a point (docs/math.md §8.4), one row each, mod ``p``: the checker's own.
+
+    Per group ``gl_a`` (``dQ~_j = E Q~_j``, ``dK~ = -E^T K~``; softmax leaves ``b_K`` to its translations),
+    ``gl_b`` (``dU~ = E U~``, ``dO_j = -O_j E``); lightning: the group's mixing (``dO_j = -O_i``,
+    ``dQ~_i = Q~_j`` for the unit ``E_ij``) or, unfactored, each head's scaling; softmax with biases: ``b_K``'s
+    translations and ``b_V`` against ``b_O`` (``db_O = -sum_j O_j db_V``). ``~`` appends the bias column.
+    """
+    P, a = arch.parameters, arch.ranks[0]
+    b = arch.value_ranks[0] if arch.value_ranks is not None else None
+    soft = arch.normalization != "lightning"
+    spot = {}
+    for _, j, name, rows, cols, off in arch.blocks():
+        spot[(j, name)] = (rows, cols, off)
+
+    def mat(j, name):
+        rows, cols, off = spot[(j, name)]
+        return point[off: off + rows * cols].reshape(rows, cols) % p
+
+    def wide(j, name, bias):
+        return np.concatenate([mat(j, name), mat(j, bias)], axis=1) if arch.biases else mat(j, name)
+
+    def add(row, j, name, bias, M):
+        rows, cols, off = spot[(j, name)]
+        row[off: off + rows * cols] += M[:, :cols].ravel()
+        if arch.biases and bias is not None:
+            boff = spot[(j, bias)][2]
+            row[boff: boff + rows] += M[:, cols]
+
+    out = []
+
+    def unit(n, u, v):
+        E = np.zeros((n, n), dtype=np.int64)
+        E[u, v] = 1
+        return E
+
+    for heads in groups_of(arch):
+        g = heads[0]  # the group's blocks are its first head's
+        for u in range(a):
+            for v in range(a):
+                E, row = unit(a, u, v), np.zeros(P, dtype=np.int64)
+                for j in heads:
+                    add(row, j, "Q", "bQ", E @ wide(j, "Q", "bQ"))
+                add(row, g, "K", None if soft else "bK", -(E.T @ wide(g, "K", "bK")))
+                out.append(row % p)
+        if b is not None:
+            for u in range(b):
+                for v in range(b):
+                    E, row = unit(b, u, v), np.zeros(P, dtype=np.int64)
+                    add(row, g, "U", "bV", E @ wide(g, "U", "bV"))
+                    for j in heads:
+                        add(row, j, "O", None, -(mat(j, "O") @ E))
+                    out.append(row % p)
+        if not soft:
+            for i in heads:
+                for j in (heads if b is not None else (i,)):
+                    row = np.zeros(P, dtype=np.int64)
+                    if b is not None:  # mixing E_ij: O_j moves by -O_i, Q~_i by Q~_j
+                        add(row, j, "O", None, -mat(i, "O"))
+                    else:  # unfactored: the scaling (Q~, -V)
+                        add(row, i, "V", None, -mat(i, "V"))
+                    add(row, i, "Q", "bQ", wide(j, "Q", "bQ"))
+                    out.append(row % p)
+        elif arch.biases:
+            for r in range(a):
+                row = np.zeros(P, dtype=np.int64)
+                row[spot[(g, "bK")][2] + r] = 1
+                out.append(row)
+            o_rows, _, o_off = spot[(0, "bO")]
+            for j in (heads[:1] if b is not None else heads):
+                for r in range(b if b is not None else arch.widths[1]):
+                    row = np.zeros(P, dtype=np.int64)
+                    row[spot[(j, "bV")][2] + r] = 1
+                    drift = sum(mat(i, "O")[:, r] for i in heads) if b is not None else np.eye(o_rows, dtype=np.int64)[r]
+                    row[o_off: o_off + o_rows] = -drift
+                    out.append(row % p)
+    return np.array(out, dtype=np.int64)

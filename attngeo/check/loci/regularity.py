@@ -474,7 +474,7 @@ def check(cert: dict, weights=None) -> str:
     if decided:  # Theorem C: the kernel is exactly the explicit one
         upper, orbit = lower, P - lower
     elif theorem_c:
-        explicit = criterion.kernel(arch, layer.mod_p, p) if arch.value_ranks is not None else 0
+        explicit = criterion.kernel(arch, layer.mod_p, p)
         upper, orbit = P - explicit, explicit
         if not arch.tied:  # Lemma U of §7.5 bounds an untied head by head too
             upper = min(upper, sum(_image(arch, h, par) for h, par in heads))
@@ -507,7 +507,6 @@ def check(cert: dict, weights=None) -> str:
         reject(f"regular must be {verdict} (local rank in [{lower}, {upper}], dim M in [{g_lo}, {g_hi}])")
     where = arch.describe() + (f", scores x {_scale_text(cert['scale'])}" if scale is not None else "")
     lr = f"local rank {lower}" if lower == upper else f"{lower} <= local rank <= {upper}"
-    gen = "dim M" if g_lo == g_hi else f"dim M (in [{g_lo}, {g_hi}])"
     if verdict is True:
         # lower >= g_hi pins both: lower <= rho <= dim M <= g_hi <= lower, whatever the (looser) upper bound says
         status = f"local rank {lower} = dim M at this point of {where} (regular)"

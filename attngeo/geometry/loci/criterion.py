@@ -205,20 +205,21 @@ def kernel_dimension(arch: Architecture, block, p: int) -> int:
 
     Examples
     --------
+    One softmax head of ``a = b = 2`` on ``3 -> 3``; zero ``K`` leaves the stabilizer ``(a - 0)(a - rank Q)``:
+
     >>> import numpy as np
     >>> from attngeo import Architecture
-    >>> arch = Architecture((4, 4), (2,), heads=2, value_ranks=2, normalization="softmax")
-    >>> E = np.eye(4, dtype=np.int64)
-    >>> W = {(1, "Q"): E[:2], (2, "Q"): E[2:], (1, "K"): E[:2], (2, "K"): E[2:],
-    ...      (1, "U"): E[:2], (2, "U"): E[2:], (1, "O"): E[:, :2], (2, "O"): E[:, 2:]}
-    >>> kernel_dimension(arch, lambda j, n: W[(j, n)], 101)      # 2 (a^2 + b^2)
-    16
-    >>> W[(2, "K")] = 0 * E[2:]                                  # K_2 = 0: GL_2 fixes head 2's K
-    >>> kernel_dimension(arch, lambda j, n: W[(j, n)], 101)      # 16 - (2 - 0)(2 - 2)
-    16
-    >>> W[(2, "Q")] = 0 * E[2:]                                  # and Q_2 = 0: all of gl_2 fixes head 2
-    >>> kernel_dimension(arch, lambda j, n: W[(j, n)], 101)
-    12
+    >>> arch = Architecture((3, 3), (2,), value_ranks=2, normalization="softmax")
+    >>> I = np.eye(3, dtype=np.int64)
+    >>> W = {"Q": I[:2], "K": I[1:], "U": I[:2], "O": I[:, :2]}
+    >>> kernel_dimension(arch, lambda j, n: W[n], 101)             # a^2 + b^2
+    8
+    >>> W["K"] = 0 * I[:2]                                          # rank Q = 2: GL_2 still moves Q
+    >>> kernel_dimension(arch, lambda j, n: W[n], 101)
+    8
+    >>> W["Q"] = np.array([[1, 0, 0], [2, 0, 0]])                   # rank Q = 1: a stabilizer (2 - 0)(2 - 1)
+    >>> kernel_dimension(arch, lambda j, n: W[n], 101)
+    6
     """
     a = arch.ranks[0]
     b = arch.value_ranks[0] if arch.value_ranks is not None else None
@@ -240,9 +241,112 @@ def kernel_dimension(arch: Architecture, block, p: int) -> int:
             # K, U of full rank and the group's queries independent: the mixing gl_n (scalings when n = 1)
             # acts freely beside GL_a x GL_b (a stabilizer (C, D, E) has C = 0, D = 0, then E = 0)
             total += len(heads) ** 2
+        elif arch.normalization == "lightning" and b is None and block(j, "V").any():
+            total += 1  # V unfactored: the scaling (Q~, -V) moves V != 0, which GL_a never does
     return total
 
 
 def total_full(block, j: int, a: int, b: int, p: int) -> bool:
     """``K`` of rank ``a`` and ``U`` of rank ``b`` for head ``j``'s group."""
     return rank_mod_p(block(j, "K"), p) == a and rank_mod_p(block(j, "U"), p) == b
+
+
+def explicit_fields(arch: Architecture, point: np.ndarray, p: int) -> np.ndarray:
+    """The directions of ``k`` (docs/math.md §8.4) at an integer point, one row each, mod ``p``.
+
+    Per group: ``gl_a`` on ``Q~_j = [Q_j | b_Q,j]`` and ``K~ = [K | b_K]``, ``gl_b`` on ``U~ = [U | b_V]`` and
+    the ``O_j``; lightning adds the mixing ``gl_n`` of the group's ``(O_j, Q~_j)`` (the scaling of each head
+    when ``V`` is unfactored), softmax with biases the translations of ``b_K`` and of ``b_V`` against ``b_O``.
+    Their rank at the point is at most the generic one, so ``P - rank`` bounds ``dim M`` (the exact count
+    where :func:`kernel_dimension`'s stabilizer formula would give up, e.g. mixing with ``n a > d + 1``).
+
+    Examples
+    --------
+    Two lightning heads sharing ``K`` and ``U`` on ``2 -> 2`` with ``a = 2``: the stacked queries cannot be
+    independent (``4 > 3``), yet ``GL_2 x GL_1 x gl_2`` acts freely: rank ``4 + 1 + 4``.
+
+    >>> from attngeo import Architecture
+    >>> from attngeo.exact.rank import rank_mod_p
+    >>> arch = Architecture((2, 2), (2,), heads=2, kv_heads=1, value_ranks=1)
+    >>> rank_mod_p(explicit_fields(arch, np.arange(1, arch.parameter_count + 1) ** 2, 101), 101)
+    9
+    """
+    P = arch.parameter_count
+    a = arch.ranks[0]
+    b = arch.value_ranks[0] if arch.value_ranks is not None else None
+    n = arch.heads[0] // arch.kv_heads[0]
+    at = {}
+    for blk in arch.blocks():
+        owner = ("g", blk.group) if blk.group else blk.head
+        at[(owner, blk.name)] = blk
+    point = np.mod(point, p)
+
+    def get(key):
+        blk = at[key]
+        return point[blk.offset: blk.offset + blk.size].reshape(blk.rows, blk.cols)
+
+    def tilde(key, bias):  # [M | b] with biases, else M
+        return np.concatenate([get(key), get(bias)], axis=1) if arch.biases else get(key)
+
+    def put(row, key, bias, M):  # M in the tilde shape of (key, bias)
+        blk = at[key]
+        cols = blk.cols
+        row[blk.offset: blk.offset + blk.size] = (row[blk.offset: blk.offset + blk.size] + M[:, :cols].ravel()) % p
+        if arch.biases and bias is not None:
+            bb = at[bias]
+            row[bb.offset: bb.offset + bb.size] = (row[bb.offset: bb.offset + bb.size] + M[:, cols]) % p
+
+    rows = []
+    softmax = arch.normalization != "lightning"
+    for gamma, heads in enumerate(group_heads(arch), start=1):
+        g = ("g", gamma) if n > 1 else heads[0]
+        value = "U" if b is not None else "V"
+        for u in range(a):
+            for v in range(a):
+                E = np.zeros((a, a), dtype=np.int64)
+                E[u, v] = 1
+                row = np.zeros(P, dtype=np.int64)
+                for j in heads:
+                    put(row, (j, "Q"), (j, "bQ"), E @ tilde((j, "Q"), (j, "bQ")))
+                K = tilde((g, "K"), (g, "bK"))
+                put(row, (g, "K"), None if softmax else (g, "bK"), (-(E.T @ K)) % p)  # softmax: b_K moves freely
+                rows.append(row)
+        if b is not None:
+            for u in range(b):
+                for v in range(b):
+                    E = np.zeros((b, b), dtype=np.int64)
+                    E[u, v] = 1
+                    row = np.zeros(P, dtype=np.int64)
+                    put(row, (g, "U"), (g, "bV"), E @ tilde((g, "U"), (g, "bV")))
+                    for j in heads:
+                        put(row, (j, "O"), None, (-(get((j, "O")) @ E)) % p)
+                    rows.append(row)
+        if not softmax and b is not None:  # the mixing of the group's heads
+            for x, i in enumerate(heads):
+                for y, j in enumerate(heads):
+                    row = np.zeros(P, dtype=np.int64)
+                    put(row, (j, "O"), None, (-get((i, "O"))) % p)  # d O_j = -O_i E_ij
+                    put(row, (i, "Q"), (i, "bQ"), tilde((j, "Q"), (j, "bQ")))  # d Q~_i = E_ij Q~_j
+                    rows.append(row)
+        elif not softmax:  # unfactored values: each head's scaling
+            for j in heads:
+                row = np.zeros(P, dtype=np.int64)
+                put(row, (j, "Q"), (j, "bQ"), tilde((j, "Q"), (j, "bQ")))
+                put(row, (j, value), None, (-get((j, value))) % p)
+                rows.append(row)
+        if softmax and arch.biases:
+            for r in range(a):  # b_K: a per-query constant of the scores
+                row = np.zeros(P, dtype=np.int64)
+                row[at[(g, "bK")].offset + r] = 1
+                rows.append(row)
+            bias_out = at[(0, "bO")]
+            for r in range(b if b is not None else arch.widths[1]):  # b_V against b_O
+                for j in (heads if b is None else heads[:1]):
+                    key = (j, "bV") if b is None else (g, "bV")
+                    row = np.zeros(P, dtype=np.int64)
+                    row[at[key].offset + r] = 1
+                    drift = sum(get((i, "O"))[:, r] for i in heads) if b is not None else np.eye(arch.widths[1],
+                                                                                                     dtype=np.int64)[r]
+                    row[bias_out.offset: bias_out.offset + bias_out.size] = (-drift) % p
+                    rows.append(row)
+    return np.array(rows, dtype=np.int64)

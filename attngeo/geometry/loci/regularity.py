@@ -27,7 +27,6 @@ their local rank is exact wherever that meets the upper bound.
 
 from __future__ import annotations
 
-import math
 import random
 import time
 from dataclasses import dataclass, field
@@ -45,7 +44,7 @@ from ...model.network import read_point, to_fmpq
 from ..certificate import Result, certificate_json
 from ..dimension.bounds import functional_count, random_ints
 from ..dimension.dense import certify_dimension, estimate
-from ..fibers.layer import product_fiber_strata, str_rows
+from ..fibers.layer import product_fiber_strata
 from ..symmetry import vector_fields
 from . import criterion
 from ...model.scale import ONE, ScoreScale
@@ -787,6 +786,26 @@ def _ball_local_lower(arch: Architecture, pt: _Point, target: int, rng: random.R
     return best
 
 
+def ball_rank(arch: Architecture, weights, *, scale: ScoreScale | None = None, target: int | None = None,
+              seed: int = 0) -> tuple[int, dict]:
+    """A certified lower bound on a normalized layer's local rank: a Jacobian minor at the point in balls.
+
+    The direct computation Theorem C is compared with (``proofs/softmax_criterion.py``): the rank of
+    ``d phi_W`` on random rational inputs, the minor chosen by floats and decided by a determinant ball
+    that excludes 0 (docs/softmax.md). ``target``: stop adding inputs once the rank reaches it (default:
+    the parameter count).
+
+    Examples
+    --------
+    >>> from attngeo import Architecture
+    >>> arch = Architecture((2, 2), (1,), normalization="softmax", biases=True)
+    >>> ball_rank(arch, [1, 2, -1, 1, 2, 0, 1, 3, 1, 1, 2, 1, 0, 0], target=14)[0]   # P - a - a - d' = 14 - 4
+    10
+    """
+    pt = _Point(arch, weights)
+    return _ball_local_lower(arch, pt, target or arch.parameter_count, random.Random(seed), scale or ONE)
+
+
 def _criterion_bounds(arch: Architecture, pt: _Point, p: int, reasons: list) -> tuple[int, int, dict, bool]:
     """Theorem C (docs/math.md §8.3) or its bounds (§8.4): ``(lower, upper, witness, decided)``."""
     def block(j, name):
@@ -810,13 +829,13 @@ def _criterion_bounds(arch: Architecture, pt: _Point, p: int, reasons: list) -> 
         reasons.append(f"Theorem C on groups {S} only (the others fail (C1)-(C5) with them): a lower bound")
     else:
         reasons.append("no group satisfies (C3)/(C5) of Theorem C")
-    upper = arch.parameter_count - criterion.kernel_dimension(arch, block, p) if arch.value_ranks is not None \
-        else arch.parameter_count
+    upper = arch.parameter_count - criterion.kernel_dimension(arch, block, p)
     return lower, upper, {"criterion": {"groups": S}}, False
 
 
 def local_rank(arch: Architecture, weights, *, seed: int | None = 0, head: int = 1,
-               dimension: bool = True, scale: ScoreScale | None = None, binding: dict | None = None) -> LocalRank:
+               dimension: bool = True, scale: ScoreScale | None = None, binding: dict | None = None,
+               jacobian: bool = True) -> LocalRank:
     """Certify bounds on the local rank of one attention layer at ``weights``, and decide regularity.
 
     Parameters
@@ -836,6 +855,9 @@ def local_rank(arch: Architecture, weights, *, seed: int | None = 0, head: int =
     scale : ScoreScale, optional
         The checkpoint's score scale ``s`` (scores ``s (K x + b_K)^T (Q x + b_Q)``; default 1). Ranks and
         Theorem C do not depend on it; a softmax ball witness computes with it (docs/math.md §8.1).
+    jacobian : bool
+        Small layers get a Jacobian minor at the point (mod ``p``, or a ball for softmax) where the structural
+        bounds differ; False keeps the structural bounds alone (Theorem C's, to compare them with a Jacobian).
     binding : dict, optional
         The checkpoint the point was read from (its hash, tensors and slices: docs/certificates.md); the
         certificate then holds it instead of the point, and ``attngeo check --weights FILE`` reads the point
@@ -900,12 +922,12 @@ def local_rank(arch: Architecture, weights, *, seed: int | None = 0, head: int =
                                                          if len(witness["heads"]) > 1 else "one head's image"))
     elif lightning:
         reasons.append("t = 1: the structural lower bounds need t >= 2")
-    if lightning and lower < upper and arch.parameter_count <= EXACT_PARAMETERS:
+    if lightning and jacobian and lower < upper and arch.parameter_count <= EXACT_PARAMETERS:
         rank, jw = _jacobian_lower(arch, pt, p, upper, rng)
         if rank > lower:
             lower, witness = rank, {"jacobian": jw}
             reasons.append("rank of the network's Jacobian at the point, mod p")
-    if not lightning and lower < upper:
+    if not lightning and jacobian and lower < upper:
         if arch.parameter_count <= SOFTMAX_LOCAL_PARAMETERS:
             progress.phase("ball Jacobian", f"{arch.normalization} at the point, ball arithmetic")
             rank, bw = _ball_local_lower(arch, pt, upper, rng, scale)
@@ -923,7 +945,7 @@ def local_rank(arch: Architecture, weights, *, seed: int | None = 0, head: int =
             "not reach the upper one"))
     if decided:  # Theorem C: the kernel is exactly the explicit one, so it is P - rho
         orbit = arch.parameter_count - lower
-    elif tied and arch.value_ranks is not None:
+    elif tied:
         orbit = criterion.kernel_dimension(arch, lambda j, name: pt.block_mod_p(j, name, p), p)
     else:
         orbit = orbit_dimension(arch, ranks)
