@@ -15,7 +15,7 @@ the peak resident memory against the issue's targets:
 
     python3 benchmarks/trained_layer.py              # every target but the stretch
     python3 benchmarks/trained_layer.py --stretch    # and LLaMA-7B
-    python3 benchmarks/trained_layer.py --small      # the same steps at toy sizes (tests/test_trained_layer_bench.py)
+    python3 benchmarks/trained_layer.py --small      # the same steps at toy sizes (tests/test_benchmarks.py)
 
 Times are wall-clock on whatever else the machine runs (the load average is printed), and CPU
 seconds of the step's processes beside them (the checker's isolated worker included).
