@@ -87,33 +87,39 @@ def inspect_checkpoint(args, check_writable, require_memory) -> int:
         checkpoints = [(ck.layout, ck.prefix)]
     if progress.wanted(args.progress):
         progress.enable()
-    results = []
+    if not every:
+        try:
+            res = _inspect(args, ck, args.certificate)
+        finally:
+            progress.done()
+        if args.json:
+            print(json.dumps(_json(args, ck, res, args.certificate)))
+        elif args.latex:
+            print(rf"\[ {res.latex()} \]")
+        else:
+            for name, value in _rows(args, ck, res, args.certificate):
+                print(f"{name:<14} {value}")
+        return 0
+    rows, records, head = [], [], None
     try:
-        if every and args.certificate:
+        if args.certificate:
             make_folder(args.certificate)
-        for k, (layout, prefix) in enumerate(checkpoints):
-            if every:
-                ck = load_checkpoint(tensors, **{**options, "layout": layout}, prefix=prefix)
-                progress.context(f"layer {progress.bar(k, len(checkpoints))} {prefix} ")
-            path = (Path(args.certificate) / _file_name(ck) if every else args.certificate) if args.certificate \
-                else None
+        for k, (layout, prefix) in enumerate(checkpoints):  # one layer in memory at a time (LLaMA-7B: 42M weights)
+            ck = load_checkpoint(tensors, **{**options, "layout": layout}, prefix=prefix)
+            progress.context(f"layer {progress.bar(k, len(checkpoints))} {prefix} ")
+            path = Path(args.certificate) / _file_name(ck) if args.certificate else None
             res = _inspect(args, ck, path)
-            results.append((ck, res, path))
+            head = head or _checkpoint_rows(args, ck)
+            records.append(_json(args, ck, res, path) if args.json else None)
+            rows.append(_table_row(ck, res))
+            del ck, res
     finally:
         progress.done()
     if args.json:
-        out = [_json(args, ck, res, path) for ck, res, path in results]
-        print(json.dumps(out if every else out[0]))
+        print(json.dumps(records))
         return 0
-    if args.latex and not every:
-        print(rf"\[ {results[0][1].latex()} \]")
-        return 0
-    if every:
-        for name, value in _table(args, results):
-            print(value if name is None else f"{name:<14} {value}")
-        return 0
-    for name, value in _rows(args, *results[0]):
-        print(f"{name:<14} {value}")
+    for name, value in _table(args, head, rows):
+        print(value if name is None else f"{name:<14} {value}")
     return 0
 
 
@@ -244,20 +250,21 @@ def _check_hint(ck, path, args) -> str:
     return ""
 
 
-def _table(args, results) -> list[tuple[str, str]]:
-    ck = results[0][0]
-    rows = [r for r in _checkpoint_rows(args, ck) if r[0] not in ("biases",)] + [("layers", str(len(results)))]
-    rows.append((None, ""))
-    rows.append((None, f"{'layer':>5}  {'prefix':<36} {'parameters':>10} {'local rank':>10} {'dim M':>10} "
-                       f"{'regular':>9} {'time':>8}"))
-    for ck, res, _ in results:
-        lr = str(res.lower) if res.exact else f"{res.lower}..{res.upper}"
-        gen = str(res.generic[0]) if res.generic[0] == res.generic[1] else f"{res.generic[0]}..{res.generic[1]}"
-        verdict = {True: "yes", False: "no", None: "undecided"}[res.regular]
-        rows.append((None, f"{'' if ck.layer is None else ck.layer:>5}  {ck.prefix:<36} "
-                           f"{ck.arch.parameter_count:>10} {lr:>10} {gen:>10} {verdict:>9} {res.seconds:>6.1f} s"))
+def _table_row(ck, res) -> str:
+    lr = str(res.lower) if res.exact else f"{res.lower}..{res.upper}"
+    gen = str(res.generic[0]) if res.generic[0] == res.generic[1] else f"{res.generic[0]}..{res.generic[1]}"
+    verdict = {True: "yes", False: "no", None: "undecided"}[res.regular]
+    return (f"{'' if ck.layer is None else ck.layer:>5}  {ck.prefix:<36} {ck.arch.parameter_count:>10} {lr:>10} "
+            f"{gen:>10} {verdict:>9} {res.seconds:>6.1f} s")
+
+
+def _table(args, head, rows) -> list[tuple[str | None, str]]:
+    """``--layer all``: the checkpoint's rows once (the first layer's), then one line per layer."""
+    out = [r for r in head if r[0] != "biases"] + [("layers", str(len(rows))), (None, "")]
+    out.append((None, f"{'layer':>5}  {'prefix':<36} {'parameters':>10} {'local rank':>10} {'dim M':>10} "
+                      f"{'regular':>9} {'time':>8}"))
+    out += [(None, row) for row in rows]
     if args.certificate:
-        rows.append((None, ""))
-        rows.append(("certificates", f"{args.certificate}/ ({len(results)} files; attngeo check {args.certificate} "
-                                     f"--weights {args.weights})"))
-    return rows
+        out += [(None, ""), ("certificates", f"{args.certificate}/ ({len(rows)} files; attngeo check "
+                                             f"{args.certificate} --weights {args.weights})")]
+    return out
