@@ -56,6 +56,16 @@ HASH_ONLY = ("torch", "onnx", "safetensors", "npz")
 
 
 def sha256(path: str) -> str:
+    """The file's SHA-256 in hexadecimal, read in 4 MB chunks.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "w.bin")
+    >>> _ = open(path, "wb").write(b"abc")
+    >>> sha256(path)[:16]
+    'ba7816bf8f01cfea'
+    """
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 22), b""):
@@ -76,7 +86,20 @@ def _file(path) -> str:
 
 
 def verify_hash(binding: dict, path) -> tuple[str, int]:
-    """The file's SHA-256 and size, rejected unless they are the ones the certificate binds."""
+    """The file's SHA-256 and size, rejected unless they are the ones the certificate binds.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "w.bin")
+    >>> _ = open(path, "wb").write(b"abc")
+    >>> verify_hash({"sha256": sha256(path), "bytes": 3}, path)[1]
+    3
+    >>> verify_hash({"sha256": "0" * 64, "bytes": 3}, path)   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateRejected: the certificate is bound to the checkpoint with SHA-256 000...; the weights given have SHA-256 ba7816bf... (another file)
+    """
     name = _file(path)
     want = field(binding, "sha256", "checkpoint.")
     if not isinstance(want, str) or not _HEX.fullmatch(want):
@@ -90,7 +113,13 @@ def verify_hash(binding: dict, path) -> tuple[str, int]:
 
 
 def hash_only(binding) -> bool:
-    """Whether a binding names the file only (its point is embedded in the certificate)."""
+    """Whether a binding names the file only (its point is embedded in the certificate).
+
+    Examples
+    --------
+    >>> hash_only({"sha256": "0" * 64, "bytes": 10, "format": "onnx"}), hash_only({"sha256": "0" * 64, "blocks": []})
+    (True, False)
+    """
     binding = obj(binding, "checkpoint")
     keys = set(binding)
     if keys == {"sha256", "bytes", "format"}:
@@ -319,6 +348,29 @@ def read_point(binding, arch, path) -> tuple[np.ndarray, dict]:
         ``path`` is None: the certificate is bound to a file the checker was not given.
     CertificateRejected
         Another file, or a binding the file does not bear out.
+
+    Examples
+    --------
+    A GPT-2 layer of width 4 and one head, BF16, read as ``attngeo inspect`` binds it:
+
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> from attngeo.check.arch import architecture
+    >>> from attngeo.geometry.loci.regularity import local_rank
+    >>> from attngeo.model.checkpoint import load_checkpoint
+    >>> from attngeo.model.weights import save_safetensors
+    >>> path = os.path.join(tempfile.mkdtemp(), "layer.safetensors")
+    >>> rng = np.random.default_rng(0)
+    >>> save_safetensors(path, {"c_attn.weight": rng.standard_normal((4, 12)), "c_proj.weight": np.eye(4)}, "BF16")
+    >>> ck = load_checkpoint(path, heads=1)
+    >>> cert = local_rank(ck.arch, ck.point, scale=ck.scale, binding=ck.binding).to_json()
+    >>> point, facts = read_point(cert["checkpoint"], architecture(cert), path)
+    >>> bool((point == ck.point).all()), facts["tensors"]
+    (True, 2)
+    >>> read_point(cert["checkpoint"], architecture(cert), None)   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CannotVerify: the point is in the checkpoint with SHA-256 ..., which was not given: attngeo check CERT --weights FILE
     """
     binding = obj(binding, "checkpoint")
     fmt = field(binding, "format", "checkpoint.")
@@ -378,6 +430,12 @@ def residues(values: np.ndarray, p: int) -> np.ndarray:
 
 
 def exact(value: float) -> fmpq:
-    """A float64 as the exact rational it stores."""
+    """A float64 as the exact rational it stores.
+
+    Examples
+    --------
+    >>> exact(0.1)
+    3602879701896397/36028797018963968
+    """
     num, den = float(value).as_integer_ratio()
     return fmpq(num, den)

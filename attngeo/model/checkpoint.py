@@ -221,6 +221,17 @@ def read_config(source) -> tuple[dict, str | None]:
     ------
     InvalidInputError
         A config.json that is not a JSON object.
+
+    Examples
+    --------
+    >>> import json, os, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> with open(os.path.join(folder, "config.json"), "w") as fh:
+    ...     json.dump({"num_attention_heads": 12}, fh)
+    >>> read_config(os.path.join(folder, "model.safetensors"))[0]
+    {'num_attention_heads': 12}
+    >>> read_config({"w": 0})
+    ({}, None)
     """
     if isinstance(source, dict) or not isinstance(source, (str, os.PathLike)):
         return {}, None

@@ -70,6 +70,12 @@ class Layout:
     the output); ``biases`` the bias suffixes in the same roles. ``packing`` says how heads split them:
     ``linear`` (separate ``Linear``), ``conv1d`` (GPT-2), ``stacked`` (torch's ``in_proj``: ``[q; k; v]``),
     ``interleaved`` (GPT-NeoX: per head ``[q_j; k_j; v_j]``).
+
+    Examples
+    --------
+    >>> L = LAYOUTS["gpt-neox"]
+    >>> L.variants[0], L.packing, L.causal, L.scale
+    (('query_key_value.weight', 'dense.weight'), 'interleaved', True, 'inverse-sqrt')
     """
 
     name: str
@@ -129,6 +135,13 @@ EXTRA_TOKENS = ("bias_k", "bias_v")
 
 
 def suffix_match(name: str, suffix: str) -> bool:
+    """Whether ``name`` is ``suffix`` or ends in ``.suffix``.
+
+    Examples
+    --------
+    >>> suffix_match("h.0.attn.c_attn.weight", "c_attn.weight"), suffix_match("h.0.attn.xc_attn.weight", "c_attn.weight")
+    (True, False)
+    """
     return name == suffix or name.endswith("." + suffix)
 
 
@@ -150,20 +163,38 @@ def prefixes(names, suffixes) -> list[str]:
 
 def layer_number(prefix: str) -> int | None:
     """The first number among the dot-separated parts of a prefix: ``encoder.layer.3.attention.`` is 3, and T5's
-    ``encoder.block.3.layer.0.`` is block 3 (its ``layer.0`` is the block's self-attention sub-layer)."""
+    ``encoder.block.3.layer.0.`` is block 3 (its ``layer.0`` is the block's self-attention sub-layer).
+
+    Examples
+    --------
+    >>> layer_number("bert.encoder.layer.3.attention."), layer_number("encoder.block.3.layer.0."), layer_number("")
+    (3, 3, None)
+    """
     numbers = [int(part) for part in prefix.split(".") if part.isdigit()]
     return numbers[0] if numbers else None
 
 
 def belongs(layout: Layout, prefix: str) -> bool:
     """Whether a prefix can hold a self-attention layer of this layout (GPT-2's cross-attention has ``c_attn`` and
-    ``c_proj`` too, of ``[d, 2d]`` and with a separate ``q_attn``: not self-attention)."""
+    ``c_proj`` too, of ``[d, 2d]`` and with a separate ``q_attn``: not self-attention).
+
+    Examples
+    --------
+    >>> belongs(LAYOUTS["gpt2"], "h.0.attn."), belongs(LAYOUTS["gpt2"], "h.0.crossattention.")
+    (True, False)
+    """
     return not (layout.name == "gpt2" and "crossattention" in prefix.split("."))
 
 
 @dataclass(frozen=True)
 class Geometry:
-    """The layer's sizes read from its tensors' shapes: widths, heads, key-value groups, head sizes."""
+    """The layer's sizes read from its tensors' shapes: widths, heads, key-value groups, head sizes.
+
+    Examples
+    --------
+    >>> Geometry(768, 768, 12, 12, 64, 64).a
+    64
+    """
 
     d: int
     dd: int
@@ -318,7 +349,13 @@ def sources(layout: Layout, names: dict, geo: Geometry) -> dict:
 
 
 def roles(layout: Layout, variant: tuple[str, ...], prefix: str, present) -> dict:
-    """Role -> full tensor name for one layer: weights always, biases when ``present(name)``."""
+    """Role -> full tensor name for one layer: weights always, biases when ``present(name)``.
+
+    Examples
+    --------
+    >>> roles(LAYOUTS["gpt2"], LAYOUTS["gpt2"].variants[0], "h.0.attn.", lambda n: n.endswith("c_attn.bias"))
+    {'qkv': 'h.0.attn.c_attn.weight', 'o': 'h.0.attn.c_proj.weight', 'bqkv': 'h.0.attn.c_attn.bias'}
+    """
     if len(variant) == 2:
         names = {"qkv": prefix + variant[0], "o": prefix + variant[1]}
     else:
