@@ -12,6 +12,7 @@ import argparse
 import functools
 import json
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -74,16 +75,29 @@ def _layer(text: str):
 
 
 def _score_scale(text: str) -> str:
-    """``--score-scale``: auto, none, or an exact value (refused now, not after the checkpoint is read)."""
+    """``--score-scale``: auto, none, or a positive exact value (refused now, not after the checkpoint is read).
+
+    Examples
+    --------
+    >>> _score_scale("1/sqrt(96)"), _score_scale("none")
+    ('1/sqrt(96)', 'none')
+    >>> _score_scale("-1")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be auto, none or a positive exact number such as 1, 1/8 or 1/sqrt(96) (at most 12 digits each), got '-1'
+    """
     from ..model.scale import ScoreScale
 
     if text in ("auto", "none"):
         return text
-    try:
-        ScoreScale.parse(text)
-    except InvalidInputError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    return text
+    if re.fullmatch(r"[0-9]{1,12}(/[0-9]{1,12})?(/sqrt\([0-9]{1,12}\))?", text.strip()):
+        try:
+            ScoreScale.parse(text)
+            return text
+        except InvalidInputError:
+            pass
+    raise argparse.ArgumentTypeError("must be auto, none or a positive exact number such as 1, 1/8 or 1/sqrt(96) "
+                                     f"(at most 12 digits each), got {text!r}")
 
 
 def _int_list(flag: str):
