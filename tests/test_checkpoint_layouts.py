@@ -204,6 +204,14 @@ def test_the_softmax_layer_with_its_scale_is_the_familys(layout, d, h, g, a, bia
     assert np.allclose(_model(ck, X.T, s, True), theirs.T, rtol=1e-12, atol=1e-12)  # float64 guides only
 
 
+def test_cross_attention_is_not_read_as_self_attention():
+    T, pre = _tensors("qkv", 6, 2, 2, 3, seed=8)
+    cross = {k.replace("self_attn.", "encoder_attn."): v for k, v in T.items() if "self_attn." in k}
+    assert layers({**T, **cross}) == [("qkv", pre)]  # BART's decoder: self_attn, and encoder_attn over the encoder
+    with pytest.raises(InvalidInputError, match="no attention layer recognised"):
+        load_checkpoint(cross, heads=2)
+
+
 def test_each_block_is_one_rectangle_of_one_tensor_and_the_blocks_tile_the_tensors():
     T, pre = _tensors("gpt-neox", 8, 2, 2, 3, seed=1)
     ck = load_checkpoint(T, heads=2)

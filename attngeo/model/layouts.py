@@ -174,16 +174,22 @@ def layer_number(prefix: str) -> int | None:
     return numbers[0] if numbers else None
 
 
+#: Parts of a prefix that name cross-attention (keys and values from another sequence): not a self-attention layer.
+CROSS = ("crossattention", "encoder_attn", "EncDecAttention", "cross_attn", "cross_attention")
+
+
 def belongs(layout: Layout, prefix: str) -> bool:
-    """Whether a prefix can hold a self-attention layer of this layout (GPT-2's cross-attention has ``c_attn`` and
-    ``c_proj`` too, of ``[d, 2d]`` and with a separate ``q_attn``: not self-attention).
+    """Whether a prefix can hold a self-attention layer: cross-attention (GPT-2's ``crossattention``, BART's
+    ``encoder_attn``, T5's ``EncDecAttention``) has the same tensor names but attends to another sequence.
 
     Examples
     --------
     >>> belongs(LAYOUTS["gpt2"], "h.0.attn."), belongs(LAYOUTS["gpt2"], "h.0.crossattention.")
     (True, False)
+    >>> belongs(LAYOUTS["qkv"], "model.decoder.layers.0.encoder_attn.")
+    False
     """
-    return not (layout.name == "gpt2" and "crossattention" in prefix.split("."))
+    return not set(prefix.split(".")) & set(CROSS)
 
 
 @dataclass(frozen=True)
