@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..exceptions import CertificateFormatError
-from .limits import MAX_LAYER_WIDTH, MAX_PARAMETERS, MAX_SIZE
+from .limits import MAX_LAYER_WIDTH, MAX_PARAMETERS, MAX_SIZE, MAX_WIDE_SIZE
 from .values import field, integer, reject
 
 
@@ -134,14 +134,15 @@ class Arch:
 _NORMALIZATION_NAME = set("abcdefghijklmnopqrstuvwxyz0123456789_-")
 
 
-def architecture(cert: dict) -> Arch:
+def architecture(cert: dict, wide: bool = False) -> Arch:
     """The ``architecture`` field of a certificate, read and bounded by the checker.
 
     Raises
     ------
     CertificateRejected
         Missing fields, a rank count that is not one per layer, a size outside
-        ``1..MAX_SIZE``, more than 64 layers, or a normalization on a kind that
+        ``1..MAX_SIZE`` (``1..MAX_WIDE_SIZE`` for widths and ranks with ``wide``: witnesses that only rank
+        matrices with FLINT), more than 64 layers, or a normalization on a kind that
         is for lightning networks only.
 
     Examples
@@ -165,17 +166,18 @@ def architecture(cert: dict) -> Arch:
         reject("architecture needs widths d_0..d_l and one rank per layer")
     if len(ranks) > 64:
         reject(f"architecture has {len(ranks)} layers, above the checker's limit of 64")
+    top = MAX_WIDE_SIZE if wide else MAX_SIZE  # wide: the witness only ranks matrices with FLINT (no int64 sums)
     for v in widths + ranks:
-        integer(v, "a width or rank", 1, MAX_SIZE)
+        integer(v, "a width or rank", 1, top)
     tokens = integer(field(a, "tokens", "architecture."), "architecture.tokens", 1, MAX_SIZE)
     normalization = field(a, "normalization", "architecture.")
     if not isinstance(normalization, str) or not 0 < len(normalization) <= 40 or set(normalization) - _NORMALIZATION_NAME:
         reject("architecture.normalization must be a short lower-case name")
     if normalization != "lightning" and cert.get("kind") not in ("dimension", "local-rank"):
         reject(f"{cert.get('kind')} certificates are for lightning networks")
-    heads = _per_layer(a, "heads", len(ranks)) or ()
-    value_ranks = _per_layer(a, "value_ranks", len(ranks))
-    kv = _per_layer(a, "kv_heads", len(ranks)) or ()
+    heads = _per_layer(a, "heads", len(ranks), top) or ()
+    value_ranks = _per_layer(a, "value_ranks", len(ranks), top)
+    kv = _per_layer(a, "kv_heads", len(ranks), top) or ()
     if kv and kv == (heads or (1,) * len(ranks)):
         reject("architecture.kv_heads must be omitted when every head has its own keys (one spelling)")
     for i, g in enumerate(kv):
@@ -202,7 +204,7 @@ def architecture(cert: dict) -> Arch:
     return arch
 
 
-def _per_layer(a: dict, key: str, layers: int) -> tuple | None:
+def _per_layer(a: dict, key: str, layers: int, top: int = MAX_SIZE) -> tuple | None:
     """An optional per-layer list of positive integers; absent is None, and [HMK]'s defaults must be omitted."""
     if key not in a:
         return None
@@ -210,7 +212,7 @@ def _per_layer(a: dict, key: str, layers: int) -> tuple | None:
     if not isinstance(values, list) or len(values) != layers:
         reject(f"architecture.{key} must list one positive integer per layer")
     for v in values:
-        integer(v, f"architecture.{key}", 1, MAX_SIZE)
+        integer(v, f"architecture.{key}", 1, top)
     if key == "heads" and set(values) == {1}:
         reject("architecture.heads must be omitted for one head per layer (one spelling per architecture)")
     return tuple(values)
