@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..exceptions import CertificateFormatError
+from ..exceptions import CannotVerify, CertificateFormatError
 from .limits import MAX_LAYER_WIDTH, MAX_PARAMETERS, MAX_SIZE
 from .values import field, integer, reject
 
@@ -104,6 +104,9 @@ class Arch:
 
 
 _NORMALIZATION_NAME = set("abcdefghijklmnopqrstuvwxyz0123456789_-")
+#: The normalizations whose networks the checker can evaluate (softmax's exp: check/dimension/ball.py). A claim
+#: about another one (a normalizer registered with the prover) cannot be judged here, whatever its witness says.
+NORMALIZATIONS = ("lightning", "softmax")
 
 
 def architecture(cert: dict) -> Arch:
@@ -115,6 +118,8 @@ def architecture(cert: dict) -> Arch:
         Missing fields, a rank count that is not one per layer, a size outside
         ``1..MAX_SIZE``, more than 64 layers, or a normalization on a kind that
         is for lightning networks only.
+    CannotVerify
+        A normalization the checker cannot evaluate (not in ``NORMALIZATIONS``).
 
     Examples
     --------
@@ -145,6 +150,8 @@ def architecture(cert: dict) -> Arch:
         reject("architecture.normalization must be a short lower-case name")
     if normalization != "lightning" and cert.get("kind") not in ("dimension", "local-rank"):
         reject(f"{cert.get('kind')} certificates are for lightning networks")
+    if normalization not in NORMALIZATIONS:
+        raise CannotVerify(f"this checker knows the normalizations {list(NORMALIZATIONS)}, not {normalization!r}")
     heads = _per_layer(a, "heads", len(ranks)) or ()
     value_ranks = _per_layer(a, "value_ranks", len(ranks))
     flags = {}
