@@ -16,7 +16,6 @@ import re
 import numpy as np
 from flint import arb, arb_mat, ctx
 
-from ...exceptions import CertificateFormatError
 from ..limits import MAX_BALL_WORK, MAX_PRECISION, MIN_PRECISION, refuse_above
 from ..values import field, index_list, integer, rational, reject
 from . import identitypoint
