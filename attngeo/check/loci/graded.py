@@ -42,7 +42,7 @@ from ..linalg import nmod
 from ..poly import parse, ring
 from ..schema import ARCHITECTURE, CHECKED, HEADER, NUMBER
 from ..values import field, integer, reject, seq
-from .coordinates import coordinates as _coordinates, parametrization as _parametrization
+from ..layer import coordinates as _coordinates, parametrization as _parametrization
 
 _DEGREE = {"degree": CHECKED, "monomials": CHECKED, "dimension": CHECKED, "minimal_generators": CHECKED,
            "blocks": CHECKED}
