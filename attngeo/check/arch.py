@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..exceptions import CannotVerify, CertificateFormatError
 from .limits import MAX_LAYER_WIDTH, MAX_PARAMETERS, MAX_SIZE
 from .values import field, integer, reject
@@ -85,6 +87,45 @@ class Arch:
     @property
     def parameters(self) -> int:
         return sum(r * c for _, _, _, r, c, _ in self.blocks())
+
+    def offsets(self) -> dict:
+        """``(layer, head, name) -> offset`` of each weight matrix in the flattening order."""
+        return {(i, j, name): off for i, j, name, _, _, off in self.blocks()}
+
+    def weights(self, values, make=None) -> dict:
+        """``(layer, head, name) -> matrix`` of the flat ``values``: ``make(rows, cols, entries)``, else its rows.
+
+        Examples
+        --------
+        >>> from attngeo.check.arch import Arch
+        >>> W = Arch((2, 1), (1,), 2, heads=(2,)).weights(list(range(12)))
+        >>> W[(1, 1, "Q")], W[(1, 2, "V")]
+        ([[0, 1]], [[10, 11]])
+        """
+        make = make or (lambda r, c, x: [list(x[k * c:(k + 1) * c]) for k in range(r)])
+        return {(i, j, name): make(r, c, values[off:off + r * c]) for i, j, name, r, c, off in self.blocks()}
+
+    def head_weights(self, W: dict, i: int) -> list[dict]:
+        """Layer ``i``'s heads (1-based layer) as ``name -> matrix`` dicts of :meth:`weights`."""
+        names = "QKV" if self.value_ranks is None else "QKUO"
+        return [{n: W[(i, j, n)] for n in names} for j in range(1, self.head_count(i) + 1)]
+
+    def columns(self, dtype=np.int64) -> tuple:
+        """Per flat parameter, arrays: its layer, head (1-based), matrix (``"QKVUO".index``), row and column.
+
+        Examples
+        --------
+        >>> from attngeo.check.arch import Arch
+        >>> [x.tolist() for x in Arch((2, 1), (1,), 2).columns()]
+        [[1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1], [0, 0, 1, 1, 2, 2], [0, 0, 0, 0, 0, 0], [0, 1, 0, 1, 0, 1]]
+        """
+        P = self.parameters
+        layer, head, kind, row, col = (np.zeros(P, dtype=dtype) for _ in range(5))
+        for i, j, name, r, c, off in self.blocks():
+            at = slice(off, off + r * c)
+            layer[at], head[at], kind[at] = i, j, "QKVUO".index(name)
+            row[at], col[at] = np.divmod(np.arange(r * c), c)
+        return layer, head, kind, row, col
 
     def describe(self) -> str:
         """``widths 3,3, ranks 2, t=2`` (from verified integers only): the architecture in every claim.

@@ -197,16 +197,14 @@ def check_ball_lower(cert: dict, arch) -> int:
     old = ctx.prec
     ctx.prec = prec
     try:
-        blocks = arch.blocks()
-        base = {}
-        for i, h, name, r, cc, off in blocks:
-            base[(i, h, name)] = arb_mat(r, cc, [arb(x) for x in point[off: off + r * cc]])
+        base = arch.weights(point, lambda r, cc, x: arb_mat(r, cc, [arb(v) for v in x]))
+        layer_of, head_of, kind_of, row_of, col_of = arch.columns()
         needed = sorted({k // c for k in rows})
         Xs = {n: arb_mat([[arb(rational(x, "lower_witness.inputs")) for x in r] for r in inputs[n]]) for n in needed}
         names = ("Q", "K", "V") if arch.value_ranks is None else ("Q", "K", "U", "O")
         columns = {}
         for j in cols:
-            i0, h0, name0, r0, c0, off0 = next(b for b in blocks if b[5] <= j < b[5] + b[3] * b[4])
+            moved = (int(layer_of[j]), int(head_of[j]), "QKVUO"[kind_of[j]])
             weights = []
             for i in range(1, len(arch.ranks) + 1):
                 layer = []
@@ -215,9 +213,9 @@ def check_ball_lower(cert: dict, arch) -> int:
                     for name in names:
                         M = base[(i, h, name)]
                         E = None
-                        if (i, h, name) == (i0, h0, name0):
+                        if (i, h, name) == moved:
                             E = arb_mat(M.nrows(), M.ncols())
-                            E[(j - off0) // c0, (j - off0) % c0] = 1
+                            E[int(row_of[j]), int(col_of[j])] = 1
                         head.append(_dual(M, E))
                     layer.append(head)
                 weights.append(layer)
@@ -265,12 +263,7 @@ def _identity_lower(cert: dict, lw: dict, arch) -> int:
     prec = integer(lw["precision"], "lower_witness.precision", MIN_PRECISION, MAX_PRECISION)
     if not isinstance(lw["point"], list) or len(lw["point"]) != P:
         reject(f"lower_witness.point must list {P} rationals")
-    point = [rational(x, "lower_witness.point") for x in lw["point"]]
-    W = {}
-    for i, name, r, c, off in arch.shapes():
-        W[(i, name)] = [point[off + x * c : off + (x + 1) * c] for x in range(r)]
-        if name == "V" and any(W[(i, name)][x][y] != (x == y) for x in range(r) for y in range(c)):
-            reject(f"lower_witness.point must have V_{i} = I (the lemma of an 'identity values' witness)")
+    W = identitypoint.weights(arch, [rational(x, "lower_witness.point") for x in lw["point"]], "lower_witness")
     X = lw["inputs"]
     if not isinstance(X, list) or not X or len(X) * d * t > identitypoint.MAX_INPUT_ENTRIES or any(
             not isinstance(x, list) or len(x) != d or any(not isinstance(r, list) or len(r) != t for r in x) for x in X):
@@ -278,7 +271,7 @@ def _identity_lower(cert: dict, lw: dict, arch) -> int:
     X = [[[rational(v, "lower_witness.inputs") for v in r] for r in x] for x in X]
     support = np.array([[any(v != 0 for v in r) for r in x] for x in X], dtype=bool)
     rank, columns, rows, sizes = identitypoint.minor(cert, lw, arch, support)
-    kind, layer, wrow, wcol, offsets = identitypoint._layout(arch)
+    kind, layer, wrow, wcol, _ = identitypoint._layout(arch)
     starts = np.cumsum([0] + sizes)
     # The work, from the witness's sizes alone: one dual-number network per (input, moved Q or K entry) a block
     # needs (at most its inputs times its Q, K columns) and one per input for the values, each l layers of a

@@ -52,14 +52,8 @@ SCHEMA = {
 
 
 def _weights(point: np.ndarray, arch: Arch) -> dict:
-    """``(layer, head, name) -> matrix`` (names ``Q K V`` or ``Q K U O``)."""
-    return {(i, j, name): point[off : off + r * c].reshape(r, c) for i, j, name, r, c, off in arch.blocks()}
-
-
-def _heads(W: dict, arch: Arch, i: int) -> list[dict]:
-    """Layer ``i``'s heads as ``name -> matrix`` dicts."""
-    names = "QKV" if arch.value_ranks is None else "QKUO"
-    return [{n: W[(i, j, n)] for n in names} for j in range(1, arch.head_count(i) + 1)]
+    """``(layer, head, name) -> matrix`` (names ``Q K V`` or ``Q K U O``) of a point's residues."""
+    return arch.weights(point, lambda r, c, x: x.reshape(r, c))
 
 
 def _keep(arch: Arch) -> np.ndarray | None:
@@ -228,7 +222,7 @@ def _jacobian_rows(arch: Arch, point, X, w, rows, cols, p) -> np.ndarray:
     n_of, r_of = np.divmod(np.asarray(rows, dtype=np.int64), c)
     W = _weights(point, arch)
     l = len(arch.ranks)
-    layers = [_heads(W, arch, i) for i in range(1, l + 1)]
+    layers = [arch.head_weights(W, i) for i in range(1, l + 1)]
     Ys = [X[n_of]]
     for heads in layers:  # primal values, one copy per row
         Ys.append(_layer(arch, heads, Ys[-1], p))
@@ -400,8 +394,7 @@ def _field_rows(arch: Arch, point: np.ndarray, p: int | None, out: np.ndarray | 
     count = sum(f["size"] for f in _expected_families(arch))
     F = np.zeros((count, arch.parameters), dtype=dtype) if out is None else out
     filled = iter(range(count))
-    W = _weights(point, arch)
-    offsets = {(i, j, name): off for i, j, name, _, _, off in arch.blocks()}
+    W, offsets = _weights(point, arch), arch.offsets()
     P, l = arch.parameters, len(arch.ranks)
     factored = arch.value_ranks is not None
     out_name, in_name = ("O", "U") if factored else ("V", "V")  # what E multiplies on the left / right
@@ -465,7 +458,7 @@ def _field_matrix(arch: Arch, point: np.ndarray, p: int, found: list) -> np.ndar
     groups, kernel = _expected_families(arch), kernelfields.expected(arch)
     F = np.zeros((sum(f["size"] for f in groups + kernel) + len(found), arch.parameters), dtype=np.int64)
     count = len(_field_rows(arch, point, p, F))
-    offsets = {(i, j, name): off for i, j, name, _, _, off in arch.blocks()}
+    offsets = arch.offsets()
 
     def put_heads(i, *moves):  # one field: its moves of (head, name, matrix), written into the next free row
         nonlocal count

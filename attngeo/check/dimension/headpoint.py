@@ -65,13 +65,9 @@ class _Point:
             raise CertificateFormatError(f"a 'head point' witness of {self.nonzeros} nonzeros ({self.nonzeros // d} a "
                                          f"grade) and {self.P} parameters is above the checker's limits "
                                          f"({MAX_NONZEROS}, {MAX_GRADE_NONZEROS}, {MAX_PARAMETERS})")
-        self.offset = {(j, name): off for _, j, name, _, _, off in arch.blocks()}  # heads 1-based
-        kind, head, row, col = (np.zeros(self.P, dtype=np.int32) for _ in range(4))
-        for _, j, name, r, c, off in arch.blocks():
-            kind[off:off + r * c] = "QKVUO".index(name)
-            head[off:off + r * c] = j - 1
-            row[off:off + r * c], col[off:off + r * c] = np.divmod(np.arange(r * c), c)
-        self.kind, self.head, self.row, self.col = kind, head, row, col
+        self.offset = {(j, name): off for (_, j, name), off in arch.offsets().items()}  # heads 1-based
+        _, head, self.kind, self.row, self.col = arch.columns(np.int32)
+        self.head = head - 1
 
     def c(self, j, s):
         return (j * self.a + s) % self.d

@@ -56,30 +56,33 @@ def _shape(arch) -> int:
 
 
 def _layout(arch):
-    """Per flat column: kind (0 Q, 1 K, 2 V), layer (1-based), row, column; and the offsets."""
-    P = arch.parameters
-    kind, layer, row, col = (np.zeros(P, dtype=np.int64) for _ in range(4))
-    offsets = {}
-    for i, name, r, c, off in arch.shapes():
-        offsets[(i, name)] = off
-        kind[off : off + r * c] = "QKV".index(name)
-        layer[off : off + r * c] = i
-        row[off : off + r * c] = np.repeat(np.arange(r), c)
-        col[off : off + r * c] = np.tile(np.arange(c), r)
-    return kind, layer, row, col, offsets
+    """Per flat column: kind (0 Q, 1 K, 2 V), layer (1-based), row, column; and the offset of ``V_l``."""
+    layer, _, kind, row, col = arch.columns()
+    return kind, layer, row, col, arch.offsets()[(len(arch.ranks), 1, "V")]
+
+
+def weights(arch, values, where: str) -> dict:
+    """``(layer, name) -> rows`` of a point at which every ``V_i`` is the identity: the lemma's hypothesis (else a
+    refusal). ``values`` are the point's entries (integers or rationals), in flattening order.
+
+    >>> from attngeo.check.arch import Arch
+    >>> weights(Arch((1, 1, 1), (1, 1), 2), [2, 3, 1, 5, 7, 2], "lower_witness")
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateRejected: lower_witness.point must have V_2 = I (the lemma of an 'identity values' witness)
+    """
+    W = {(i, name): rows for (i, _, name), rows in arch.weights(values).items()}
+    for i, name, r, c, _ in arch.shapes():
+        if name == "V" and any(W[(i, name)][x][y] != (x == y) for x in range(r) for y in range(c)):
+            reject(f"{where}.point must have V_{i} = I (the lemma of an 'identity values' witness)")
+    return W
 
 
 def _point(w: dict, arch, key: str) -> tuple[int, np.ndarray, dict]:
     """The prime, the point mod p (every ``V_i`` must be the identity, as integers) and its weights."""
     p = prime(w["prime"], f"{key}.prime")
     point = int_array(w["point"], (arch.parameters,), f"{key}.point")
-    weights = {}
-    for i, name, r, c, off in arch.shapes():
-        M = point[off : off + r * c].reshape(r, c)
-        if name == "V" and not np.array_equal(M, np.eye(r, c, dtype=np.int64)):
-            reject(f"{key}.point must have V_{i} = I (the lemma of an 'identity values' witness)")
-        weights[(i, name)] = np.mod(M, p)
-    return p, np.mod(point, p), weights
+    return p, np.mod(point, p), {k: np.mod(np.array(rows, dtype=np.int64), p) for k, rows in weights(arch, point, key).items()}
 
 
 def _mm(a, b, p):
@@ -142,7 +145,7 @@ def minor(cert: dict, lw: dict, arch, support: np.ndarray) -> tuple[int, np.ndar
     if not isinstance(sizes, list) or not all(isinstance(s, int) and not isinstance(s, bool) and 1 <= s <= MAX_BLOCK
                                               for s in sizes) or sum(sizes) != rank:
         reject(f"lower_witness.blocks must be block sizes from 1 to {MAX_BLOCK} adding up to the rank")
-    kind, layer, wrow, wcol, offsets = _layout(arch)
+    kind, layer, wrow, wcol, V = _layout(arch)
     if np.any((kind[columns] == 2) & (layer[columns] < l)):
         reject("a minor column lies in V_i with i < l, where the lemma says nothing")
     block_of_row = np.repeat(np.arange(len(sizes)), sizes)
@@ -152,7 +155,6 @@ def minor(cert: dict, lw: dict, arch, support: np.ndarray) -> tuple[int, np.ndar
     qk = np.full(d, -1, dtype=np.int64)
     np.maximum.at(qk, wcol[kind < 2], block_of[kind < 2])
     qk_latest = np.where(support, qk[None, :], -1).max(axis=1)  # per input
-    V = offsets[(l, "V")]
     step = max(1, 4_000_000 // d)
     for s in range(0, rank, step):
         nn, kk = n[s : s + step], k[s : s + step]
@@ -191,7 +193,7 @@ def check_lower(cert: dict, lw: dict, arch) -> int:
     support = X.any(axis=2)  # (N, d): the rows R of each input (mod p, where the Jacobian lives)
     rank, columns, rows, sizes = minor(cert, lw, arch, support)
     n, k, j = rows.T
-    kind, layer, wrow, wcol, offsets = _layout(arch)
+    kind, layer, wrow, wcol, _ = _layout(arch)
     # values: forward mode on the small networks, only along the directions the blocks need
     Z = np.zeros((N, d, t), dtype=np.int64)
     where = np.full((N, d), -1, dtype=np.int64)  # position of each row in its input's R
@@ -294,7 +296,7 @@ def field_entries(arch, W: dict, scaling: bool = True) -> tuple[np.ndarray, np.n
     True
     """
     d, l = arch.widths[0], len(arch.ranks)
-    off = {(i, name): o for i, name, _, _, o in arch.shapes()}
+    off = {(i, name): o for (i, _, name), o in arch.offsets().items()}
     R, C, V = [], [], []
     base = 0
     for i, a in enumerate(arch.ranks, start=1):

@@ -142,10 +142,8 @@ def _exponents(depth: int, layer: int) -> list:
 
 
 def _split(arch: Arch, W: list) -> list[tuple[fmpq_mat, fmpq_mat, fmpq_mat]]:
-    layers: dict = {}
-    for i, name, rows, cols, off in arch.shapes():
-        layers.setdefault(i, {})[name] = fmpq_mat(rows, cols, W[off:off + rows * cols])
-    return [(w["Q"], w["K"], w["V"]) for _, w in sorted(layers.items())]
+    M = arch.weights(W, fmpq_mat)
+    return [(M[(i, 1, "Q")], M[(i, 1, "K")], M[(i, 1, "V")]) for i in range(1, len(arch.ranks) + 1)]
 
 
 def _point(value, n: int, name: str) -> list:
