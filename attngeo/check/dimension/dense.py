@@ -31,7 +31,7 @@ from ..arch import Arch, architecture
 from . import identitypoint, discovery, headpoint, kernelfields, plainpoint, stackpoint
 from .ball import check_ball_lower
 from ..limits import MAX_DENSE_MINOR, MAX_FIELD_ENTRIES, MAX_JACOBIAN_WORK, MAX_MIXING_MOVES, refuse_above
-from ..linalg import block_det, det, product
+from ..linalg import block_det, det, mm as _mm, product
 from ..schema import ARCHITECTURE, CHECKED, HEADER, NUMBER
 from ..values import field, index_list, int_array, integer, prime, reject
 
@@ -105,10 +105,6 @@ def _check_minor(matrix: np.ndarray, p: int, recorded, what: str) -> None:
 
 
 # -- lower bound: forward-mode Jacobian on the witness columns -------------------------
-
-
-def _mm(a: np.ndarray, b: np.ndarray, p: int) -> np.ndarray:
-    return np.matmul(a, b) % p  # exact int64 sums (bounds in the module docstring); 3x faster than einsum here
 
 
 def _tr(a: np.ndarray) -> np.ndarray:

@@ -30,7 +30,7 @@ import numpy as np
 
 from ...exceptions import CertificateFormatError
 from ..limits import MAX_IDENTITY_WORK, refuse_above
-from ..linalg import block_det, nmod
+from ..linalg import block_det, mm as _mm, nmod
 from . import groups
 from ..values import field, index_list, int_array, integer, prime, reject
 
@@ -83,10 +83,6 @@ def _point(w: dict, arch, key: str) -> tuple[int, np.ndarray, dict]:
     p = prime(w["prime"], f"{key}.prime")
     point = int_array(w["point"], (arch.parameters,), f"{key}.point")
     return p, np.mod(point, p), {k: np.mod(np.array(rows, dtype=np.int64), p) for k, rows in weights(arch, point, key).items()}
-
-
-def _mm(a, b, p):
-    return np.matmul(a, b) % p  # residues below 2**26: each product below 2**52, sums of at most 2047 of them
 
 
 def _forward(X, Qs, Ks, p, dirs):
