@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 
 import numpy as np
-from flint import fmpq, fmpq_mat
 
 from ...exceptions import CertificateFormatError
 from ..arch import Arch, architecture
@@ -32,6 +31,7 @@ from . import identitypoint, discovery, headpoint, kernelfields, plainpoint, sta
 from .ball import check_ball_lower
 from ..limits import MAX_DENSE_MINOR, MAX_FIELD_ENTRIES, MAX_JACOBIAN_WORK, MAX_MIXING_MOVES, refuse_above
 from ..linalg import block_det, det, mm as _mm, product
+from .groups import families as _expected_families, field_rows as _field_rows
 from ..schema import ARCHITECTURE, CHECKED, HEADER, NUMBER
 from ..values import field, index_list, int_array, integer, prime, reject
 
@@ -363,88 +363,6 @@ def _identities_hold(kind: str, normalized: bool = False) -> bool:
     return True
 
 
-def _expected_families(arch: Arch) -> list[dict]:
-    out = []
-    for i, a in enumerate(arch.ranks, start=1):
-        h = arch.head_count(i)
-        for j in range(1, h + 1):
-            head = {"head": j} if h > 1 else {}
-            out.append({"kind": "intra", "layer": i, "size": a * a, **head})
-            if arch.normalization == "lightning":  # a normalizer is not homogeneous: no scaling symmetry
-                out.append({"kind": "scaling", "layer": i, "size": 1, **head})
-            if arch.value_ranks is not None:
-                out.append({"kind": "value", "layer": i, "size": arch.value_ranks[i - 1] ** 2, **head})
-        if i < len(arch.ranks) and not arch.residual:  # X + Y pins the hidden basis
-            out.append({"kind": "inter", "layer": i, "size": arch.widths[i] ** 2})
-    return out
-
-
-def _field_rows(arch: Arch, point: np.ndarray, p: int | None, out: np.ndarray | None = None) -> np.ndarray:
-    """Every group field vector at ``point``, by index formulas (see the module docstring), one row each.
-
-    ``p`` a prime: int64 residues; ``p`` None: exact, ``point`` an object array of rationals. The rows are
-    written in place into ``out`` (zeros, at least as many rows as the groups' sizes add up to; allocated here
-    when None), so the matrix never exists twice (docs/trust.md: its size is the memory bound).
-    """
-    dtype = np.int64 if p is not None else object
-    count = sum(f["size"] for f in _expected_families(arch))
-    F = np.zeros((count, arch.parameters), dtype=dtype) if out is None else out
-    filled = iter(range(count))
-    W, offsets = _weights(point, arch), arch.offsets()
-    P, l = arch.parameters, len(arch.ranks)
-    factored = arch.value_ranks is not None
-    out_name, in_name = ("O", "U") if factored else ("V", "V")  # what E multiplies on the left / right
-
-    def put(vec, key, mat):
-        off = offsets[key]
-        vec[off : off + mat.size] = mat.ravel() % p if p is not None else mat.ravel()
-
-    def unit(n):
-        return [(u, v) for u in range(n) for v in range(n)]
-
-    for i in range(1, l + 1):
-        a = arch.ranks[i - 1]
-        for j in range(1, arch.head_count(i) + 1):
-            Q, K = W[(i, j, "Q")], W[(i, j, "K")]
-            for u, v in unit(a):  # E = e_u e_v^T: dQ = E Q, dK = -E^T K
-                vec = F[next(filled)]
-                dQ, dK = np.zeros_like(Q), np.zeros_like(K)
-                dQ[u, :] = Q[v, :]
-                dK[v, :] = -K[u, :]
-                put(vec, (i, j, "Q"), dQ)
-                put(vec, (i, j, "K"), dK)
-            if arch.normalization == "lightning":  # dQ = Q, d(V or O) = -(V or O)
-                vec = F[next(filled)]
-                put(vec, (i, j, "Q"), Q)
-                put(vec, (i, j, out_name), -W[(i, j, out_name)])
-            if factored:  # dU = E U, dO = -O E
-                U, O = W[(i, j, "U")], W[(i, j, "O")]
-                for u, v in unit(arch.value_ranks[i - 1]):
-                    vec = F[next(filled)]
-                    dU, dO = np.zeros_like(U), np.zeros_like(O)
-                    dU[u, :] = U[v, :]
-                    dO[:, v] = -O[:, u]
-                    put(vec, (i, j, "U"), dU)
-                    put(vec, (i, j, "O"), dO)
-        if i < l and not arch.residual:
-            for u, v in unit(arch.widths[i]):  # d(V or O)_i = E (.); d(Q, K, V or U)_{i+1} = -(.) E
-                vec = F[next(filled)]
-                for j in range(1, arch.head_count(i) + 1):
-                    M = W[(i, j, out_name)]
-                    dM = np.zeros_like(M)
-                    dM[u, :] = M[v, :]
-                    put(vec, (i, j, out_name), dM)
-                for j in range(1, arch.head_count(i + 1) + 1):
-                    for name in ("Q", "K", in_name):
-                        M = W[(i + 1, j, name)]
-                        dM = np.zeros_like(M)
-                        dM[:, v] = -M[:, u]
-                        put(vec, (i + 1, j, name), dM)
-    if next(filled, None) is not None:  # pragma: no cover - the families' sizes count these rows
-        raise AssertionError("fewer group fields than the families' sizes")
-    return F[:count]
-
-
 def _field_matrix(arch: Arch, point: np.ndarray, p: int, found: list) -> np.ndarray:
     """The group fields, the kernel families' fields and the discovered fields ``C W`` at ``point`` mod p.
 
@@ -476,41 +394,6 @@ def _field_matrix(arch: Arch, point: np.ndarray, p: int, found: list) -> np.ndar
         F[count] = np.mod(C @ point.astype(object), p).astype(np.int64)
         count += 1
     return F[:count]
-
-
-def exact_field_rank(arch: Arch, point: list) -> int:
-    """Rank over Q of the symmetry fields at a rational point: the dimension of its orbit.
-
-    The checker's own index formulas (no kernel fields: those are mod ``p`` only).
-
-    Parameters
-    ----------
-    arch : Arch
-    point : list
-        ``arch.parameters`` integers or ``fmpq`` in flattening order.
-
-    Returns
-    -------
-    int
-
-    Examples
-    --------
-    One layer ``3 -> 3`` of rank 2: ``GL_2 x C^*`` has dimension 5, reached at
-    a generic point; all ones is special (``GL_2`` moves only row and column
-    sums), the origin is fixed, and softmax keeps only ``GL_2``:
-
-    >>> from attngeo.check.arch import Arch
-    >>> from attngeo.check.dimension.dense import exact_field_rank
-    >>> arch = Arch((3, 3), (2,), 2)
-    >>> exact_field_rank(arch, list(range(1, 22))), exact_field_rank(arch, [1] * 21), exact_field_rank(arch, [0] * 21)
-    (5, 4, 0)
-    >>> exact_field_rank(Arch((3, 3), (2,), 2, "softmax"), list(range(1, 22)))
-    4
-    """
-    values = np.empty(len(point), dtype=object)
-    values[:] = point  # one rational per entry (numpy would otherwise try to unpack them)
-    F = _field_rows(arch, values, None)
-    return fmpq_mat([[fmpq(x) if isinstance(x, int) else x for x in row] for row in F.tolist()]).rank() if len(F) else 0
 
 
 def _check_structured_lower(cert: dict, lw: dict, arch: Arch) -> int:
@@ -773,38 +656,3 @@ def check(cert: dict) -> str:
     if lower == upper:
         return f"dim M = {lower} for {arch.describe()}{hidden}"
     return f"{lower} <= dim M <= {upper} for {arch.describe()} (bounds, not a dimension){hidden}"
-
-
-def certified_dimension(cert: dict) -> int:
-    """The dimension an *already verified* embedded dimension certificate proves (rejects bounds).
-
-    Parameters
-    ----------
-    cert : dict
-        A dimension certificate that :func:`check` has accepted.
-
-    Returns
-    -------
-    int
-
-    Raises
-    ------
-    CertificateRejected
-        When it proves only bounds.
-
-    Examples
-    --------
-    >>> from attngeo import Architecture, certify_dimension
-    >>> from attngeo.check.dimension.dense import certified_dimension, check
-    >>> cert = certify_dimension(Architecture((2, 2), (1,), tokens=2), seed=0).to_json()
-    >>> check(cert), certified_dimension(cert)
-    ('dim M = 6 for widths 2,2, ranks 1, t=2', 6)
-    >>> certified_dimension(dict(cert, upper=7, certified=False, dimension=None))
-    Traceback (most recent call last):
-    ...
-    attngeo.exceptions.CertificateRejected: the embedded dimension certificate must certify the dimension (its bounds must meet)
-    """
-    if cert.get("certified") is not True or isinstance(cert.get("dimension"), bool) \
-            or not isinstance(cert.get("dimension"), int):
-        reject("the embedded dimension certificate must certify the dimension (its bounds must meet)")
-    return cert["dimension"]

@@ -1,4 +1,7 @@
-"""The upper bound of a structured dimension witness: the symmetry groups' fields alone, at a point the checker knows.
+"""The symmetry groups' fields (docs/invariance.md), and the upper bound they give a structured dimension witness.
+
+The families of an architecture and their fields at a point by index formulas (the dense witness's field matrix
+starts with them, and the exact field rank is the dimension of a point's orbit for the fiber kinds).
 
 The plain, head, identity and stack points (plainpoint.py, headpoint.py, identitypoint.py, stackpoint.py) bound
 ``dim M`` from above by ``P`` minus the rank of the group fields (docs/invariance.md: they are tangent to the
@@ -11,6 +14,9 @@ these witnesses), the field rank, the recorded determinant and the bound.
 from __future__ import annotations
 
 import json
+
+import numpy as np
+from flint import fmpq, fmpq_mat
 
 from ..values import field, integer, prime, reject
 
@@ -57,3 +63,131 @@ def bound(cert: dict, uw: dict, parameters: int, fields: int, det: int | None, p
     if integer(field(cert, "upper"), "upper") != parameters - fields:
         reject(f"upper must be parameters - field rank = {parameters - fields}")
     return parameters - fields
+
+
+def families(arch) -> list[dict]:
+    """The symmetry groups' families of ``arch`` in canonical order (docs/invariance.md): per layer and head ``intra``
+    (``GL_a``), ``scaling`` (lightning only: a normalizer is not homogeneous) and ``value`` (``GL_b``, ``V = O U``),
+    then ``inter`` (``GL_{d_i}`` between layers, none with a residual connection).
+
+    >>> from attngeo.check.arch import Arch
+    >>> [f["kind"] for f in families(Arch((2, 2, 2), (1, 1), 2))]
+    ['intra', 'scaling', 'inter', 'intra', 'scaling']
+    """
+    out = []
+    for i, a in enumerate(arch.ranks, start=1):
+        h = arch.head_count(i)
+        for j in range(1, h + 1):
+            head = {"head": j} if h > 1 else {}
+            out.append({"kind": "intra", "layer": i, "size": a * a, **head})
+            if arch.normalization == "lightning":  # a normalizer is not homogeneous: no scaling symmetry
+                out.append({"kind": "scaling", "layer": i, "size": 1, **head})
+            if arch.value_ranks is not None:
+                out.append({"kind": "value", "layer": i, "size": arch.value_ranks[i - 1] ** 2, **head})
+        if i < len(arch.ranks) and not arch.residual:  # X + Y pins the hidden basis
+            out.append({"kind": "inter", "layer": i, "size": arch.widths[i] ** 2})
+    return out
+
+
+def field_rows(arch, point: np.ndarray, p: int | None, out: np.ndarray | None = None) -> np.ndarray:
+    """Every group field vector at ``point``, by index formulas, one row each: intra ``E_uv`` (``δQ[u] = Q[v]``,
+    ``δK[v] = -K[u]``), the scaling (``δQ = Q``, ``δV = -V`` or ``δO = -O``), value ``E_uv`` (``δU[u] = U[v]``,
+    ``δO[:, v] = -O[:, u]``) and inter ``E_uv`` (``δ(V or O)_i[u] = (V or O)_i[v]``, layer ``i + 1``'s inputs
+    ``δM[:, v] = -M[:, u]``).
+
+    ``p`` a prime: int64 residues; ``p`` None: exact, ``point`` an object array of rationals. The rows are
+    written in place into ``out`` (zeros, at least as many rows as the groups' sizes add up to; allocated here
+    when None), so the matrix never exists twice (docs/trust.md: its size is the memory bound).
+    """
+    dtype = np.int64 if p is not None else object
+    count = sum(f["size"] for f in families(arch))
+    F = np.zeros((count, arch.parameters), dtype=dtype) if out is None else out
+    filled = iter(range(count))
+    W, offsets = arch.weights(point, lambda r, c, x: x.reshape(r, c)), arch.offsets()
+    P, l = arch.parameters, len(arch.ranks)
+    factored = arch.value_ranks is not None
+    out_name, in_name = ("O", "U") if factored else ("V", "V")  # what E multiplies on the left / right
+
+    def put(vec, key, mat):
+        off = offsets[key]
+        vec[off : off + mat.size] = mat.ravel() % p if p is not None else mat.ravel()
+
+    def unit(n):
+        return [(u, v) for u in range(n) for v in range(n)]
+
+    for i in range(1, l + 1):
+        a = arch.ranks[i - 1]
+        for j in range(1, arch.head_count(i) + 1):
+            Q, K = W[(i, j, "Q")], W[(i, j, "K")]
+            for u, v in unit(a):  # E = e_u e_v^T: dQ = E Q, dK = -E^T K
+                vec = F[next(filled)]
+                dQ, dK = np.zeros_like(Q), np.zeros_like(K)
+                dQ[u, :] = Q[v, :]
+                dK[v, :] = -K[u, :]
+                put(vec, (i, j, "Q"), dQ)
+                put(vec, (i, j, "K"), dK)
+            if arch.normalization == "lightning":  # dQ = Q, d(V or O) = -(V or O)
+                vec = F[next(filled)]
+                put(vec, (i, j, "Q"), Q)
+                put(vec, (i, j, out_name), -W[(i, j, out_name)])
+            if factored:  # dU = E U, dO = -O E
+                U, O = W[(i, j, "U")], W[(i, j, "O")]
+                for u, v in unit(arch.value_ranks[i - 1]):
+                    vec = F[next(filled)]
+                    dU, dO = np.zeros_like(U), np.zeros_like(O)
+                    dU[u, :] = U[v, :]
+                    dO[:, v] = -O[:, u]
+                    put(vec, (i, j, "U"), dU)
+                    put(vec, (i, j, "O"), dO)
+        if i < l and not arch.residual:
+            for u, v in unit(arch.widths[i]):  # d(V or O)_i = E (.); d(Q, K, V or U)_{i+1} = -(.) E
+                vec = F[next(filled)]
+                for j in range(1, arch.head_count(i) + 1):
+                    M = W[(i, j, out_name)]
+                    dM = np.zeros_like(M)
+                    dM[u, :] = M[v, :]
+                    put(vec, (i, j, out_name), dM)
+                for j in range(1, arch.head_count(i + 1) + 1):
+                    for name in ("Q", "K", in_name):
+                        M = W[(i + 1, j, name)]
+                        dM = np.zeros_like(M)
+                        dM[:, v] = -M[:, u]
+                        put(vec, (i + 1, j, name), dM)
+    if next(filled, None) is not None:  # pragma: no cover - the families' sizes count these rows
+        raise AssertionError("fewer group fields than the families' sizes")
+    return F[:count]
+
+
+def exact_field_rank(arch, point: list) -> int:
+    """Rank over Q of the symmetry fields at a rational point: the dimension of its orbit.
+
+    The checker's own index formulas (no kernel fields: those are mod ``p`` only).
+
+    Parameters
+    ----------
+    arch : Arch
+    point : list
+        ``arch.parameters`` integers or ``fmpq`` in flattening order.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    One layer ``3 -> 3`` of rank 2: ``GL_2 x C^*`` has dimension 5, reached at
+    a generic point; all ones is special (``GL_2`` moves only row and column
+    sums), the origin is fixed, and softmax keeps only ``GL_2``:
+
+    >>> from attngeo.check.arch import Arch
+    >>> from attngeo.check.dimension.groups import exact_field_rank
+    >>> arch = Arch((3, 3), (2,), 2)
+    >>> exact_field_rank(arch, list(range(1, 22))), exact_field_rank(arch, [1] * 21), exact_field_rank(arch, [0] * 21)
+    (5, 4, 0)
+    >>> exact_field_rank(Arch((3, 3), (2,), 2, "softmax"), list(range(1, 22)))
+    4
+    """
+    values = np.empty(len(point), dtype=object)
+    values[:] = point  # one rational per entry (numpy would otherwise try to unpack them)
+    F = field_rows(arch, values, None)
+    return fmpq_mat([[fmpq(x) if isinstance(x, int) else x for x in row] for row in F.tolist()]).rank() if len(F) else 0

@@ -37,7 +37,7 @@ from flint import fmpq, fmpq_mat, fmpq_mpoly_ctx, fmpq_poly
 from ...exceptions import CertificateFormatError
 from ..arch import architecture
 from ..network import phi
-from ..dimension.dense import exact_field_rank
+from ..dimension.groups import exact_field_rank
 from ..limits import MAX_VARIABLES
 from ..msolve import replay, same_basis
 from ..poly import parse_all, ring, staircase

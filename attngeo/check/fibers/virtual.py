@@ -44,7 +44,7 @@ from flint import fmpq, fmpq_mat, fmpq_mpoly_ctx
 
 from ...exceptions import CertificateFormatError
 from ..arch import Arch, architecture
-from ..dimension.dense import exact_field_rank
+from ..dimension.groups import exact_field_rank
 from ..limits import MAX_LAYER_WIDTH, MAX_MULTIPLY_BACK_WORK, MAX_PEELED_DIGITS, MAX_PEELED_MONOMIALS
 from ..schema import ARCHITECTURE, CHECKED, HEADER, NUMBER, Embedded
 from ..values import boolean, field, index_list, integer, matrix, rational, reject, seq

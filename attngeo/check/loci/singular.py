@@ -14,12 +14,11 @@ from __future__ import annotations
 from flint import fmpq_mat
 
 from ..arch import single_layer
-from ..dimension.dense import certified_dimension
 from ..limits import MAX_LOCUS_WORK, refuse_above
 from ..layer import coefficients, forms, split
 from ..poly import parse, ring
 from .graded import generators as graded_generators
-from ..schema import ARCHITECTURE, CHECKED, HEADER, NUMBER, Embedded
+from ..schema import ARCHITECTURE, CHECKED, HEADER, NUMBER, Embedded, certified_dimension
 from ..values import boolean, field, integer, matrix, reject, seq
 
 SCHEMA = {
