@@ -31,7 +31,7 @@ from . import identitypoint, discovery, headpoint, kernelfields, plainpoint, sta
 from .ball import check_ball_lower
 from ..limits import MAX_DENSE_MINOR, MAX_FIELD_ENTRIES, MAX_JACOBIAN_WORK, MAX_MIXING_MOVES, refuse_above
 from ..linalg import block_det, det, mm as _mm, product
-from .groups import families as _expected_families, field_rows as _field_rows
+from .groups import families as _expected_families, field_rows as _field_rows, head_identities_hold, identities_hold
 from ..schema import ARCHITECTURE, CHECKED, HEADER, NUMBER
 from ..values import field, index_list, int_array, integer, prime, reject
 
@@ -287,82 +287,6 @@ def _check_lower(cert: dict, arch: Arch) -> int:
 # -- upper bound: invariance identities and the field minor -----------------------------
 
 
-def _word_derivative(word: tuple, tangent: dict) -> dict:
-    """Derivative of a word of letters ``'S'`` / ``"S'"`` along ``tangent[S]`` (a dict word -> coeff)."""
-    out: dict = {}
-    for k, letter in enumerate(word):
-        sym, transposed = letter.rstrip("'"), letter.endswith("'")
-        for tword, coeff in tangent.get(sym, {}).items():
-            if transposed:
-                tword = tuple(x[:-1] if x.endswith("'") else x + "'" for x in reversed(tword))
-            new = word[:k] + tword + word[k + 1 :]
-            out[new] = out.get(new, 0) + coeff
-    return {k: v for k, v in out.items() if v}
-
-
-# The families' tangents as words (E = Lie algebra element), for heads with V unfactored
-# (False) and with V = O U (True); [HMK]'s layer uses the first table.
-_INTRA = {"Q": {("E", "Q"): 1}, "K": {("E'", "K"): -1}}
-_INCOMING = {"Y": {("E", "Y"): 1}, "Q": {("Q", "E"): -1}, "K": {("K", "E"): -1}}
-_HEAD_TANGENTS = {
-    False: {
-        "intra": (_INTRA,),
-        "scaling": ({"Q": {("Q",): 1}, "V": {("V",): -1}},),
-        "inter": ({"V": {("E", "V"): 1}}, {**_INCOMING, "V": {("V", "E"): -1}}),
-    },
-    True: {
-        "intra": (_INTRA,),
-        "scaling": ({"Q": {("Q",): 1}, "O": {("O",): -1}},),
-        "value": ({"U": {("E", "U"): 1}, "O": {("O", "E"): -1}},),
-        "inter": ({"O": {("E", "O"): 1}}, {**_INCOMING, "U": {("U", "E"): -1}}),
-    },
-}
-
-# [HMK]'s layer V Y Y' K' Q Y: each family fixes it, except inter's outgoing side, which moves it by E.
-_LAYER = ("V", "Y", "Y'", "K'", "Q", "Y")
-_PLAIN = _HEAD_TANGENTS[False]
-_IDENTITIES = {
-    "intra": [(_PLAIN["intra"][0], {})],
-    "scaling": [(_PLAIN["scaling"][0], {})],
-    "inter": [(_PLAIN["inter"][0], {("E",) + _LAYER: 1}), (_PLAIN["inter"][1], {})],
-}
-
-
-# Normalized layers V Y S(Y' K' Q Y): the families must fix the score and the value
-# (the inter family's outgoing side moves the value by E), for any normalizer S.
-_SCORE, _VALUE = ("Y'", "K'", "Q", "Y"), ("V", "Y")
-
-
-# One head of a multi-head, masked or residual layer adds value . M o S(score): the
-# families must fix the score and the value, except the scaling (lightning only; the
-# term is bilinear, so score +1 and value -1 cancel) and inter (every value moves by E,
-# every score fixed; on the incoming side both are fixed). Factored heads: value O U Y.
-_FACTORED_VALUE = ("O", "U", "Y")
-
-
-def _head_identities_hold(kind: str, factored: bool) -> bool:
-    value = _FACTORED_VALUE if factored else _VALUE
-    tangents = _HEAD_TANGENTS[factored].get(kind)
-    if tangents is None:
-        return False
-    expected = {"scaling": ({_SCORE: 1}, {value: -1}), "inter": ({}, {("E",) + value: 1})}.get(kind, ({}, {}))
-    if (_word_derivative(_SCORE, tangents[0]), _word_derivative(value, tangents[0])) != expected:
-        return False
-    return len(tangents) == 1 or (_word_derivative(_SCORE, tangents[1]), _word_derivative(value, tangents[1])) == ({}, {})
-
-
-def _identities_hold(kind: str, normalized: bool = False) -> bool:
-    for tangent, expected in _IDENTITIES[kind]:
-        if not normalized:
-            if _word_derivative(_LAYER, tangent) != expected:
-                return False
-            continue
-        moves_value = {("E",) + _VALUE: 1} if expected else {}
-        if _word_derivative(_SCORE, tangent) != {} or _word_derivative(_VALUE, tangent) != moves_value:
-            return False
-    return True
-
-
 def _field_matrix(arch: Arch, point: np.ndarray, p: int, found: list) -> np.ndarray:
     """The group fields, the kernel families' fields and the discovered fields ``C W`` at ``point`` mod p.
 
@@ -549,8 +473,8 @@ def _check_upper(cert: dict, arch: Arch) -> int:
         reject("upper_witness.families must be the symmetry groups and then the kernel families that apply to this "
                "architecture, in canonical order (docs/invariance.md)")
     for kind in {f["kind"] for f in groups}:
-        holds = _identities_hold(kind, arch.normalization != "lightning") if arch.plain \
-            else _head_identities_hold(kind, arch.value_ranks is not None)
+        holds = identities_hold(kind, arch.normalization != "lightning") if arch.plain \
+            else head_identities_hold(kind, arch.value_ranks is not None)
         if not holds:  # pragma: no cover - own definitions
             reject(f"the invariance identity of the {kind} family does not hold")
     rank = integer(field(uw, "field_rank", "upper_witness."), "upper_witness.field_rank", 0)
