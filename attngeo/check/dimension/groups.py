@@ -123,6 +123,12 @@ _FACTORED_VALUE = ("O", "U", "Y")
 
 
 def head_identities_hold(kind: str, factored: bool) -> bool:
+    """A group of one head (``V`` or ``V = O U``) fixes its score and its value, but for the scaling's bilinear
+    trade and the outgoing side of ``inter``: the identity checked in the word algebra, for every size at once.
+
+    >>> [head_identities_hold(k, True) for k in ("intra", "scaling", "value", "inter", "mixing")]
+    [True, True, True, True, False]
+    """
     value = _FACTORED_VALUE if factored else _VALUE
     tangents = _HEAD_TANGENTS[factored].get(kind)
     if tangents is None:
@@ -134,6 +140,12 @@ def head_identities_hold(kind: str, factored: bool) -> bool:
 
 
 def identities_hold(kind: str, normalized: bool = False) -> bool:
+    """[HMK]'s layer ``V Y Y' K' Q Y`` (or a normalized one, through its score and value) is fixed by the family's
+    tangents, but for ``inter``'s outgoing side, which moves it by ``E``: checked in the word algebra.
+
+    >>> identities_hold("intra"), identities_hold("inter", normalized=True), identities_hold("scaling", True)
+    (True, True, False)
+    """
     for tangent, expected in _IDENTITIES[kind]:
         if not normalized:
             if _word_derivative(_LAYER, tangent) != expected:
@@ -181,6 +193,10 @@ def field_rows(arch, point: np.ndarray, p: int | None, out: np.ndarray | None = 
     ``p`` a prime: int64 residues; ``p`` None: exact, ``point`` an object array of rationals. The rows are
     written in place into ``out`` (zeros, at least as many rows as the groups' sizes add up to; allocated here
     when None), so the matrix never exists twice (docs/trust.md: its size is the memory bound).
+
+    >>> from attngeo.check.arch import Arch
+    >>> field_rows(Arch((2, 1), (1,), 2), np.array([1, 2, 3, 4, 5, 6]), 7).tolist()     # intra E_00, the scaling
+    [[1, 2, 4, 3, 0, 0], [1, 2, 0, 0, 2, 1]]
     """
     dtype = np.int64 if p is not None else object
     count = sum(f["size"] for f in families(arch))
