@@ -472,24 +472,26 @@ def test_theorem_s_at_the_head_point_agrees_with_the_head_point_dimension_certif
     assert res.lower == res.upper == certify_heads(arch, seed=0).dimension == arch.parameter_count - h * (a * a + b * b + 1)
 
 
-def test_a_softmax_layer_is_bounded_by_a_ball_minor_at_the_point_and_the_per_head_count():
+def test_a_softmax_layer_is_decided_by_theorem_c_or_bounded_by_a_ball_minor_and_the_per_head_count():
     arch = Architecture((4, 4), (2,), heads=2, value_ranks=2, normalization="softmax")
     w = _point(arch, np.random.default_rng(21))
-    res = local_rank(arch, w)
-    assert "ball" in res.lower_witness and res.lower == res.upper == res.generic[0] == 64 - 2 * 8
+    res = local_rank(arch, w)  # separated heads: Theorem C (docs/math.md §8.3) decides, no Jacobian
+    assert res.lower_witness == {"criterion": {"groups": [1, 2]}}
+    assert res.lower == res.upper == res.generic[0] == 64 - 2 * 8
     cert = res.to_json()
     assert check_certificate(cert).claim.startswith("local rank 48 = dim M")
-    moved = json.loads(json.dumps(cert))
-    moved["lower_witness"]["ball"]["point"][0] = "7/5"  # a minor at another point proves nothing here
-    with pytest.raises(Exception, match="must be the certificate's point"):
-        check_certificate(moved)
     forged = dict(cert, lower_witness={"jacobian": {}})
     with pytest.raises(Exception, match="lightning layers only"):
         check_certificate(forged)
     w[0:8] = [1, 2, 0, 1, 2, 4, 0, 2]  # Q_1 of rank 1: the per-head count drops below dim M
     low = local_rank(arch, w)
+    assert "ball" in low.lower_witness  # Theorem C holds for head 2 only; a ball minor closes the gap
     assert low.regular is False and low.upper == 48 - 2 and low.fiber["case"] == "undecided"
     assert check_certificate(low.to_json()).claim.startswith("local rank 46 < dim M = 48")
+    moved = json.loads(json.dumps(low.to_json()))
+    moved["lower_witness"]["ball"]["point"][0] = "7/5"  # a minor at another point proves nothing here
+    with pytest.raises(Exception, match="must be the certificate's point"):
+        check_certificate(moved)
 
 
 def test_point_strings_and_residues_are_the_exact_values_of_the_floats():

@@ -382,7 +382,7 @@ def test_the_heads_witness_is_refused_where_lemma_h_does_not_apply(change):
     w = _random_head(rng, 3, 3, 2, 2)
     cert = local_rank(arch, _flat([w]), seed=0, dimension=False).to_json()
     cert.update(lower_witness={"heads": [1]}, lower=cert["upper"])
-    with pytest.raises(CertificateRejected, match="lightning layer with t >= 2"):
+    with pytest.raises(CertificateRejected, match="for lightning layer"):
         check_certificate(cert)
 
 

@@ -11,6 +11,10 @@ from .limits import MAX_LAYER_WIDTH, MAX_PARAMETERS, MAX_SIZE
 from .values import field, integer, reject
 
 
+#: The weight matrices of a layer, numbered as :meth:`Arch.columns` numbers them.
+MATRICES = ("Q", "K", "V", "U", "O", "bQ", "bK", "bV", "bO")
+
+
 @dataclass(frozen=True)
 class Arch:
     """An architecture as the checker knows it: widths, ranks, tokens, normalization (verified integers only).
@@ -38,37 +42,64 @@ class Arch:
     value_ranks: tuple | None = None  # b_i per layer when V = O U
     residual: bool = False
     causal: bool = False
+    kv_heads: tuple = ()  # g_i key-value groups per layer; () means every head its own keys and values
+    biases: bool = False  # affine attention: b_Q, b_K, b_V per head or group, b_O per layer
 
     @property
     def plain(self) -> bool:
         """[HMK]'s model: one head, V unfactored, no residual, no mask (every kind but dimension needs it)."""
-        return set(self.heads) <= {1} and self.value_ranks is None and not self.residual and not self.causal
+        return set(self.heads) <= {1} and self.value_ranks is None and not self.residual and not self.causal \
+            and not self.tied
+
+    @property
+    def tied(self) -> bool:
+        """Heads share keys and values in groups, or the layer has biases (docs/math.md §8.1)."""
+        return bool(self.kv_heads) or self.biases
 
     def head_count(self, i: int) -> int:
         """``h_i`` for the 1-based layer ``i``."""
         return self.heads[i - 1] if self.heads else 1
 
+    def group_size(self, i: int) -> int:
+        """Heads per key-value group in the 1-based layer ``i`` (1 without grouped-query attention)."""
+        return self.head_count(i) // self.kv_heads[i - 1] if self.kv_heads else 1
+
     def blocks(self):
         """``(layer, head, name, rows, cols, offset)`` in flattening order: layer, head, ``Q K V`` or ``Q K U O``.
+
+        A group's shared ``K``, ``U`` (and ``bK``, ``bV``) come after the ``Q`` of its first head and carry that
+        head; biases follow each head's matrices, and ``bO`` (head 0) ends the layer.
 
         Examples
         --------
         >>> from attngeo.check.arch import Arch
         >>> [b[:3] for b in Arch((2, 1), (1,), 2, heads=(2,), value_ranks=(1,)).blocks()][:5]
         [(1, 1, 'Q'), (1, 1, 'K'), (1, 1, 'U'), (1, 1, 'O'), (1, 2, 'Q')]
+        >>> [b[1:3] for b in Arch((2, 1), (1,), 2, heads=(2,), value_ranks=(1,), kv_heads=(1,), biases=True).blocks()]
+        [(1, 'Q'), (1, 'K'), (1, 'U'), (1, 'O'), (1, 'bQ'), (1, 'bK'), (1, 'bV'), (2, 'Q'), (2, 'O'), (2, 'bQ'), (0, 'bO')]
         """
         out, offset = [], 0
         for i, a in enumerate(self.ranks, start=1):
             d_in, d_out = self.widths[i - 1], self.widths[i]
-            if self.value_ranks is None:
-                mats = (("Q", a, d_in), ("K", a, d_in), ("V", d_out, d_in))
-            else:
-                b = self.value_ranks[i - 1]
-                mats = (("Q", a, d_in), ("K", a, d_in), ("U", b, d_in), ("O", d_out, b))
+            b = self.value_ranks[i - 1] if self.value_ranks is not None else None
+            n = self.group_size(i)
             for j in range(1, self.head_count(i) + 1):
+                leads = (j - 1) % n == 0
+                mats = [("Q", a, d_in)]
+                if leads:
+                    mats += [("K", a, d_in), ("V", d_out, d_in) if b is None else ("U", b, d_in)]
+                if b is not None:
+                    mats.append(("O", d_out, b))
+                if self.biases:
+                    mats.append(("bQ", a, 1))
+                    if leads:
+                        mats += [("bK", a, 1), ("bV", d_out if b is None else b, 1)]
                 for name, rows, cols in mats:
                     out.append((i, j, name, rows, cols, offset))
                     offset += rows * cols
+            if self.biases:
+                out.append((i, 0, "bO", d_out, 1, offset))
+                offset += d_out
         return out
 
     def shapes(self):
@@ -106,12 +137,14 @@ class Arch:
         return {(i, j, name): make(r, c, values[off:off + r * c]) for i, j, name, r, c, off in self.blocks()}
 
     def head_weights(self, W: dict, i: int) -> list[dict]:
-        """Layer ``i``'s heads (1-based layer) as ``name -> matrix`` dicts of :meth:`weights`."""
+        """Layer ``i``'s heads (1-based layer) as ``name -> matrix`` dicts of :meth:`weights` (untied heads: a layer
+        with shared keys or biases is replayed as its untied layer, check/untie.py)."""
         names = "QKV" if self.value_ranks is None else "QKUO"
         return [{n: W[(i, j, n)] for n in names} for j in range(1, self.head_count(i) + 1)]
 
     def columns(self, dtype=np.int64) -> tuple:
-        """Per flat parameter, arrays: its layer, head (1-based), matrix (``"QKVUO".index``), row and column.
+        """Per flat parameter, arrays: its layer, head (1-based; 0 for ``bO``), matrix (its index in ``MATRICES``),
+        row and column.
 
         Examples
         --------
@@ -123,7 +156,7 @@ class Arch:
         layer, head, kind, row, col = (np.zeros(P, dtype=dtype) for _ in range(5))
         for i, j, name, r, c, off in self.blocks():
             at = slice(off, off + r * c)
-            layer[at], head[at], kind[at] = i, j, "QKVUO".index(name)
+            layer[at], head[at], kind[at] = i, j, MATRICES.index(name)
             row[at], col[at] = np.divmod(np.arange(r * c), c)
         return layer, head, kind, row, col
 
@@ -138,8 +171,9 @@ class Arch:
         """
         norm = "" if self.normalization == "lightning" else f", {self.normalization}"
         extra = f", heads {','.join(map(str, self.heads))}" if set(self.heads) - {1} else ""
+        extra += f", kv heads {','.join(map(str, self.kv_heads))}" if self.kv_heads else ""
         extra += f", value ranks {','.join(map(str, self.value_ranks))}" if self.value_ranks is not None else ""
-        flags = "".join(f", {name}" for name in ("residual", "causal") if getattr(self, name))
+        flags = "".join(f", {name}" for name in ("residual", "causal", "biases") if getattr(self, name))
         return (f"widths {','.join(map(str, self.widths))}, ranks {','.join(map(str, self.ranks))}{extra}, "
                 f"t={self.tokens}{flags}{norm}")
 
@@ -195,12 +229,24 @@ def architecture(cert: dict) -> Arch:
         raise CannotVerify(f"this checker knows the normalizations {list(NORMALIZATIONS)}, not {normalization!r}")
     heads = _per_layer(a, "heads", len(ranks)) or ()
     value_ranks = _per_layer(a, "value_ranks", len(ranks))
+    kv = _per_layer(a, "kv_heads", len(ranks)) or ()
+    if kv and kv == (heads or (1,) * len(ranks)):
+        reject("architecture.kv_heads must be omitted when every head has its own keys (one spelling)")
+    for i, g in enumerate(kv):
+        h = heads[i] if heads else 1
+        if h % g:
+            reject("architecture.kv_heads must divide the heads of every layer")
+        if g < h and value_ranks is None:
+            reject("architecture.kv_heads below the heads needs value_ranks (a group shares U, each head has its O)")
     flags = {}
-    for name in ("residual", "causal"):
+    for name in ("residual", "causal", "biases"):
         if name in a and a[name] is not True:  # absent means False: one spelling per architecture
             reject(f"architecture.{name} must be true when present (omit it for false)")
         flags[name] = name in a
-    arch = Arch(tuple(widths), tuple(ranks), tokens, normalization, heads, value_ranks, **flags)
+    arch = Arch(tuple(widths), tuple(ranks), tokens, normalization, heads, value_ranks, kv_heads=kv, **flags)
+    if arch.tied and (cert.get("kind") not in ("local-rank", "dimension") or len(ranks) != 1):
+        reject(f"{cert.get('kind')} certificates are for layers without shared keys and biases (local-rank and "
+               "dimension certificates of one layer have them)")
     if arch.residual and len(set(widths)) != 1:
         reject("architecture.residual needs equal widths (X + Y)")
     if not arch.plain and cert.get("kind") not in ("dimension", "deep-fiber", "local-rank"):

@@ -69,7 +69,8 @@ class Embedded:
 HEADER = {"format": CHECKED, "version": CHECKED, "kind": CHECKED}
 ARCHITECTURE = {"widths": CHECKED, "ranks": CHECKED, "tokens": CHECKED, "normalization": CHECKED,
                 # beyond [HMK] (multi-head); present only when they differ from its model
-                "heads": CHECKED, "value_ranks": CHECKED, "residual": CHECKED, "causal": CHECKED}
+                "heads": CHECKED, "value_ranks": CHECKED, "residual": CHECKED, "causal": CHECKED,
+                "kv_heads": CHECKED, "biases": CHECKED}
 
 
 def informational(value, schema, where: str) -> bool:

@@ -26,7 +26,7 @@ from flint import fmpq, fmpq_mat, fmpq_mpoly_ctx, fmpz
 
 from ..exact import modular
 from .architecture import Architecture
-from ..exceptions import ExpansionTooLargeError, InvalidInputError
+from ..exceptions import ExpansionTooLargeError, InvalidArchitectureError, InvalidInputError
 
 #: Symbolic expansion refuses beyond this many (estimated) monomials by default.
 DEFAULT_MAX_TERMS = 200_000
@@ -464,6 +464,9 @@ def split_heads(arch: Architecture, flat: Sequence) -> list[list[tuple]]:
         raise InvalidInputError(
             f"the point has {len(flat)} entries but {arch} has {arch.parameter_count} parameters"
         )
+    if arch.is_tied:
+        raise InvalidArchitectureError(f"{arch} shares keys and values or has biases: its heads are not separate "
+                                       "weight tuples (attngeo.model.untied maps it to one that has them)")
     per_head = 3 if arch.value_ranks is None else 4
     layers: list[list[tuple]] = [[] for _ in range(arch.depth)]
     mats = []
@@ -628,6 +631,11 @@ def evaluate(arch: Architecture, weights, X) -> fmpq_mat:
     if arch.normalization != "lightning":
         raise InvalidInputError("exact rational evaluation exists for lightning networks only; for "
                                 f"{arch.normalization} use attngeo.geometry.dimension.ball.evaluate_ball (ball arithmetic)")
+    if arch.is_tied:
+        from .untied import forward
+
+        point = np.array(read_point(arch, weights) + [fmpq(0)], dtype=object)[:-1]
+        return fmpq_mat(forward(ExactOps(), arch, point, read_input(arch, X), fmpq(1)).tolist())
     layers = split_heads(arch, read_point(arch, weights))
     Y = attention(ExactOps(), arch, layers, read_input(arch, X))
     return fmpq_mat(Y.tolist())
@@ -668,6 +676,10 @@ def evaluate_mod_p(arch: Architecture, point: np.ndarray, inputs: np.ndarray, p:
     True
     """
     ops = ModularOps(p)
+    if arch.is_tied:
+        from .untied import forward
+
+        return forward(ops, arch, ops.reduce(point), ops.reduce(inputs))
     layers = split_heads(arch, ops.reduce(point))
     return attention(ops, arch, layers, ops.reduce(inputs))
 

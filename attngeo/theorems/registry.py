@@ -177,6 +177,23 @@ STATEMENTS: tuple[Statement, ...] = (
         r"and where hidden discrete symmetries appear",
         "multihead_fibers",
         ("multihead-dimension", "deep-fibers")),
+    Statement(
+        "softmax-criterion", "theorem", "attngeo (docs/math.md §8.3, Theorem C)",
+        "The local rank of a softmax layer from ranks of stacked weights",
+        r"under (C1)--(C5) a softmax layer with $h$ heads in $g$ key-value groups has local rank "
+        r"$P - g(a^2 + b^2)$, and $P - g(a^2 + b^2 + a + b)$ with biases, at every score scale, causal or not, "
+        r"residual or not ($t \ge 2$, $h a \le d$, $h b \le d'$); compared with direct ball-arithmetic "
+        r"Jacobian ranks at random and degenerate points",
+        "softmax_criterion",
+        ("softmax-single-layer", "multihead-dimension")),
+    Statement(
+        "affine-dimension", "finding", "attngeo (docs/math.md §8.1, Lemma B)",
+        "What biases add to the dimension of one attention layer",
+        r"softmax: $\dim \mathcal M_{\text{biases}} = \dim \mathcal M + h a + d'$ (the key bias is invisible, "
+        r"the value bias merges with the output bias); lightning with $h a \le d$: every bias parameter adds one "
+        r"dimension",
+        "affine_attention",
+        ("softmax-criterion",)),
 )
 
 

@@ -16,6 +16,7 @@ import re
 import numpy as np
 from flint import arb, arb_mat, ctx
 
+from ..untie import copies, untied
 from ..limits import MAX_BALL_WORK, MAX_PRECISION, MIN_PRECISION, refuse_above
 from ..values import field, index_list, integer, rational, reject
 from . import identitypoint
@@ -100,7 +101,7 @@ def _output(weights: list, X: arb_mat, f, fp, arch=None) -> arb_mat:
     return Y
 
 
-def check_ball_lower(cert: dict, arch) -> int:
+def check_ball_lower(cert: dict, arch, scale=None) -> int:
     """The lower bound a normalized network's ball witness proves: a Jacobian minor whose determinant excludes 0.
 
     The Jacobian columns of the recorded minor are recomputed on dual numbers
@@ -115,7 +116,11 @@ def check_ball_lower(cert: dict, arch) -> int:
         holds a rational point, inputs, integer functionals, rows, columns,
         precision and the determinant ball).
     arch : attngeo.check.arch.Arch
-        Its architecture, as read by :func:`attngeo.check.arch.architecture`.
+        Its architecture, as read by :func:`attngeo.check.arch.architecture` (one with shared keys or biases is
+        replayed as the plain layer on ``(x, 1)``, its columns moving every copy of a weight: check/untie.py).
+    scale : callable, optional
+        ``scale(prec) -> arb``: the score scale of a checkpoint's layer (docs/math.md §8.1); ``Q`` and its
+        tangent are multiplied by it.
 
     Returns
     -------
@@ -197,29 +202,49 @@ def check_ball_lower(cert: dict, arch) -> int:
     old = ctx.prec
     ctx.prec = prec
     try:
-        base = arch.weights(point, lambda r, cc, x: arb_mat(r, cc, [arb(v) for v in x]))
-        layer_of, head_of, kind_of, row_of, col_of = arch.columns()
+        # A tied layer (shared keys, biases) is the plain one on (x, 1): its column j moves every copy of weight j
+        # (check/untie.py); b_O's column is e_k on every token.
+        plain, source, bias = (untied(arch), *copies(arch)) if arch.tied else (arch, list(range(P)), [])
+        copies_of: dict = {}
+        for i, k in enumerate(source):
+            copies_of.setdefault(k, []).append(i)
+        gamma = scale(prec) if scale is not None else None
+        blocks = plain.blocks()
+        base = {}
+        for i, h, name, r, cc, off in blocks:
+            M = arb_mat(r, cc, [arb(point[source[k]]) for k in range(off, off + r * cc)])
+            base[(i, h, name)] = M * gamma if gamma is not None and name == "Q" else M
         needed = sorted({k // c for k in rows})
-        Xs = {n: arb_mat([[arb(rational(x, "lower_witness.inputs")) for x in r] for r in inputs[n]]) for n in needed}
+        one = ["1"] * t
+        Xs = {n: arb_mat([[arb(rational(x, "lower_witness.inputs")) for x in r]
+                          for r in inputs[n] + ([one] if arch.biases else [])]) for n in needed}
         names = ("Q", "K", "V") if arch.value_ranks is None else ("Q", "K", "U", "O")
         columns = {}
         for j in cols:
-            moved = (int(layer_of[j]), int(head_of[j]), "QKVUO"[kind_of[j]])
+            if j in bias:  # d phi / d b_O[k] = e_k on every token
+                k = bias.index(j)
+                columns[j] = {n: [[arb(1 if a == k else 0) for _ in range(t)] for a in range(dl)] for n in needed}
+                continue
+            moved: dict = {}
+            for pos in copies_of[j]:
+                i0, h0, name0, r0, c0, off0 = next(b for b in blocks if b[5] <= pos < b[5] + b[3] * b[4])
+                moved.setdefault((i0, h0, name0), []).append(divmod(pos - off0, c0))
             weights = []
-            for i in range(1, len(arch.ranks) + 1):
+            for i in range(1, len(plain.ranks) + 1):
                 layer = []
-                for h in range(1, arch.head_count(i) + 1):
+                for h in range(1, plain.head_count(i) + 1):
                     head = []
                     for name in names:
                         M = base[(i, h, name)]
                         E = None
-                        if (i, h, name) == moved:
+                        if (i, h, name) in moved:
                             E = arb_mat(M.nrows(), M.ncols())
-                            E[int(row_of[j]), int(col_of[j])] = 1
+                            for r0, c0 in moved[(i, h, name)]:  # columns of phi at (s Q, ...), as recorded
+                                E[r0, c0] = 1
                         head.append(_dual(M, E))
                     layer.append(head)
                 weights.append(layer)
-            columns[j] = {n: _parts(_output(weights, Xs[n], f, fp, arch))[1] for n in needed}
+            columns[j] = {n: _parts(_output(weights, Xs[n], f, fp, plain))[1] for n in needed}
         minor = arb_mat([[sum((columns[j][k // c][a][b] * w[k // c][k % c][a][b]
                                for a in range(dl) for b in range(t) if w[k // c][k % c][a][b]), arb(0))
                           for j in cols] for k in rows])

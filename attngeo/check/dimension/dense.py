@@ -27,7 +27,8 @@ import numpy as np
 
 from ...exceptions import CertificateFormatError
 from ..arch import Arch, architecture
-from . import identitypoint, discovery, headpoint, kernelfields, plainpoint, stackpoint
+from ..untie import augmented, copies, untied
+from . import criterionpoint, identitypoint, discovery, headpoint, kernelfields, plainpoint, stackpoint
 from .ball import check_ball_lower
 from ..limits import MAX_DENSE_MINOR, MAX_FIELD_ENTRIES, MAX_JACOBIAN_WORK, MAX_MIXING_MOVES, refuse_above
 from ..linalg import block_det, det, mm as _mm, product
@@ -43,7 +44,8 @@ SCHEMA = {
     "parameters": CHECKED, "lower": CHECKED, "upper": CHECKED, "certified": CHECKED, "dimension": CHECKED,
     "lower_witness": {**_WITNESS, "inputs": CHECKED, "functionals": CHECKED, "rank": CHECKED, "rows": CHECKED,
                       "columns": CHECKED, "determinant": CHECKED, "normalization": CHECKED, "precision": CHECKED,
-                      "structured": CHECKED, "blocks": CHECKED, "largest_block": CHECKED, "determinants": CHECKED},
+                      "structured": CHECKED, "blocks": CHECKED, "largest_block": CHECKED, "determinants": CHECKED,
+                      "groups": CHECKED},
     "upper_witness": {**_WITNESS, "families": CHECKED, "field_rank": CHECKED, "rows": CHECKED, "columns": CHECKED,
                       "determinant": CHECKED, "structured": CHECKED, "ambient": CHECKED, "coefficients": CHECKED,
                       "flattening": CHECKED, "rank": CHECKED, "inputs": CHECKED, "layers": CHECKED},
@@ -216,6 +218,21 @@ def _jacobian_rows(arch: Arch, point, X, w, rows, cols, p) -> np.ndarray:
         return np.zeros((0, len(cols)), dtype=np.int64)
     c = w.shape[1]
     n_of, r_of = np.divmod(np.asarray(rows, dtype=np.int64), c)
+    if arch.tied:  # shared keys and values, biases: the plain layer's columns, each copy's summed (check/untie.py)
+        plain = untied(arch)
+        source, bias = copies(arch)
+        where = {k: q for q, k in enumerate(cols)}
+        sub = [i for i, k in enumerate(source) if k in where]
+        J = _jacobian_rows(plain, np.asarray(point)[source], augmented(arch, X), w, rows, sub, p)
+        out = np.zeros((len(rows), len(cols)), dtype=np.int64)
+        for q, i in enumerate(sub):
+            out[:, where[source[i]]] += J[:, q]  # at most h copies of residues below 2^26: no overflow
+        if bias:
+            summed = w[n_of, r_of].sum(axis=-1) % p  # d<w, phi>/d b_O[k]: the functional's row k over the tokens
+            for k, off in enumerate(bias):
+                if off in where:
+                    out[:, where[off]] = summed[:, k]
+        return out % p
     W = _weights(point, arch)
     l = len(arch.ranks)
     layers = [arch.head_weights(W, i) for i in range(1, l + 1)]
@@ -246,6 +263,8 @@ def _check_lower(cert: dict, arch: Arch) -> int:
     lw = field(cert, "lower_witness")
     if isinstance(lw, dict) and lw.get("structured") == "stack point":  # residual stacks (check/dimension/stackpoint.py)
         return stackpoint.check_lower(cert, lw, arch, (_layer, _layer_tangent))
+    if isinstance(lw, dict) and lw.get("structured") == "criterion point":  # Theorem C: ranks, any normalization
+        return criterionpoint.check_lower(cert, lw, arch)
     if arch.normalization != "lightning":  # exp is not polynomial: the witness is a ball determinant
         if isinstance(lw, dict) and "prime" in lw:
             reject("a normalized network's lower witness is a ball determinant, not a minor mod p")
@@ -322,6 +341,10 @@ def _field_matrix(arch: Arch, point: np.ndarray, p: int, found: list) -> np.ndar
 
 def _check_structured_lower(cert: dict, lw: dict, arch: Arch) -> int:
     """The coefficient Jacobian's rank at the plain point, recomputed block by block (check/dimension/plainpoint.py)."""
+    if lw["structured"] == "criterion point":  # Theorem C at the selector point (check/dimension/criterionpoint.py)
+        return criterionpoint.check_lower(cert, lw, arch)
+    if arch.tied:
+        reject("a layer with shared keys or biases has a criterion-point, Jacobian or ball lower witness")
     if lw["structured"] == "head point":  # one multi-head layer (check/dimension/headpoint.py)
         return headpoint.check_lower(cert, lw, arch)
     if not arch.plain:
@@ -332,6 +355,10 @@ def _check_structured_lower(cert: dict, lw: dict, arch: Arch) -> int:
 
 
 def _check_structured_upper(cert: dict, uw: dict, arch: Arch) -> int:
+    if uw["structured"] in ("criterion point", "explicit kernel"):  # docs/math.md §8.4
+        return criterionpoint.check_upper(cert, uw, arch)
+    if arch.tied:
+        reject("a layer with shared keys or biases has an explicit-kernel upper witness")
     if uw["structured"] == "stack point":
         return stackpoint.check_upper(cert, uw, arch, _expected_families(arch) + kernelfields.expected(arch))
     if uw["structured"] == "head point":  # (its size limits are checked first, there)
@@ -455,6 +482,8 @@ def _check_upper(cert: dict, arch: Arch) -> int:
         return _check_composition_upper(cert, uw0, arch)
     if isinstance(uw0, dict) and "structured" in uw0:
         return _check_structured_upper(cert, uw0, arch)
+    if arch.tied:  # the families and their identities are written for untied heads
+        reject("a layer with shared keys or biases has an explicit-kernel upper witness")
     if isinstance(uw0, dict) and "ambient" in uw0:
         return _check_span_upper(cert, uw0, arch)
     if isinstance(uw0, dict) and {"coefficients", "flattening", "rank", "inputs", "layers"} & set(uw0):

@@ -21,8 +21,11 @@ No code is shared with the prover (:mod:`attngeo.geometry.loci.regularity`).
 
 from __future__ import annotations
 
+import math
+import re
+
 import numpy as np
-from flint import fmpq_mat, nmod_mat
+from flint import arb, ctx, fmpq_mat, nmod_mat
 
 from ...exceptions import CertificateFormatError
 from ..arch import architecture
@@ -33,11 +36,15 @@ from ..limits import (MAX_EXACT_RANK_ENTRIES, MAX_LOCAL_JACOBIAN_PARAMETERS, MAX
                       MAX_PAIR_TESTS)
 from ..schema import ARCHITECTURE, CHECKED, HEADER, NUMBER, Embedded
 from ..values import field, index_list, int_array, integer, obj, prime, rational, reject, seq
+from . import criterion
+
+_SCALE = re.compile(r"(-?[1-9][0-9]{0,29})(?:/([1-9][0-9]{0,29}))?(?:/sqrt\(([1-9][0-9]{0,11})\))?")
 
 SCHEMA = {
     **HEADER, "architecture": ARCHITECTURE, "point": CHECKED, "prime": CHECKED, "heads": CHECKED,
     "parameters": CHECKED, "lower": CHECKED, "upper": CHECKED,
-    "lower_witness": {"heads": CHECKED,
+    "scale": CHECKED,
+    "lower_witness": {"heads": CHECKED, "criterion": {"groups": CHECKED},
                       "ball": {"normalization": CHECKED, "point": CHECKED, "inputs": CHECKED, "functionals": CHECKED,
                                "precision": CHECKED, "rank": CHECKED, "rows": CHECKED, "columns": CHECKED,
                                "determinant": CHECKED},
@@ -67,7 +74,12 @@ class _Layer:
                 r = seen[text] = int(x.p) % p * pow(int(x.q), -1, p) % p
             residues.append(r)
         self.residues = np.array(residues, dtype=np.int64)
-        self.blocks = {(j, name): (rows, cols, off) for _, j, name, rows, cols, off in arch.blocks()}
+        n = arch.group_size(1)
+        self.blocks = {}
+        for _, j, name, rows, cols, off in arch.blocks():
+            shared = name in ("K", "U", "V", "bK", "bV") and n > 1  # a group's blocks, held by its first head
+            for k in (range(j, j + n) if shared else (j,)):
+                self.blocks[(k, name)] = (rows, cols, off)
         self._exact: dict = {}
 
     def mod_p(self, j: int, name: str) -> np.ndarray:
@@ -179,7 +191,7 @@ def _check_heads_witness(layer: _Layer, heads: list, chosen) -> int:
     """Lemma H (one head) or Theorem S (separated heads) of docs/math.md §7.5; returns the bound proved."""
     arch, p = layer.arch, layer.p
     if arch.normalization != "lightning" or arch.tokens < 2:
-        reject("a lower bound from the heads needs a lightning layer with t >= 2 (Lemma 1 of docs/fibers.md)")
+        reject("a lower bound from the heads is for lightning layers with t >= 2 (Lemma 1 of docs/fibers.md)")
     h_count = arch.head_count(1)
     S = seq(chosen, "lower_witness.heads")
     if not S or any(isinstance(j, bool) or not isinstance(j, int) or not 1 <= j <= h_count for j in S) \
@@ -255,7 +267,7 @@ def _check_jacobian_witness(layer: _Layer, jw) -> int:
     return rank
 
 
-def _check_ball_witness(layer: _Layer, bw) -> int:
+def _check_ball_witness(layer: _Layer, bw, scale=None) -> int:
     """A normalized layer's minor at the point: the dimension checker's ball replay, bound to this point."""
     arch = layer.arch
     bw = obj(bw, "lower_witness.ball")
@@ -269,7 +281,60 @@ def _check_ball_witness(layer: _Layer, bw) -> int:
             [rational(x, "point") for x in layer.values]:
         reject("lower_witness.ball.point must be the certificate's point")
     rank = integer(field(bw, "rank", "lower_witness.ball."), "lower_witness.ball.rank", 0, arch.parameters)
-    return check_ball_lower({"lower": rank, "lower_witness": bw}, arch)
+    return check_ball_lower({"lower": rank, "lower_witness": bw}, arch, scale)
+
+
+def _check_criterion_witness(layer: _Layer, cw) -> tuple[int, bool]:
+    """Theorem C of docs/math.md §8.3 on the groups listed: their conditions mod ``p``; the bound and whether
+    it is the exact local rank (every group listed)."""
+    arch = layer.arch
+    cw = obj(cw, "lower_witness.criterion")
+    chosen = seq(field(cw, "groups", "lower_witness.criterion."), "lower_witness.criterion.groups")
+    count = len(criterion.groups_of(arch))
+    if any(isinstance(g, bool) or not isinstance(g, int) or not 1 <= g <= count for g in chosen) \
+            or chosen != sorted(set(chosen)):
+        reject(f"lower_witness.criterion.groups must list increasing groups among 1..{count}")
+    if not chosen:  # no group: the output bias alone, the identity on every token
+        return (arch.widths[1] if arch.biases else 0), False
+    criterion.verify(arch, layer.mod_p, layer.p, chosen, MAX_PAIR_TESTS)
+    return criterion.bound(arch, chosen), criterion.decides(arch, chosen)
+
+
+def _scale(cert: dict, arch) -> object:
+    """The recorded score scale (``"1/8"``, ``"1/16/sqrt(3)"``) as ``prec -> arb``, or None for 1.
+
+    Only softmax layers carry one (a lightning layer's local rank cannot depend on it)."""
+    if "scale" not in cert:
+        return None
+    if arch.normalization == "lightning":
+        reject("scale: a lightning layer's scores are not normalized, its local rank does not depend on a scale")
+    text = cert["scale"]
+    m = _SCALE.fullmatch(text) if isinstance(text, str) else None
+    if m is None:
+        reject("scale must read r, r/s or r/s/sqrt(m) with integers (m square-free, > 1)")
+    num, den = int(m.group(1)), int(m.group(2) or 1)
+    root = int(m.group(3)) if m.group(3) else None
+    if num == 0 or den == 0 or root is not None and (root < 2 or any(root % (k * k) == 0
+                                                                    for k in range(2, math.isqrt(root) + 1))):
+        reject("scale must be nonzero, and its radicand square-free")
+
+    def ball(prec: int):
+        old = ctx.prec
+        ctx.prec = prec
+        try:
+            value = arb(num) / den
+            return value / arb(root).sqrt() if root is not None else value
+        finally:
+            ctx.prec = old
+
+    return ball
+
+
+def _scale_text(text: str) -> str:
+    """The scale rebuilt from its verified integers (no certificate text is echoed into a claim)."""
+    m = _SCALE.fullmatch(text)
+    out = str(int(m.group(1))) + (f"/{int(m.group(2))}" if m.group(2) else "")
+    return out + (f"/sqrt({int(m.group(3))})" if m.group(3) else "")
 
 
 def _fiber(arch, h: dict, parallel: bool) -> dict:
@@ -285,8 +350,8 @@ def _fiber(arch, h: dict, parallel: bool) -> dict:
             return 0
         return max(dim for _, _, dim in product_strata(b, d, r)) if dd == d else None
 
-    if arch.normalization != "lightning" or arch.tokens < 2:
-        # Theorem 1 of docs/fibers.md is about lightning heads and t >= 2 (at t = 1 a head sees only sym(A))
+    if arch.normalization != "lightning" or arch.tokens < 2 or arch.tied:
+        # Theorem 1 of docs/fibers.md is about plain lightning heads and t >= 2 (at t = 1 a head sees only sym(A))
         return {"case": "undecided", "lines": None, "dimension": None}
     if h["rank_A"] == 0 or h["rank_V"] == 0:
         dims = []
@@ -342,25 +407,44 @@ def check(cert: dict) -> str:
     for (h, _), given in zip(heads, recorded):
         if given != h:
             reject(f"heads[{h['head'] - 1}] must be {h}, the ranks of the point's matrices")
-    upper = min(sum(_image(arch, h, par) for h, par in heads), P)
-    if integer(field(cert, "upper"), "upper") != upper:
-        reject(f"upper = {cert['upper']} but the head ranks give the bound {upper}")
+    scale = _scale(cert, arch)
     lw = obj(field(cert, "lower_witness"), "lower_witness")
-    if set(lw) not in ({"heads"}, {"jacobian"}, {"ball"}):
-        reject("lower_witness must hold exactly one of heads, jacobian, ball")
+    if set(lw) not in ({"heads"}, {"jacobian"}, {"ball"}, {"criterion"}):
+        reject("lower_witness must hold exactly one of heads, criterion, jacobian, ball")
+    theorem_c = arch.tied or arch.normalization != "lightning"  # docs/math.md §8; else §7.5 (Theorem S)
+    if "heads" in lw and theorem_c:
+        reject("a heads witness (Theorem S) is for lightning layers without shared keys or biases; "
+               "use a criterion witness (Theorem C)")
+    if "criterion" in lw and not theorem_c:
+        reject("a criterion witness is for softmax layers, shared keys or biases (Theorem S covers this layer)")
+    decided = False
     if "heads" in lw and lw["heads"] == []:
         lower = 0
     elif "heads" in lw:
         lower = _check_heads_witness(layer, heads, lw["heads"])
+    elif "criterion" in lw:
+        lower, decided = _check_criterion_witness(layer, lw["criterion"])
     elif "jacobian" in lw:
         lower = _check_jacobian_witness(layer, lw["jacobian"])
     else:
-        lower = _check_ball_witness(layer, lw["ball"])
+        lower = _check_ball_witness(layer, lw["ball"], scale)
     if integer(field(cert, "lower"), "lower") != lower:
         reject(f"lower = {cert['lower']} but the witness proves {lower}")
+    if decided:  # Theorem C: the kernel is exactly the explicit one
+        upper, orbit = lower, P - lower
+    elif theorem_c:
+        explicit = criterion.kernel(arch, layer.mod_p, p)
+        upper, orbit = P - explicit, explicit
+        if not arch.tied:  # Lemma U of §7.5 bounds an untied head by head too
+            upper = min(upper, sum(_image(arch, h, par) for h, par in heads))
+            orbit = sum(_orbit(arch, h) for h, _ in heads)
+    else:
+        upper = min(sum(_image(arch, h, par) for h, par in heads), P)
+        orbit = sum(_orbit(arch, h) for h, _ in heads)
+    if integer(field(cert, "upper"), "upper") != upper:
+        reject(f"upper = {cert['upper']} but the head ranks give the bound {upper}")
     if lower > upper:
         reject(f"lower bound {lower} exceeds upper bound {upper}")
-    orbit = sum(_orbit(arch, h) for h, _ in heads)
     if integer(field(cert, "orbit_dimension"), "orbit_dimension") != orbit:
         reject(f"orbit_dimension must be {orbit}")
     fib = obj(field(cert, "fiber"), "fiber")
@@ -380,14 +464,15 @@ def check(cert: dict) -> str:
     verdict = True if lower >= g_hi else (False if upper < g_lo else None)
     if regular is not verdict:
         reject(f"regular must be {verdict} (local rank in [{lower}, {upper}], dim M in [{g_lo}, {g_hi}])")
+    where = arch.describe() + (f", scores x {_scale_text(cert['scale'])}" if scale is not None else "")
     lr = f"local rank {lower}" if lower == upper else f"{lower} <= local rank <= {upper}"
     gen = "dim M" if g_lo == g_hi else f"dim M (in [{g_lo}, {g_hi}])"
     if verdict is True:
         # lower >= g_hi pins both: lower <= rho <= dim M <= g_hi <= lower, whatever the (looser) upper bound says
-        status = f"local rank {lower} = dim M at this point of {arch.describe()} (regular)"
+        status = f"local rank {lower} = dim M at this point of {where} (regular)"
     elif verdict is False:
         below = f"dim M = {g_lo}" if g_lo == g_hi else f"dim M >= {g_lo}"
-        status = f"{lr} < {below} at this point of {arch.describe()} (not regular)"
+        status = f"{lr} < {below} at this point of {where} (not regular)"
     else:
-        status = f"{lr} at this point of {arch.describe()} (regularity undecided)"
+        status = f"{lr} at this point of {where} (regularity undecided)"
     return f"{status}; orbit dimension {orbit}"

@@ -33,7 +33,7 @@ from ..certificate import DimensionCertificate
 from ...exceptions import ExpansionTooLargeError, InvalidInputError, NotCertifiedError
 from ...model.formulas import hmk_formula, naive_count
 from ... import progress
-from . import identitypoint, headpoint, plainpoint, stackpoint
+from . import criterionpoint, identitypoint, headpoint, plainpoint, stackpoint
 from .bounds import functional_count, random_ints, upper_bound
 from ...model.jacobian import jacobian_mod_p
 from ...exact.rank import det_mod_p, independent_rows, maximal_minor_mod_p, random_prime
@@ -133,7 +133,11 @@ def certify_dimension(
     """
     if max_attempts < 1:
         raise InvalidInputError(f"max_attempts = {max_attempts} must be at least 1")
-    structured = {"stack point": stackpoint.certify_stack,  # residual stacks: a few tiny blocks, counted
+    if arch.is_tied:  # shared keys or biases: Theorem C at the selector point, else a random point (small)
+        return (criterionpoint.certify_criterion if criterionpoint.applies(arch)
+                else criterionpoint.certify_random_point)(arch, seed=seed)
+    structured = {"criterion point": criterionpoint.certify_criterion,  # one softmax layer: Theorem C
+                  "stack point": stackpoint.certify_stack,  # residual stacks: a few tiny blocks, counted
                   "identity point": identitypoint.certify_deep,  # V = I, sparse inputs: small triangular blocks
                   "plain point": plainpoint.certify_structured,  # one layer: weight classes of one kind, counted
                   "head point": headpoint.certify_heads}  # heads: graded sparse blocks
@@ -254,6 +258,8 @@ def plan(arch: Architecture) -> list[tuple[str, float, int]]:
     dense = [("dense", dense_seconds, dense_bytes)]
     lightning = arch.normalization == "lightning"
     candidates = []
+    if not lightning and criterionpoint.applies(arch):
+        candidates.append(("criterion point", 0.05 + 1e-8 * P, 40 * P + BASE_BYTES))
     if stackpoint.applies(arch):
         candidates.append(("stack point", 0.05 + 2e-8 * P, stackpoint.estimate_bytes(arch)))
     if identitypoint.applies(arch):
