@@ -283,3 +283,38 @@ def test_a_normalizer_the_checker_cannot_evaluate_is_cannot_verify(certs, name):
                     generic=[0, cert["parameters"] - cert["orbit_dimension"]])
     with pytest.raises(CannotVerify, match="sparsemax"):
         check_certificate(cert)
+
+
+# -- a stratum's label: from a point that stands for the stratum ---------------------------------------------
+
+@pytest.mark.msolve
+def test_a_stratum_is_not_labelled_singular_by_one_special_point():
+    """Attack (fixed): at widths 3,1, a = 1 the stratum (1,1) is smooth at its generic (swap) points and singular at
+    its parallel points (docs/math.md §2.4). A strata certificate whose (1,1) point was a parallel point, with its
+    singular-point certificate (singular by the implicit equations' Jacobian), and the curve bounds recomputed there,
+    was accepted as "singular (0,0), (1,1)". A verdict of the equations is about its point alone: refused."""
+    from flint import fmpq_mat
+
+    from attngeo.check.loci.strata import _curve_rank
+    from attngeo.geometry.fibers.layer import special_point
+    from attngeo.geometry.loci.implicit import implicit_equations
+    from attngeo.geometry.loci.singular import is_singular
+    from attngeo.geometry.loci.strata import stratify
+
+    arch = Architecture((3, 1), (1,), tokens=2)
+    equations = implicit_equations(arch)
+    honest = _json(stratify(arch, seed=0, equations=equations))
+    assert honest["strata"][1]["label"] == "smooth"  # a generic point of (1,1), certified smooth
+    assert check_certificate(copy.deepcopy(honest)).claim.endswith("singular (0,0)")
+    [(Q, K, V)] = special_point(arch, "rank1-parallel", random.Random(3))
+    point = _json(is_singular(arch, [(Q, K, V)], equations=equations))
+    assert point["verdict"] == "singular" and "implicit_certificate" in point
+    check_certificate(copy.deepcopy(point))  # the parallel point is singular indeed
+    factors = [[[str(x)] for x in K[0]], [[str(x) for x in Q[0]]], [["1"]], [[str(x) for x in V[0]]]]  # A = K^T Q
+    lower = _curve_rank(*(fmpq_mat([[int(x) for x in row] for row in f]) for f in factors))
+    forged = copy.deepcopy(honest)
+    stratum = forged["strata"][1]
+    stratum.update(factors=factors, point_certificate=point, label="singular", singular=True, lower=lower,
+                   dimension=None if lower < stratum["upper"] else lower, certified=lower == stratum["upper"])
+    with pytest.raises(CertificateRejected, match="holds at its point only"):
+        check_certificate(forged)
