@@ -27,6 +27,19 @@ def nmod(M: np.ndarray, p: int) -> nmod_mat:
     return nmod_mat(M.shape[0], M.shape[1], np.mod(M, p).ravel().tolist(), p)
 
 
+def rank(M: np.ndarray, p: int) -> int:
+    """``rank M`` mod ``p`` (0 for an empty matrix); at most the rank over Q, equal where it is full.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attngeo.check.linalg import rank
+    >>> rank(np.array([[1, 2], [2, 4]]), 7), rank(np.array([[1, 2], [3, 4]]), 2), rank(np.zeros((0, 3)), 7)
+    (1, 1, 0)
+    """
+    return 0 if 0 in M.shape else nmod(M.astype(np.int64, copy=False), p).rank()
+
+
 def det(M: np.ndarray, p: int) -> int:
     """``det M`` mod ``p`` (1 for the empty matrix).
 
