@@ -205,3 +205,22 @@ def test_a_tied_layer_cannot_borrow_an_untied_upper_witness():
     plain = certify_dimension(Architecture((3, 3), (1,)), seed=0).to_json()
     _rejected(dict(tied, upper_witness=plain["upper_witness"]), "explicit-kernel")
     assert random.Random(0)  # the witnesses above are seeded: the attack is reproducible
+
+
+def test_only_witnesses_that_rank_with_flint_take_widths_beyond_the_int64_limit():
+    """Widths above 2047 would overflow the dense checker's int64 sums; Theorem C's ranks are FLINT's, so its
+    witnesses may be as wide as LLaMA-7B's 4096 (and no wider than MAX_WIDE_SIZE)."""
+    from attngeo.check.arch import architecture
+    from attngeo.check.limits import MAX_SIZE, MAX_WIDE_SIZE
+
+    cert = {"kind": "dimension", "architecture": {"widths": [4096, 4096], "ranks": [128], "tokens": 2,
+                                                  "normalization": "softmax", "heads": [32], "value_ranks": [128]}}
+    with pytest.raises(CertificateRejected, match=f"above {MAX_SIZE}"):
+        architecture(cert)
+    assert architecture(cert, wide=True).parameters == 32 * (2 * 128 * 4096 + 128 * 8192)
+    cert["architecture"]["widths"] = [MAX_WIDE_SIZE + 1, 4096]
+    with pytest.raises(CertificateRejected, match=f"above {MAX_WIDE_SIZE}"):
+        architecture(cert, wide=True)
+    dense = certify_dimension(Architecture((3, 3), (2,), normalization="softmax"), seed=0).to_json()
+    dense["architecture"]["widths"] = [3000, 3000]  # a dense (ball) witness keeps the int64 limit
+    _rejected(dense, f"above {MAX_SIZE}")

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..exceptions import CertificateFormatError
-from .limits import MAX_LAYER_WIDTH, MAX_LOCAL_RANK_WIDTH, MAX_PARAMETERS, MAX_SIZE
+import numpy as np
+
+from ..exceptions import CannotVerify, CertificateFormatError
+from .limits import MAX_LAYER_WIDTH, MAX_PARAMETERS, MAX_SIZE, MAX_WIDE_SIZE
 from .values import field, integer, reject
+
+
+#: The weight matrices of a layer, numbered as :meth:`Arch.columns` numbers them.
+MATRICES = ("Q", "K", "V", "U", "O", "bQ", "bK", "bV", "bO")
 
 
 @dataclass(frozen=True)
@@ -113,6 +119,47 @@ class Arch:
     def parameters(self) -> int:
         return sum(r * c for _, _, _, r, c, _ in self.blocks())
 
+    def offsets(self) -> dict:
+        """``(layer, head, name) -> offset`` of each weight matrix in the flattening order."""
+        return {(i, j, name): off for i, j, name, _, _, off in self.blocks()}
+
+    def weights(self, values, make=None) -> dict:
+        """``(layer, head, name) -> matrix`` of the flat ``values``: ``make(rows, cols, entries)``, else its rows.
+
+        Examples
+        --------
+        >>> from attngeo.check.arch import Arch
+        >>> W = Arch((2, 1), (1,), 2, heads=(2,)).weights(list(range(12)))
+        >>> W[(1, 1, "Q")], W[(1, 2, "V")]
+        ([[0, 1]], [[10, 11]])
+        """
+        make = make or (lambda r, c, x: [list(x[k * c:(k + 1) * c]) for k in range(r)])
+        return {(i, j, name): make(r, c, values[off:off + r * c]) for i, j, name, r, c, off in self.blocks()}
+
+    def head_weights(self, W: dict, i: int) -> list[dict]:
+        """Layer ``i``'s heads (1-based layer) as ``name -> matrix`` dicts of :meth:`weights` (untied heads: a layer
+        with shared keys or biases is replayed as its untied layer, check/untie.py)."""
+        names = "QKV" if self.value_ranks is None else "QKUO"
+        return [{n: W[(i, j, n)] for n in names} for j in range(1, self.head_count(i) + 1)]
+
+    def columns(self, dtype=np.int64) -> tuple:
+        """Per flat parameter, arrays: its layer, head (1-based; 0 for ``bO``), matrix (its index in ``MATRICES``),
+        row and column.
+
+        Examples
+        --------
+        >>> from attngeo.check.arch import Arch
+        >>> [x.tolist() for x in Arch((2, 1), (1,), 2).columns()]
+        [[1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1], [0, 0, 1, 1, 2, 2], [0, 0, 0, 0, 0, 0], [0, 1, 0, 1, 0, 1]]
+        """
+        P = self.parameters
+        layer, head, kind, row, col = (np.zeros(P, dtype=dtype) for _ in range(5))
+        for i, j, name, r, c, off in self.blocks():
+            at = slice(off, off + r * c)
+            layer[at], head[at], kind[at] = i, j, MATRICES.index(name)
+            row[at], col[at] = np.divmod(np.arange(r * c), c)
+        return layer, head, kind, row, col
+
     def describe(self) -> str:
         """``widths 3,3, ranks 2, t=2`` (from verified integers only): the architecture in every claim.
 
@@ -132,17 +179,23 @@ class Arch:
 
 
 _NORMALIZATION_NAME = set("abcdefghijklmnopqrstuvwxyz0123456789_-")
+#: The normalizations whose networks the checker can evaluate (softmax's exp: check/dimension/ball.py). A claim
+#: about another one (a normalizer registered with the prover) cannot be judged here, whatever its witness says.
+NORMALIZATIONS = ("lightning", "softmax")
 
 
-def architecture(cert: dict) -> Arch:
+def architecture(cert: dict, wide: bool = False) -> Arch:
     """The ``architecture`` field of a certificate, read and bounded by the checker.
 
     Raises
     ------
     CertificateRejected
         Missing fields, a rank count that is not one per layer, a size outside
-        ``1..MAX_SIZE`` (widths and ranks of local-rank certificates: ``MAX_LOCAL_RANK_WIDTH``), more than
-        64 layers, or a normalization on a kind that is for lightning networks only.
+        ``1..MAX_SIZE`` (``1..MAX_WIDE_SIZE`` for widths and ranks with ``wide``: witnesses that only rank
+        matrices with FLINT), more than 64 layers, or a normalization on a kind that
+        is for lightning networks only.
+    CannotVerify
+        A normalization the checker cannot evaluate (not in ``NORMALIZATIONS``).
 
     Examples
     --------
@@ -165,18 +218,20 @@ def architecture(cert: dict) -> Arch:
         reject("architecture needs widths d_0..d_l and one rank per layer")
     if len(ranks) > 64:
         reject(f"architecture has {len(ranks)} layers, above the checker's limit of 64")
-    widest = MAX_LOCAL_RANK_WIDTH if cert.get("kind") == "local-rank" else MAX_SIZE
+    top = MAX_WIDE_SIZE if wide else MAX_SIZE  # wide: the witness only ranks matrices with FLINT (no int64 sums)
     for v in widths + ranks:
-        integer(v, "a width or rank", 1, widest)
+        integer(v, "a width or rank", 1, top)
     tokens = integer(field(a, "tokens", "architecture."), "architecture.tokens", 1, MAX_SIZE)
     normalization = field(a, "normalization", "architecture.")
     if not isinstance(normalization, str) or not 0 < len(normalization) <= 40 or set(normalization) - _NORMALIZATION_NAME:
         reject("architecture.normalization must be a short lower-case name")
     if normalization != "lightning" and cert.get("kind") not in ("dimension", "local-rank"):
         reject(f"{cert.get('kind')} certificates are for lightning networks")
-    heads = _per_layer(a, "heads", len(ranks)) or ()
-    value_ranks = _per_layer(a, "value_ranks", len(ranks))
-    kv = _per_layer(a, "kv_heads", len(ranks)) or ()
+    if normalization not in NORMALIZATIONS:
+        raise CannotVerify(f"this checker knows the normalizations {list(NORMALIZATIONS)}, not {normalization!r}")
+    heads = _per_layer(a, "heads", len(ranks), top) or ()
+    value_ranks = _per_layer(a, "value_ranks", len(ranks), top)
+    kv = _per_layer(a, "kv_heads", len(ranks), top) or ()
     if kv and kv == (heads or (1,) * len(ranks)):
         reject("architecture.kv_heads must be omitted when every head has its own keys (one spelling)")
     for i, g in enumerate(kv):
@@ -203,7 +258,7 @@ def architecture(cert: dict) -> Arch:
     return arch
 
 
-def _per_layer(a: dict, key: str, layers: int) -> tuple | None:
+def _per_layer(a: dict, key: str, layers: int, top: int = MAX_SIZE) -> tuple | None:
     """An optional per-layer list of positive integers; absent is None, and [HMK]'s defaults must be omitted."""
     if key not in a:
         return None
@@ -211,7 +266,7 @@ def _per_layer(a: dict, key: str, layers: int) -> tuple | None:
     if not isinstance(values, list) or len(values) != layers:
         reject(f"architecture.{key} must list one positive integer per layer")
     for v in values:
-        integer(v, f"architecture.{key}", 1, MAX_SIZE)
+        integer(v, f"architecture.{key}", 1, top)
     if key == "heads" and set(values) == {1}:
         reject("architecture.heads must be omitted for one head per layer (one spelling per architecture)")
     return tuple(values)

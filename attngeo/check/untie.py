@@ -61,7 +61,14 @@ def copies(arch: Arch) -> tuple[list[int], list[int]]:
 
 
 def augmented(arch: Arch, X: np.ndarray) -> np.ndarray:
-    """Inputs ``(N, d, t)`` with a row of ones below when the layer has biases."""
+    """Inputs ``(N, d, t)`` with a row of ones below when the layer has biases.
+
+    Examples
+    --------
+    >>> from attngeo.check.arch import Arch
+    >>> augmented(Arch((2, 2), (1,), 2, biases=True), np.zeros((1, 2, 2), dtype=np.int64)).tolist()
+    [[[0, 0], [0, 0], [1, 1]]]
+    """
     if not arch.biases:
         return X
     return np.concatenate([X, np.ones(X.shape[:-2] + (1, X.shape[-1]), dtype=X.dtype)], axis=-2)

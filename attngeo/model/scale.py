@@ -10,7 +10,6 @@ a square root of ``m`` mod ``p`` where one exists.
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 from fractions import Fraction
@@ -98,8 +97,3 @@ class ScoreScale:
 
 ONE = ScoreScale(Fraction(1))
 
-
-def isqrt_exact(n: int) -> int | None:
-    """``sqrt(n)`` when ``n`` is a perfect square, else None."""
-    r = math.isqrt(n)
-    return r if r * r == n else None

@@ -100,7 +100,14 @@ def copies(arch: Architecture) -> tuple[np.ndarray, np.ndarray]:
 
 
 def augment(arch: Architecture, inputs: np.ndarray, one=1) -> np.ndarray:
-    """Inputs ``(..., d, t)`` with a row of ``one`` appended when ``arch`` has biases (else unchanged)."""
+    """Inputs ``(..., d, t)`` with a row of ``one`` appended when ``arch`` has biases (else unchanged).
+
+    Examples
+    --------
+    >>> from attngeo import Architecture
+    >>> augment(Architecture((2, 2), (1,), biases=True), np.array([[3, 4], [5, 6]])).tolist()
+    [[3, 4], [5, 6], [1, 1]]
+    """
     if not arch.biases:
         return inputs
     shape = inputs.shape[:-2] + (1, inputs.shape[-1])
@@ -120,6 +127,17 @@ def fold(arch: Architecture, J_plain: np.ndarray, bias_rows: np.ndarray | None, 
         The derivative of each row along ``b_O``'s entries (see :func:`bias_columns`).
     add : callable
         The domain's sum of two arrays (residues stay reduced, rationals exact).
+
+    Examples
+    --------
+    Two heads sharing ``K`` and ``U`` (``a = b = 1``, ``d = 2``): the untied layer's 16 columns fold into 12, the
+    shared ones summed:
+
+    >>> from attngeo import Architecture
+    >>> arch = Architecture((2, 2), (1,), heads=2, kv_heads=1, value_ranks=1)
+    >>> J = np.arange(16).reshape(1, 16)
+    >>> fold(arch, J, None, lambda x, y: x + y).tolist()            # K: 2 + 10, 3 + 11; U: 4 + 12, 5 + 13
+    [[0, 1, 12, 14, 16, 18, 6, 7, 8, 9, 14, 15]]
     """
     source, output_bias = copies(arch)
     out = np.zeros((J_plain.shape[0], arch.parameter_count), dtype=J_plain.dtype)
@@ -135,7 +153,15 @@ def fold(arch: Architecture, J_plain: np.ndarray, bias_rows: np.ndarray | None, 
 
 
 def bias_columns(arch: Architecture, n_inputs: int, functionals: np.ndarray | None, dtype=np.int64) -> np.ndarray:
-    """``d <w, phi(X_n)> / d b_O[k]``: the functional summed over the tokens (unit rows without functionals)."""
+    """``d <w, phi(X_n)> / d b_O[k]``: the functional summed over the tokens (unit rows without functionals).
+
+    Examples
+    --------
+    >>> from attngeo import Architecture
+    >>> arch = Architecture((2, 2), (1,), tokens=2, biases=True)
+    >>> bias_columns(arch, 1, np.array([[[[1, 2], [0, 5]]]])).tolist()   # row k of the functional, summed
+    [[3, 5]]
+    """
     dd, t = arch.widths[-1], arch.tokens
     if functionals is None:
         eye = np.zeros((dd * t, dd), dtype=dtype)

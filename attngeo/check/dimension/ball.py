@@ -16,7 +16,6 @@ import re
 import numpy as np
 from flint import arb, arb_mat, ctx
 
-from ...exceptions import CannotVerify, CertificateFormatError
 from ..untie import copies, untied
 from ..limits import MAX_BALL_WORK, MAX_PRECISION, MIN_PRECISION, refuse_above
 from ..values import field, index_list, integer, rational, reject
@@ -46,6 +45,7 @@ def _determinant_ns(n: int, prec: int) -> float:
 
 
 _BALL = re.compile(r"\[?-?[0-9.]{1,40}(e[-+]?[0-9]{1,6})?( \+/- [0-9.]{1,40}(e[-+]?[0-9]{1,6})?)?\]?")
+#: The normalizer of each normalization in ``arch.NORMALIZATIONS`` but lightning, and its derivative.
 _KNOWN = {"softmax": (lambda x: x.exp(), lambda x: x.exp())}
 
 
@@ -131,8 +131,6 @@ def check_ball_lower(cert: dict, arch, scale=None) -> int:
     ------
     CertificateRejected
         A malformed witness, a ball that contains 0, or one that does not meet the recorded ball.
-    CannotVerify
-        A normalizer this checker does not know (only ``softmax``, i.e. ``exp``).
 
     Examples
     --------
@@ -165,9 +163,7 @@ def check_ball_lower(cert: dict, arch, scale=None) -> int:
     recorded = field(lw, "determinant", "lower_witness.")
     if not isinstance(recorded, str) or not _BALL.fullmatch(recorded):
         reject("lower_witness.determinant must be a ball written as \"[mid +/- rad]\"")
-    if arch.normalization not in _KNOWN:
-        raise CannotVerify(f"this checker knows the normalizers {sorted(_KNOWN)}, not {arch.normalization!r}")
-    f, fp = _KNOWN[arch.normalization]
+    f, fp = _KNOWN[arch.normalization]  # architecture() refused the normalizations it does not know
     prec = integer(field(lw, "precision", "lower_witness."), "lower_witness.precision", MIN_PRECISION, MAX_PRECISION)
     P = arch.parameters
     point = field(lw, "point", "lower_witness.")
@@ -286,20 +282,13 @@ def _identity_lower(cert: dict, lw: dict, arch) -> int:
     """
     if set(lw) != _IDENTITY_KEYS or lw["normalization"] != arch.normalization:
         reject(f"an 'identity values' ball witness holds exactly {', '.join(sorted(_IDENTITY_KEYS))}")
-    if arch.normalization not in _KNOWN:
-        raise CannotVerify(f"this checker knows the normalizers {sorted(_KNOWN)}, not {arch.normalization!r}")
-    f, fp = _KNOWN[arch.normalization]
+    f, fp = _KNOWN[arch.normalization]  # architecture() refused the normalizations it does not know
     d = identitypoint._shape(arch)
     t, P, l = arch.tokens, arch.parameters, len(arch.ranks)
     prec = integer(lw["precision"], "lower_witness.precision", MIN_PRECISION, MAX_PRECISION)
     if not isinstance(lw["point"], list) or len(lw["point"]) != P:
         reject(f"lower_witness.point must list {P} rationals")
-    point = [rational(x, "lower_witness.point") for x in lw["point"]]
-    W = {}
-    for i, name, r, c, off in arch.shapes():
-        W[(i, name)] = [point[off + x * c : off + (x + 1) * c] for x in range(r)]
-        if name == "V" and any(W[(i, name)][x][y] != (x == y) for x in range(r) for y in range(c)):
-            reject(f"lower_witness.point must have V_{i} = I (the lemma of an 'identity values' witness)")
+    W = identitypoint.weights(arch, [rational(x, "lower_witness.point") for x in lw["point"]], "lower_witness")
     X = lw["inputs"]
     if not isinstance(X, list) or not X or len(X) * d * t > identitypoint.MAX_INPUT_ENTRIES or any(
             not isinstance(x, list) or len(x) != d or any(not isinstance(r, list) or len(r) != t for r in x) for x in X):
@@ -307,7 +296,7 @@ def _identity_lower(cert: dict, lw: dict, arch) -> int:
     X = [[[rational(v, "lower_witness.inputs") for v in r] for r in x] for x in X]
     support = np.array([[any(v != 0 for v in r) for r in x] for x in X], dtype=bool)
     rank, columns, rows, sizes = identitypoint.minor(cert, lw, arch, support)
-    kind, layer, wrow, wcol, offsets = identitypoint._layout(arch)
+    kind, layer, wrow, wcol, _ = identitypoint._layout(arch)
     starts = np.cumsum([0] + sizes)
     # The work, from the witness's sizes alone: one dual-number network per (input, moved Q or K entry) a block
     # needs (at most its inputs times its Q, K columns) and one per input for the values, each l layers of a

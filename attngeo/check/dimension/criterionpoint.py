@@ -18,12 +18,21 @@ import numpy as np
 
 from ..limits import MAX_FIELD_ENTRIES, MAX_PAIR_TESTS, refuse_above
 from ..loci import criterion
-from ..loci.criterion import _rank
+from ..linalg import rank
 from ..values import field, int_array, integer, prime, reject
 
 
 def selector(arch) -> np.ndarray:
-    """The selector point of Corollary C, flat, in the architecture's order (the checker's own construction)."""
+    """The selector point of Corollary C, flat, in the architecture's order (the checker's own construction).
+
+    Examples
+    --------
+    Two heads of ``a = b = 1`` on ``3 -> 3``: ``Q_j = K_j = e_j``, ``U_j = e_{j+1}``, ``O_j = e_j``.
+
+    >>> from attngeo.check.arch import Arch
+    >>> selector(Arch((3, 3), (1,), 2, heads=(2,), value_ranks=(1,))).tolist()
+    [1, 0, 0, 1, 0, 0, 0, 1, 0, 1, 0, 0, 0, 1, 0, 0, 1, 0, 0, 0, 1, 0, 1, 0]
+    """
     d, a, b = arch.widths[0], arch.ranks[0], arch.value_ranks[0]
     shift = 1 if a == b == 1 else 0
     point = np.zeros(arch.parameters, dtype=np.int64)
@@ -75,7 +84,17 @@ def _verified(arch, p: int, chosen: tuple) -> int:
 
 
 def check_lower(cert: dict, lw: dict, arch) -> int:
-    """The bound Theorem C proves at the selector point for the groups listed."""
+    """The bound Theorem C proves at the selector point for the groups listed.
+
+    Examples
+    --------
+    >>> from attngeo import Architecture, certify_dimension
+    >>> from attngeo.check.arch import architecture
+    >>> arch = Architecture((8, 8), (2,), heads=4, kv_heads=2, value_ranks=2, normalization="softmax")
+    >>> cert = certify_dimension(arch, seed=0).to_json()
+    >>> check_lower(cert, cert["lower_witness"], architecture(cert)) == arch.parameter_count - 2 * (2**2 + 2**2)
+    True
+    """
     if set(lw) != {"structured", "prime", "groups", "rank"}:
         reject("a criterion-point lower witness holds structured, prime, groups and rank")
     _applies(arch)
@@ -94,7 +113,16 @@ def check_lower(cert: dict, lw: dict, arch) -> int:
 
 
 def check_upper(cert: dict, uw: dict, arch) -> int:
-    """``P`` minus the explicit kernel at the selector point (``criterion point``) or at a recorded point."""
+    """``P`` minus the explicit kernel at the selector point (``criterion point``) or at a recorded point.
+
+    Examples
+    --------
+    >>> from attngeo import Architecture, certify_dimension
+    >>> from attngeo.check.arch import architecture
+    >>> cert = certify_dimension(Architecture((3, 3), (1,), biases=True), seed=0).to_json()
+    >>> cert["upper_witness"]["structured"], check_upper(cert, cert["upper_witness"], architecture(cert))
+    ('explicit kernel', 21)
+    """
     kind = uw.get("structured")
     keys = {"structured", "prime", "rank"} | ({"point"} if kind == "explicit kernel" else set())
     if set(uw) != keys:
@@ -118,7 +146,7 @@ def check_upper(cert: dict, uw: dict, arch) -> int:
         refuse_above(rows * arch.parameters * len(criterion.groups_of(arch)), MAX_FIELD_ENTRIES,
                      "listing the explicit kernel's directions")
         F = criterion.fields(arch, point, p)
-        explicit = _rank(F, p)
+        explicit = rank(F, p)
     if integer(uw["rank"], "upper_witness.rank", 0) != explicit:
         reject(f"the explicit kernel has dimension {explicit} at the point mod {p}; rank must say so")
     upper = integer(field(cert, "upper"), "upper")

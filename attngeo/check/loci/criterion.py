@@ -12,19 +12,22 @@ factored values. Every condition is verified here as a rank mod the certificate'
 from __future__ import annotations
 
 import numpy as np
-from flint import nmod_mat
 
+from ..linalg import rank
 from ..values import reject
 
 
-def _rank(M: np.ndarray, p: int) -> int:
-    if 0 in M.shape:
-        return 0
-    return nmod_mat(M.shape[0], M.shape[1], (M % p).ravel().tolist(), p).rank()
 
 
 def hypotheses(arch) -> str | None:
-    """The first hypothesis of Theorem C the architecture fails, or None."""
+    """The first hypothesis of Theorem C the architecture fails, or None.
+
+    Examples
+    --------
+    >>> from attngeo.check.arch import Arch
+    >>> hypotheses(Arch((4, 4), (2,), 2, "softmax", (2,), (2,))), hypotheses(Arch((4, 4), (3,), 2, "softmax", (2,), (2,)))
+    (None, "h a <= d and h b <= d'")
+    """
     if len(arch.ranks) != 1:
         return "one layer"
     if arch.tokens < 2:
@@ -38,7 +41,14 @@ def hypotheses(arch) -> str | None:
 
 
 def groups_of(arch) -> list[list[int]]:
-    """Heads of each key-value group (consecutive runs of ``h / g``)."""
+    """Heads of each key-value group (consecutive runs of ``h / g``).
+
+    Examples
+    --------
+    >>> from attngeo.check.arch import Arch
+    >>> groups_of(Arch((8, 8), (1,), 2, heads=(4,), value_ranks=(1,), kv_heads=(2,)))
+    [[1, 2], [3, 4]]
+    """
     n, h = arch.group_size(1), arch.head_count(1)
     return [list(range(s, s + n)) for s in range(1, h + 1, n)]
 
@@ -47,6 +57,21 @@ def verify(arch, block, p: int, chosen: list[int], max_pairs: int) -> None:
     """Reject unless the groups ``chosen`` satisfy (C1)–(C5) among themselves mod ``p``.
 
     ``block(head, name)`` gives residues; a group's ``K`` and ``U`` are its first head's.
+
+    Examples
+    --------
+    Two heads reading the same query columns break (C2):
+
+    >>> import numpy as np
+    >>> from attngeo.check.arch import Arch
+    >>> arch = Arch((4, 4), (2,), 2, "softmax", (2,), (2,))
+    >>> E = np.eye(4, dtype=np.int64)
+    >>> W = {"Q": E[:2], "K": E[:2], "U": E[:2], "O": E[:, :2]}
+    >>> verify(arch, lambda j, n: W[n] if j == 1 else {"K": E[2:], "U": E[2:], "O": E[:, 2:]}.get(n, W[n]), 101,
+    ...        [1, 2], 10)
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateRejected: (C2): the stacked Q_j of the chosen groups do not have full row rank mod p
     """
     why = hypotheses(arch)
     if why is not None:
@@ -57,17 +82,17 @@ def verify(arch, block, p: int, chosen: list[int], max_pairs: int) -> None:
     lead = {g: groups[g - 1][0] for g in chosen}
     for g in chosen:
         K, U = block(lead[g], "K"), block(lead[g], "U")
-        if _rank(K, p) != a or _rank(U, p) != b:
+        if rank(K, p) != a or rank(U, p) != b:
             reject(f"group {g}: (C3) needs rank K = {a} and rank U = {b} mod p")
-        if a == b == 1 and _rank(np.concatenate([K, U]), p) < 2:
+        if a == b == 1 and rank(np.concatenate([K, U]), p) < 2:
             reject(f"group {g}: (C5) row U = row K is not excluded (a = b = 1)")
-    if _rank(np.concatenate([block(j, "O") for j in heads], axis=1), p) != len(heads) * b:
+    if rank(np.concatenate([block(j, "O") for j in heads], axis=1), p) != len(heads) * b:
         reject("(C1): the stacked O_j of the chosen groups do not have full column rank mod p")
-    if _rank(np.concatenate([block(j, "Q") for j in heads], axis=0), p) != len(heads) * a:
+    if rank(np.concatenate([block(j, "Q") for j in heads], axis=0), p) != len(heads) * a:
         reject("(C2): the stacked Q_j of the chosen groups do not have full row rank mod p")
     if len(chosen) < 2:
         return
-    if max(a, b) >= 2 and _rank(np.concatenate([block(lead[g], "K") for g in chosen]), p) == len(chosen) * a:
+    if max(a, b) >= 2 and rank(np.concatenate([block(lead[g], "K") for g in chosen]), p) == len(chosen) * a:
         return  # a full stack of K separates every pair's row K: (C4)
     if len(chosen) * (len(chosen) - 1) // 2 > max_pairs:
         reject(f"{len(chosen)} groups need more than {max_pairs} pairwise tests of (C4)")
@@ -75,7 +100,7 @@ def verify(arch, block, p: int, chosen: list[int], max_pairs: int) -> None:
         for g2 in chosen[x + 1:]:
             def apart(m: str, n: str) -> bool:
                 top = block(lead[g1], m)
-                return _rank(np.concatenate([top, block(lead[g2], n)]), p) > _rank(top, p)
+                return rank(np.concatenate([top, block(lead[g2], n)]), p) > rank(top, p)
 
             if not (apart("K", "K") or apart("U", "U")) or \
                     max(a, b) < 2 and not (apart("K", "U") or apart("U", "K")):
@@ -84,7 +109,15 @@ def verify(arch, block, p: int, chosen: list[int], max_pairs: int) -> None:
 
 
 def bound(arch, chosen: list[int]) -> int:
-    """The rank Theorem C gives the sub-layer of the groups ``chosen`` (docs/math.md §8.3–8.4)."""
+    """The rank Theorem C gives the sub-layer of the groups ``chosen`` (docs/math.md §8.3–8.4).
+
+    Examples
+    --------
+    >>> from attngeo.check.arch import Arch
+    >>> arch = Arch((4, 4), (2,), 2, "softmax", (2,), (2,))
+    >>> arch.parameters, bound(arch, [1, 2]), bound(arch, [1])     # P - 2 (a^2 + b^2), one head's share
+    (64, 48, 24)
+    """
     (d, dd), a, b = arch.widths, arch.ranks[0], arch.value_ranks[0]
     n = arch.group_size(1)
     per_group = n * (a * d + dd * b) + a * d + b * d  # the heads' Q, O and the shared K, U
@@ -98,23 +131,33 @@ def bound(arch, chosen: list[int]) -> int:
 
 def kernel(arch, block, p: int) -> int:
     """``dim k(W)`` of docs/math.md §8.4 from ranks mod ``p``: per group ``GL_a``, ``GL_b`` less the stabilizer,
-    the bias translations (softmax with biases), the mixing ``gl_n`` (lightning, where it acts freely)."""
+    the bias translations (softmax with biases), the mixing ``gl_n`` (lightning, where it acts freely).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attngeo.check.arch import Arch
+    >>> E = np.eye(3, dtype=np.int64)
+    >>> W = {"Q": E[:2], "K": E[1:], "U": E[:2], "O": E[:, :2]}
+    >>> kernel(Arch((3, 3), (2,), 2, "softmax", (), (2,)), lambda j, n: W[n], 101)     # a^2 + b^2
+    8
+    """
     a = arch.ranks[0]
     b = arch.value_ranks[0] if arch.value_ranks is not None else None
     total = 0
     for heads in groups_of(arch):
         lead = heads[0]
         Qs = [np.concatenate([block(j, "Q"), block(j, "bQ")], axis=1) if arch.biases else block(j, "Q") for j in heads]
-        r_k = _rank(block(lead, "K"), p)
-        total += a * a - (a - r_k) * (a - _rank(np.concatenate(Qs, axis=1), p))
+        r_k = rank(block(lead, "K"), p)
+        total += a * a - (a - r_k) * (a - rank(np.concatenate(Qs, axis=1), p))
         r_u = None
         if b is not None:
-            r_u = _rank(block(lead, "U"), p)
-            total += b * b - (b - _rank(np.concatenate([block(j, "O") for j in heads], axis=0), p)) * (b - r_u)
+            r_u = rank(block(lead, "U"), p)
+            total += b * b - (b - rank(np.concatenate([block(j, "O") for j in heads], axis=0), p)) * (b - r_u)
         if arch.biases and arch.normalization != "lightning":
             total += a + (b if b is not None else arch.widths[1])
         elif arch.normalization == "lightning" and b is not None and r_k == a and r_u == b \
-                and _rank(np.concatenate(Qs, axis=0), p) == a * len(heads):
+                and rank(np.concatenate(Qs, axis=0), p) == a * len(heads):
             total += len(heads) ** 2  # the group's mixing acts freely: K, U full, its queries independent
         elif arch.normalization == "lightning" and b is None and (block(lead, "V") % p).any():
             total += 1  # unfactored V != 0: the scaling (Q~, -V), which GL_a never moves V by
@@ -122,7 +165,15 @@ def kernel(arch, block, p: int) -> int:
 
 
 def decides(arch, chosen: list[int]) -> bool:
-    """Theorem C gives the exact local rank: every group chosen, and not lightning with biases."""
+    """Theorem C gives the exact local rank: every group chosen, and not lightning with biases.
+
+    Examples
+    --------
+    >>> from attngeo.check.arch import Arch
+    >>> arch = Arch((4, 4), (2,), 2, "lightning", (2,), (2,), biases=True)
+    >>> decides(arch, [1, 2]), decides(Arch((4, 4), (2,), 2, "softmax", (2,), (2,)), [1, 2])
+    (False, True)
+    """
     return hypotheses(arch) is None and len(chosen) == len(groups_of(arch)) \
         and not (arch.biases and arch.normalization == "lightning")
 
@@ -134,6 +185,16 @@ def fields(arch, point: np.ndarray, p: int) -> np.ndarray:
     ``gl_b`` (``dU~ = E U~``, ``dO_j = -O_j E``); lightning: the group's mixing (``dO_j = -O_i``,
     ``dQ~_i = Q~_j`` for the unit ``E_ij``) or, unfactored, each head's scaling; softmax with biases: ``b_K``'s
     translations and ``b_V`` against ``b_O`` (``db_O = -sum_j O_j db_V``). ``~`` appends the bias column.
+
+    Examples
+    --------
+    One softmax head with biases on ``2 -> 2``, ``V`` unfactored: ``GL_1``, ``b_K``, and ``b_V`` against ``b_O``:
+
+    >>> import numpy as np
+    >>> from attngeo.check.arch import Arch
+    >>> arch = Arch((2, 2), (1,), 2, "softmax", biases=True)
+    >>> fields(arch, np.arange(1, arch.parameters + 1), 101).shape
+    (4, 14)
     """
     P, a = arch.parameters, arch.ranks[0]
     b = arch.value_ranks[0] if arch.value_ranks is not None else None

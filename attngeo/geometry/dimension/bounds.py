@@ -363,6 +363,15 @@ def jacobian_lower(arch, point, p, gauge, n_inputs, c, rng) -> tuple[int, dict]:
 
     The rows are tried on the ``gauge`` columns first (one determinant when they are independent there), then
     by an echelon form. Shared by :func:`attngeo.certify_dimension` and the tied layers' random point.
+
+    Examples
+    --------
+    >>> import random
+    >>> from attngeo import Architecture
+    >>> arch, rng = Architecture((2, 2), (1,)), random.Random(0)
+    >>> rank, witness = jacobian_lower(arch, random_ints(rng, (8,)), 1000003, list(range(8)), 4, 2, rng)
+    >>> rank, len(witness["rows"])                                  # dim M = 2ad + dd' - a^2 - 1
+    (6, 6)
     """
     d_l, t = arch.output_shape
     X = random_ints(rng, (n_inputs,) + arch.input_shape)

@@ -128,7 +128,16 @@ def certify_criterion(arch: Architecture, *, seed: int | None = None) -> Dimensi
 
 
 def require(arch: Architecture) -> None:
-    """Refuse a tied layer neither path reaches, naming why (before any estimate or work)."""
+    """Refuse a tied layer neither path reaches, naming why (before any estimate or work).
+
+    Examples
+    --------
+    >>> from attngeo import Architecture
+    >>> require(Architecture((200, 200), (64,), biases=True))   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.InvalidArchitectureError: widths 200,200, ranks 64, t=2, biases, lightning: shared keys ... parameters, and it has 66128
+    """
     if not applies(arch) and arch.parameter_count > RANDOM_POINT_PARAMETERS:
         raise InvalidArchitectureError(
             f"{arch}: shared keys or biases are certified at the selector point (Theorem C, docs/math.md §8.3), "

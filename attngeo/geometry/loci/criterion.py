@@ -236,7 +236,7 @@ def kernel_dimension(arch: Architecture, block, p: int) -> int:
             total += b * b - (b - r_o) * (b - rank_mod_p(block(j, "U"), p))
         if translations:  # b_K, and b_V against b_O (b_V lives in d' when V is unfactored)
             total += a + (b if b is not None else arch.widths[1])
-        elif arch.normalization == "lightning" and b is not None and total_full(block, j, a, b, p) \
+        elif arch.normalization == "lightning" and b is not None and _full_ranks(block, j, a, b, p) \
                 and rank_mod_p(np.concatenate(queries, axis=0), p) == a * len(heads):
             # K, U of full rank and the group's queries independent: the mixing gl_n (scalings when n = 1)
             # acts freely beside GL_a x GL_b (a stabilizer (C, D, E) has C = 0, D = 0, then E = 0)
@@ -246,7 +246,7 @@ def kernel_dimension(arch: Architecture, block, p: int) -> int:
     return total
 
 
-def total_full(block, j: int, a: int, b: int, p: int) -> bool:
+def _full_ranks(block, j: int, a: int, b: int, p: int) -> bool:
     """``K`` of rank ``a`` and ``U`` of rank ``b`` for head ``j``'s group."""
     return rank_mod_p(block(j, "K"), p) == a and rank_mod_p(block(j, "U"), p) == b
 
