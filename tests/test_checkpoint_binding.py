@@ -138,6 +138,8 @@ def _attacks(cert):
          "F64, F32, F16, BF16"),
         ("shape", tampered(cert, ("checkpoint", "tensors", 0, "shape"), lambda s: [s[0] * 2, s[1] // 2]),
          CertificateRejected, "is above"),
+        ("a huge shape", tampered(cert, ("checkpoint", "tensors", 0, "shape"), [10**6, 10**6]), CertificateRejected,
+         "another number of entries"),
         ("a zero weight block", tampered(cert, _block(cert, q), {"zero": True}), CertificateRejected,
          "only a bias may be a zero block"),
         ("a block missing", tampered(cert, ("checkpoint", "blocks"), lambda b: b[:-1]), CertificateRejected,
@@ -156,7 +158,7 @@ def _attacks(cert):
 
 ATTACK_NAMES = ["hash", "hash not hex", "bytes", "tensor of a block", "every name to layer 0", "slice moved",
                 "slice outside", "slice of another shape", "transposed", "two heads' queries swapped", "dtype",
-                "dtype outside the list", "shape", "a zero weight block", "a block missing", "layer not in the prefix",
+                "dtype outside the list", "shape", "a huge shape", "a zero weight block", "a block missing", "layer not in the prefix",
                 "a dropped tensor that is read", "an unknown field", "a point beside the binding", "format",
                 "binding removed"]
 

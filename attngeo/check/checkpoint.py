@@ -182,15 +182,21 @@ def _blocks(binding: dict, arch, tensors: dict) -> list:
     each of its block's shape, inside its tensor, the blocks of each tensor tiling it exactly."""
     shapes = arch.blocks()
     given = seq(field(binding, "blocks", "checkpoint."), "checkpoint.blocks", len(shapes))
+    read = 0
+    for k, ((_, _, role, rows, cols, _), b) in enumerate(zip(shapes, given)):
+        if b == {"zero": True} and not role.startswith("b"):
+            reject(f"checkpoint.blocks[{k}]: only a bias may be a zero block ({{\"zero\": true}})")
+        read += 0 if b == {"zero": True} else rows * cols
+    if sum(math.prod(shape) for _, shape in tensors.values()) != read:  # before any tensor-sized array exists
+        reject("checkpoint.tensors hold another number of entries than the blocks read from them (each stored "
+               "weight is used exactly once)")
     cover = {name: np.zeros(shape if len(shape) == 2 else (shape[0], 1), dtype=bool) for name, (_, shape) in
              tensors.items()}
     out = []
     for k, ((_, j, role, rows, cols, _), b) in enumerate(zip(shapes, given)):
         where = f"checkpoint.blocks[{k}]"
         b = obj(b, where)
-        if set(b) == {"zero"}:
-            if b["zero"] is not True or not role.startswith("b"):
-                reject(f"{where}: only a bias may be a zero block ({{\"zero\": true}})")
+        if b == {"zero": True}:
             out.append(None)
             continue
         if set(b) != {"tensor", "rows", "columns", "transposed"}:
@@ -376,9 +382,6 @@ def read_point(binding, arch, path) -> tuple[np.ndarray, dict]:
     fmt = field(binding, "format", "checkpoint.")
     if fmt not in _FORMATS:
         reject(f"checkpoint.format must be one of {', '.join(_FORMATS)} when the point is read from the file")
-    allowed = {"sha256", "bytes", "format", "layout", "prefix", "layer", "tensors", "blocks", "dropped"}
-    if set(binding) - allowed:
-        reject("checkpoint holds a field the checker does not verify")
     if path is None:
         digest = binding.get("sha256")
         shown = digest if isinstance(digest, str) and _HEX.fullmatch(digest) else "(malformed)"
