@@ -268,7 +268,10 @@ def test_scale_switches_of_gpt2_and_the_decoder_of_t5(tmp_path):
     T5 = {k.replace("encoder.", "decoder."): v for k, v in _tensors("t5", 6, 2, 2, 4, seed=5, biases=False)[0].items()}
     dec = load_checkpoint(T5, heads=2)
     assert dec.arch.causal and dec.scale.is_one() and any("relative position bias" in n for n in dec.notes)
-    assert not load_checkpoint(_tensors("t5", 6, 2, 2, 4, seed=5, biases=False)[0], heads=2).arch.causal
+    encoder = _tensors("t5", 6, 2, 2, 4, seed=5, biases=False)[0]
+    assert not load_checkpoint(encoder, heads=2).arch.causal
+    with pytest.raises(InvalidInputError, match="2 attention layers numbered 2 .*pick one with --prefix P$"):
+        load_checkpoint({**encoder, **T5}, heads=2, layer=2)  # T5's encoder and decoder both have a block 2
 
 
 def test_an_unrecognised_layout_is_one_line_naming_tensors_seen_and_layouts_tried(tmp_path, capsys):

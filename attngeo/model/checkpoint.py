@@ -541,8 +541,9 @@ def load_checkpoint(source, layout: str = "auto", heads: int | None = None, *, l
     prefixes_found = sorted({f[1] for f in found})
     if len(prefixes_found) > 1:
         shown = ", ".join(map(repr, prefixes_found[:4])) + (", ..." if len(prefixes_found) > 4 else "")
-        raise InvalidInputError(f"{tensors.where} holds {len(prefixes_found)} attention layers ({shown}); pick one "
-                                "with --layer N, --prefix P, or all with --layer all")
+        pick = "--prefix P" if layer is not None else "--layer N, --prefix P, or all with --layer all"
+        raise InvalidInputError(f"{tensors.where} holds {len(prefixes_found)} attention layers"
+                                f"{f' numbered {layer}' if layer is not None else ''} ({shown}); pick one with {pick}")
     L, pre, variant = found[0]
     number = layer_number(pre)
     defaults = [] if layout != "auto" else [f"layout {L.name} ({L.families}), recognised from the tensor names"]
