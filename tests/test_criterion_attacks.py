@@ -355,7 +355,7 @@ def test_an_accepted_criterion_point_dimension_is_the_independent_rank_and_no_ot
             check_certificate(forged)
 
 
-# -- attacks that succeed (xfail strict) ------------------------------------------------------------------------
+# -- attacks that succeeded in review (fixed; kept as regression tests) ------------------------------------------------------------------------
 
 
 def _square_normalized_rank_bound():
@@ -404,12 +404,10 @@ def _square_normalized_rank_bound():
     return len(w) - fmpq_mat(rows).rank()
 
 
-@pytest.mark.xfail(strict=True, reason="A normalization the checker does not know is taken for softmax: Theorem C's "
-                   "count is accepted for any name but 'lightning' (criterion point, local-rank criterion, and the "
-                   "explicit kernel's b_K translations). For m^2 / sum m^2 the per-head scaling of Q is a symmetry, so "
-                   "dim M <= 46 < 48; the checker should answer 'cannot verify' as the ball replay does.")
 @pytest.mark.parametrize("kind", ["criterion point", "local-rank criterion"])
 def test_an_unknown_normalization_is_not_taken_for_softmax(kind):
+    """Theorem C is about softmax: for m^2 / sum m^2 the per-head scaling of Q is a symmetry (dim M <= 46 < 48),
+    so a certificate relabelled with a normalization the checker does not know is 'cannot verify'."""
     assert _square_normalized_rank_bound() <= 46
     arch = _softmax(4, 4, 2, 2, 2)
     if kind == "criterion point":
@@ -423,17 +421,10 @@ def test_an_unknown_normalization_is_not_taken_for_softmax(kind):
         check_certificate(cert)
 
 
-@pytest.mark.xfail(strict=True, reason="The pairwise (C4) tests are priced by their count (20,000) but not by the "
-                   "width: a 1.4 KB criterion-point certificate with 200 groups of a = b = 1 runs 80,000 FLINT ranks "
-                   "of 2 x d rows, 88 s at d = 2047 and 346 s at d = 8192 (measured), documented nowhere in "
-                   "docs/trust.md.")
 def test_pairwise_group_tests_are_priced_by_the_width():
     _ends_in_time(_criterion_dimension(_softmax(2047, 2047, 1, 200, 1)), 4)
 
 
-@pytest.mark.xfail(strict=True, reason="The explicit kernel's size estimate (a^2 + b^2 + 4 (h + d') rows per group) "
-                   "misses the lightning mixing's n^2 rows: with 2047 heads in one group on widths 1,1 (P = 4096, a "
-                   "10 KB file) it prices 3.4e7 entries and then lists 4.2e6 rows x 4096 = 1.7e10 (137 GB).")
 def test_the_explicit_kernel_is_priced_before_it_is_listed(monkeypatch):
     arch = Arch((1, 1), (1,), 2, "lightning", (2047,), (1,), kv_heads=(1,))
     listed = criterion.fields
@@ -449,10 +440,6 @@ def test_the_explicit_kernel_is_priced_before_it_is_listed(monkeypatch):
         criterionpoint.check_upper({"upper": arch.parameters - 5}, uw, arch)
 
 
-@pytest.mark.xfail(strict=True, reason="A local-rank certificate's head ranks test 'rank-1 parallel' on exact d x d "
-                   "products (A = K^T Q, V = O U) scanned entry by entry, bounded by no limit: at d = 4096 two heads "
-                   "take 24 s and 0.9 GB from a 164 KB point (about 48 s a head at d = 8192, which a criterion "
-                   "witness now allows).")
 def test_the_rank_one_parallel_test_is_bounded():
     d, h = 2047, 4
     arch = _softmax(d, d, 1, h, 1)
@@ -476,9 +463,6 @@ def _affine_lightning_derivative(w, direction, X, d, dd, a):
     return -2 * at(-1) - 3 * at(0) + 6 * at(1) - at(2)
 
 
-@pytest.mark.xfail(strict=True, reason="criterion.fields' scaling of an unfactored lightning head with biases moves "
-                   "(Q~, V) but not b_V: the value is V x + b_V, so that direction is not in the kernel (its rank "
-                   "count happens to equal the true one, so no upper bound is wrong yet).")
 def test_every_explicit_kernel_direction_is_in_the_kernel_of_the_affine_lightning_layer():
     d, dd, a = 3, 3, 1
     arch = Arch((d, dd), (a,), 3, "lightning", (), None, biases=True)

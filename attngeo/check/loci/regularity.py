@@ -134,12 +134,17 @@ class _Layer:
 
 
 
-def _exact_rank(build, rows: int, cols: int, what: str) -> int:
-    """The rank over Q of the matrix ``build()`` makes, refused (before it is built) above the entry limit."""
+def _bounded(build, rows: int, cols: int, what: str) -> fmpq_mat:
+    """The exact matrix ``build()`` makes, refused (before it is built) above the entry limit."""
     if rows * cols > MAX_EXACT_RANK_ENTRIES:
-        raise CertificateFormatError(f"{what} is rank-deficient mod p and has {rows * cols} entries: its rank over Q "
-                                     f"is above the checker's limit of {MAX_EXACT_RANK_ENTRIES} entries")
-    return build().rank()
+        raise CertificateFormatError(f"{what} needs its {rows} x {cols} matrix over Q ({rows * cols} entries), above "
+                                     f"the checker's limit of {MAX_EXACT_RANK_ENTRIES} entries")
+    return build()
+
+
+def _exact_rank(build, rows: int, cols: int, what: str) -> int:
+    """The rank over Q of ``build()`` (a matrix rank-deficient mod p), within the entry limit."""
+    return _bounded(build, rows, cols, f"{what} is rank-deficient mod p: its rank").rank()
 
 
 def _rank(layer: _Layer, j: int, name: str) -> int:
@@ -185,10 +190,33 @@ def _heads(layer: _Layer) -> list[dict]:
                                    h["rank_U"], arch.value_ranks[0], (arch.widths[1], d), f"V_{j}")
         parallel = False
         if h["rank_A"] == 1 and h["rank_V"] == 1:
-            A = layer.exact(j, "K").transpose() * layer.exact(j, "Q")
-            parallel = fmpq_mat([_first_nonzero_row(value()), _first_nonzero_row(A.transpose())]).rank() == 1
+            parallel = fmpq_mat([_value_row(layer, j, h, value), _score_column(layer, j, h)]).rank() == 1
         out.append((h, parallel))
     return out
+
+
+def _value_row(layer: _Layer, j: int, h: dict, value) -> list:
+    """The row space of a rank-1 ``V_j``, as one exact row: a nonzero row of ``U`` when ``rank U = 1``, ``o U`` for a
+    nonzero row ``o`` of ``O`` when ``rank O = 1`` (``b d`` products), else a row of the whole product (priced)."""
+    if "rank_U" in h and h["rank_U"] == 1:
+        return _first_nonzero_row(layer.exact(j, "U"))
+    if "rank_O" in h and h["rank_O"] == 1:
+        return _first_nonzero_row(fmpq_mat([_first_nonzero_row(layer.exact(j, "O"))]) * layer.exact(j, "U"))
+    rows, cols = layer.arch.widths[1], layer.arch.widths[0]
+    return _first_nonzero_row(_bounded(value, rows, cols, f"the rank-1 parallel test of V_{j} (factors of higher rank)"))
+
+
+def _score_column(layer: _Layer, j: int, h: dict) -> list:
+    """The column space of a rank-1 ``A_j = K^T Q``, as one exact column: a nonzero row of ``K`` when ``rank K = 1``,
+    ``K^T q`` for a nonzero column ``q`` of ``Q`` when ``rank Q = 1`` (``a d`` products), else a column of ``A``."""
+    if h["rank_K"] == 1:
+        return _first_nonzero_row(layer.exact(j, "K"))
+    if h["rank_Q"] == 1:  # Q = q r^T: A = (K^T q) r^T, and q is any nonzero column of Q
+        return _first_nonzero_row(fmpq_mat([_first_nonzero_row(layer.exact(j, "Q").transpose())]) * layer.exact(j, "K"))
+    d = layer.arch.widths[0]
+    return _first_nonzero_row(_bounded(lambda: layer.exact(j, "K").transpose() * layer.exact(j, "Q"), d, d,
+                                       f"the rank-1 parallel test of A_{j} (factors of higher rank)").transpose())
+
 
 
 def _image(arch, h: dict, parallel: bool) -> int:

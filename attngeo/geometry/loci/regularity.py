@@ -814,7 +814,7 @@ def _criterion_bounds(arch: Architecture, pt: _Point, p: int, reasons: list) -> 
     why = criterion.applies(arch)
     groups = criterion.group_heads(arch)
     S: list[int] = []
-    if why is None:
+    if criterion.applies(arch, whole=False) is None:  # the greedy search keeps a sub-layer within h a <= d
         progress.phase("criterion", f"stacked O, Q, K ranks of {len(groups)} groups, mod {p}")
         S = criterion.separated_groups(arch, block, p)
     lower = criterion.lower_bound(arch, S) if (S or arch.biases) else 0
