@@ -7,7 +7,7 @@ from attngeo import Architecture, CertificateRejected, certify_dimension, check_
 from attngeo.exact.engine import INSTALL_HINT, find_msolve, find_singular
 
 #: doctests that run an elimination only msolve reaches (their modules may not carry pytest marks)
-MSOLVE_DOCTEST_MODULES = ("attngeo.geometry.loci.implicit",)
+MSOLVE_DOCTEST_MODULES = ("attngeo.geometry.loci.implicit", "attngeo.ui.listings")
 
 #: marker -> (is the engine here?, why a test is skipped without it). The default engine ("auto") is msolve
 #: when installed, else python-flint (at most 6 variables): a test that eliminates more with the default

@@ -346,8 +346,34 @@ class Outcome:
 
 
 def _all_sizes(o: Outcome) -> str:
-    """The checker's all-sizes claim without its leading "for all sizes: " (the report says it already)."""
-    return o.proved.removeprefix("for all sizes: ")
+    """The all-sizes theorem the checker verified, as LaTeX text (math in dollars, so also Markdown): the formula
+    case by case and each hypothesis by ``sympy.latex``, the architectures, and the checker's count of pieces.
+
+    The statement is :mod:`attngeo.theorems.allsizes`'s, which the checker requires the certificate to repeat
+    exactly; a statement it does not know keeps the checker's words, escaped.
+
+    Examples
+    --------
+    >>> from attngeo.theorems.registry import get
+    >>> o = Outcome(get("deep-dimension"), 0, 1.0, "", proved="for all sizes: dim M = ... (12 pieces)")
+    >>> print(_all_sizes(o))     # doctest: +NORMALIZE_WHITESPACE
+    $\\dim \\mathcal{M} = - a^{2} l + 2 a d l + d^{2} - l$ for all $l \\geq 1$, $l \\leq 3$, $a \\geq 1$,
+    $a \\leq 3$, $a \\leq d$: $l$ lightning layers of equal width $d$ and rank $a$, $t \\ge 2$ (12 pieces,
+    verified by the checker)
+    """
+    from ..latex import expression
+    from .allsizes import STATEMENTS as THEOREMS
+
+    theorem = THEOREMS.get(o.statement.name)
+    if theorem is None:
+        return tex_escape(o.proved.removeprefix("for all sizes: "))
+    cases = "; ".join((rf"$\dim \mathcal{{M}} = {expression(v)}$" if k == 0 else f"${expression(v)}$")
+                      + (" if " + ", ".join(f"${expression(c)}$" for c in w) if w else "")
+                      for k, (w, v) in enumerate(theorem.formula))
+    hypotheses = ", ".join(f"${expression(h)}$" for h in theorem.hypotheses)
+    pieces = re.search(r"\((\d+) pieces\)$", o.proved)
+    counted = f" ({pieces.group(1)} pieces, verified by the checker)" if pieces else " (verified by the checker)"
+    return f"{cases} for all {hypotheses}: {theorem.family}{counted}"
 
 
 # -- the words and numbers of one claim ---------------------------------------------------------
@@ -752,7 +778,7 @@ def _results_table(outcomes: list[Outcome]) -> list[str]:
             sizes = _sizes(o, p, listed) if p["outcome"] else ""
             body.append(rf"{head} & {p['latex']} & {sizes} & {result} & {seconds} \\")
         if o.proved or o.proof_failure:
-            said = rf"\textbf{{{PROVED}}}: {tex_escape(_all_sizes(o))}" if o.proved else \
+            said = rf"\textbf{{{PROVED}}}: {_all_sizes(o)}" if o.proved else \
                 rf"\textbf{{FAILED}}: {tex_escape(o.proof_failure)}"
             body.append(rf" & the statement & all sizes & {said} & \\")
         body.append(r"\hline")
@@ -780,7 +806,7 @@ def _statement_section(o: Outcome, listed: list) -> list[str]:
         body.append(r"\end{itemize}")
     if o.proved:
         body += [r"\begin{itemize}", rf"\item{{}} \textbf{{{PROVED}}} (\texttt{{attngeo prove "
-                 rf"{tex_escape(s.name)}}}): {tex_escape(_all_sizes(o))}.", r"\end{itemize}"]
+                 rf"{tex_escape(s.name)}}}): {_all_sizes(o)}.", r"\end{itemize}"]
     if o.notes:
         body += [r"\begin{itemize}", *[rf"\item[] \emph{{Note.}} {n}" for n in o.notes], r"\end{itemize}"]
     if not o.ok:
