@@ -36,6 +36,27 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(skip)
 
 
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """After every run, what was left out and how to run it: each skip's reason (it names the missing tool and its
+    install line, or the marker) with its count, and the tests the default ``-m 'not slow'`` deselects."""
+    from collections import Counter
+
+    reasons = Counter()
+    for report in terminalreporter.stats.get("skipped", []):
+        longrepr = report.longrepr
+        reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+        reasons[reason.removeprefix("Skipped: ")] += 1
+    deselected = len(terminalreporter.stats.get("deselected", []))
+    if not reasons and not deselected:
+        return
+    terminalreporter.section("tests left out, and how to run them (README, \"Tests\")")
+    for reason, n in reasons.most_common():
+        terminalreporter.write_line(f"{n:5d} skipped: {reason}")
+    if deselected:
+        terminalreporter.write_line(f"{deselected:5d} deselected by the default -m 'not slow' (pyproject.toml): "
+                                    "python3 -m pytest -m slow runs them (minutes)")
+
+
 @pytest.fixture(scope="session")
 def deep_certificate():
     """A small two-layer certificate shared by the checker's negative corpus."""

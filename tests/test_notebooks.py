@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-nbformat = pytest.importorskip("nbformat")
-nbclient = pytest.importorskip("nbclient")
+HINT = "the notebooks run with nbformat and nbclient: python3 -m pip install -e '.[dev]'"
+nbformat = pytest.importorskip("nbformat", reason=f"nbformat is not installed; {HINT}")
+nbclient = pytest.importorskip("nbclient", reason=f"nbclient is not installed; {HINT}")
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))

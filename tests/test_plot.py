@@ -6,7 +6,8 @@ import pytest
 
 from attngeo.ui.sweep import grid, read_rows, sweep
 
-plt = pytest.importorskip("matplotlib.pyplot")
+plt = pytest.importorskip("matplotlib.pyplot",
+                          reason="matplotlib is not installed: python3 -m pip install 'attngeo[plot]'")
 
 
 @pytest.fixture(scope="module")

@@ -689,7 +689,7 @@ def png(fig: dict, path: Path) -> Path:
     >>> from attngeo.theorems.registry import get
     >>> from attngeo.theorems.report import Outcome, png, theorem_figure
     >>> import pytest
-    >>> _ = pytest.importorskip("matplotlib")
+    >>> _ = pytest.importorskip("matplotlib", reason="pip install 'attngeo[plot]'")
     >>> path = png(theorem_figure([Outcome(get("single-layer-dimension"), 0, 1.0, "")]),
     ...            Path(tempfile.mkdtemp()) / "theorems.png")
     >>> path.read_bytes()[:4]

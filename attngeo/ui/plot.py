@@ -180,7 +180,7 @@ def dimension_figure(rows: list[dict], x: str, plt):
 
     Examples
     --------
-    >>> import pytest; plt = pytest.importorskip("matplotlib.pyplot")
+    >>> import pytest; plt = pytest.importorskip("matplotlib.pyplot", reason="pip install 'attngeo[plot]'")
     >>> rows = [{"widths": [d, d], "ranks": [a], "heads": [1], "tokens": 2, "normalization": "lightning",
     ...          "dimension": d * d, "lower": d * d, "upper": d * d, "certified": True} for d in (2, 3) for a in (1, 2)]
     >>> fig = dimension_figure(rows, "width", plt)
@@ -234,7 +234,7 @@ def defect_figure(rows: list[dict], x: str, y: str, plt):
 
     Examples
     --------
-    >>> import pytest; plt = pytest.importorskip("matplotlib.pyplot")
+    >>> import pytest; plt = pytest.importorskip("matplotlib.pyplot", reason="pip install 'attngeo[plot]'")
     >>> rows = [{"widths": [d, d], "ranks": [a], "heads": [1], "tokens": 2, "normalization": "lightning",
     ...          "dimension": 10, "naive": 10 + (a > d), "certified": True} for d in (2, 3) for a in (1, 2, 3)]
     >>> fig = defect_figure(rows, "width", "rank", plt)
@@ -312,7 +312,7 @@ def time_figure(rows: list[dict], plt):
 
     Examples
     --------
-    >>> import pytest; plt = pytest.importorskip("matplotlib.pyplot")
+    >>> import pytest; plt = pytest.importorskip("matplotlib.pyplot", reason="pip install 'attngeo[plot]'")
     >>> rows = [{"widths": [2, 2], "ranks": [1] * l, "heads": [1], "tokens": 2, "normalization": "lightning",
     ...          "parameters": p, "seconds": 0.1 + 1e-4 * p ** 2} for l, p in ((1, 5), (1, 10), (2, 100), (2, 400),
     ...                                                                     (3, 800), (3, 1600))]
@@ -380,7 +380,7 @@ def plot(folder, out=None, fmt: str = "png", x: str = "width", y: str = "layers"
     Examples
     --------
     >>> import tempfile, pytest
-    >>> _ = pytest.importorskip("matplotlib")
+    >>> _ = pytest.importorskip("matplotlib", reason="pip install 'attngeo[plot]'")
     >>> from attngeo.ui.sweep import grid, sweep
     >>> folder = tempfile.mkdtemp() + "/s"
     >>> _ = sweep(grid([2, 3], [1, 2], [1], [2]), folder, workers=1, progress=None)

@@ -461,8 +461,14 @@ class Parametrization:
         >>> from attngeo.geometry.fibers.deep import Parametrization
         >>> Parametrization([1, 0], fmpq_poly([-4, 0, 1]), [fmpq_poly([0, 1]), fmpq_poly([1])]).to_dict()
         {'form': ['1', '0'], 'g': ['-4', '0', '1'], 'x': [['0', '1'], ['1']]}
+
+        A coordinate that is 0 at every solution is ``['0']``, never the empty list flint gives the zero
+        polynomial (the checker wants a coefficient; a point given with a zero entry met it):
+
+        >>> Parametrization([1], fmpq_poly([0, 1]), [fmpq_poly([])]).to_dict()["x"]
+        [['0']]
         """
-        coeffs = lambda p: [str(c) for c in p.coeffs()]  # noqa: E731
+        coeffs = lambda p: [str(c) for c in p.coeffs()] or ["0"]  # noqa: E731
         return {"form": [str(c) for c in self.form], "g": coeffs(self.g), "x": [coeffs(p) for p in self.x]}
 
 
@@ -958,6 +964,10 @@ def into_slice(arch: Architecture, point) -> list[fmpq]:
                                         "slice meets (docs/fibers.md §3); elimination needs a point where that "
                                         "block is invertible")
             w = act(arch, w, "inter", i, G.inv())
+    for i, (_, K, _) in enumerate(split_point(arch, w), 1):
+        if K[0, 0] == 0:
+            raise InvalidInputError(f"K{i}[0, 0] is 0 once the point is moved into the gauge slice: it lies outside "
+                                    "the set the slice meets (docs/fibers.md §3), where elimination describes the fiber")
     return _in_slice(arch, w)
 
 
