@@ -53,8 +53,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     for reason, n in reasons.most_common():
         terminalreporter.write_line(f"{n:5d} skipped: {reason}")
     if deselected:
-        terminalreporter.write_line(f"{deselected:5d} deselected by the default -m 'not slow' (pyproject.toml): "
-                                    "python3 -m pytest -m slow runs them (minutes)")
+        terminalreporter.write_line(f"{deselected:5d} deselected (the default -m 'not slow' of pyproject.toml, or "
+                                    "-k): python3 -m pytest -m slow runs the slow ones (minutes)")
 
 
 @pytest.fixture(scope="session")

@@ -399,12 +399,16 @@ def test_the_report_says_proved_for_all_sizes_beside_the_range(tmp_path):
     from attngeo.theorems.registry import get
     from attngeo.theorems.report import Outcome, latex, markdown
 
-    proved = Outcome(get("single-layer-dimension"), 0, 1.0, "", proved="for all sizes: dim M = f; one layer")
+    proved = Outcome(get("single-layer-dimension"), 0, 1.0, "", proved="for all sizes: dim M = ... (8 pieces)")
     failed = Outcome(get("deep-dimension"), 0, 1.0, "", proof_failure="the checker refused it")
     text = markdown([proved, failed], tmp_path, 2.0)
-    assert "| | the statement | all sizes | **proved for all sizes**: dim M = f; one layer | |" in text
+    # the theorem the checker verified, typeset (sympy.latex), never its ASCII claim
+    formula = r"$\dim \mathcal{M} = - a^{2} + 2 a d + d d' - 1$ if $a \leq d$; $d^{2} + d d' - 1$ if $a \geq d + 1$"
+    assert f"| | the statement | all sizes | **proved for all sizes**: {formula} for all $d \\geq 1$" in text
+    assert "(8 pieces, verified by the checker)" in text and "2*d*a" not in text
     assert "**FAILED**: the checker refused it" in text and proved.ok and not failed.ok
-    assert r"\textbf{proved for all sizes}" in latex([proved], tmp_path, 2.0)
+    tex = latex([proved], tmp_path, 2.0)
+    assert r"\textbf{proved for all sizes}: " + formula in tex and "d \\textgreater{}=" not in tex
     assert get("single-layer-dimension").all_sizes and not get("softmax-single-layer").all_sizes
 
 

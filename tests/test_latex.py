@@ -192,3 +192,11 @@ def test_every_results_latex_compiles_between_delimiters(tmp_path):
     chunks.update({f"{name} (notebook)": r._repr_latex_() for name, r in results.items() if hasattr(r, "_repr_latex_")})
     code, log = _compile(tmp_path, chunks)
     assert code == 0, log[-3000:]
+
+
+def test_a_notebook_cell_of_a_long_result_stays_small():
+    eq = graded_equations(Architecture((4, 1), (2,), tokens=2), 4)   # 85 representatives, 150 kB of LaTeX
+    assert len(eq.latex()) > eq.NOTEBOOK_LATEX and eq._repr_latex_() is None  # Jupyter shows the text instead
+    assert len(eq._repr_html_()) < 2_000
+    small = graded_equations(Architecture((2, 1), (1,), tokens=2), 2)
+    assert small._repr_latex_() == f"${small.latex()}$"
