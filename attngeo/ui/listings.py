@@ -23,6 +23,11 @@ def _paragraph(*sentences: str) -> str:
     return latex.tex_escape(" ".join(sentences)) + "\n"
 
 
+def _paragraphs(sentences: list[str]) -> str:
+    """LaTeX text: one paragraph per sentence (each a line of the plain output)."""
+    return "\n".join(_paragraph(s) for s in sentences)
+
+
 def _note(text: str, as_latex: bool) -> str:
     """A line such as ``certificate  c.json``: as it is in text, a LaTeX comment in LaTeX (it names a file)."""
     return f"% {text}" if as_latex else text
@@ -138,14 +143,17 @@ def singular(av, qkv, strata, args) -> Listing:
                 if rows:
                     out.append(latex.equations(rows))
                 rows, section = [], where
-                out.append(_paragraph(f"Pulled back along A = K^T Q: {counts[where]} generators."))
+                out.append(rf"Pulled back along $A = K^\top Q$: {counts[where]} generators." + "\n")
             rows.append((f"g_{{{_index(chosen, k)}}}", latex.terms(g)))
         if rows:
             out.append(latex.equations(rows))
         return "\n".join(out)
 
     tail = [latex.display(strata.latex()), *(_paragraph(n) for n in notes), *certificate]
-    return Listing(_paragraph(head), items, render_latex, "\n".join(tail), "generators", comment="% ")
+    head = (r"[HMK]'s singular locus $\{\operatorname{rank} A \cdot \operatorname{rank} V \le 1\}$: its ideal in "
+            rf"$(A, V)$ has {len(av.gens)} generators of degree{'s' * (len(degrees) > 1)} "
+            + ", ".join(map(str, degrees)) + ".\n")
+    return Listing(head, items, render_latex, "\n".join(tail), "generators", comment="% ")
 
 
 def _index(chosen: list, k: int) -> int:
@@ -228,7 +236,7 @@ def graded(eq, args) -> Listing:
             rows.append((f"h_{{{k}}}", first + [last + rf" \quad (\text{{orbit of }} {n})"]))
         return latex.equations(rows)
 
-    return Listing(head, reps, render, "\n".join([_paragraph(*tail)] + _certificate(args)), "representatives",
+    return Listing(head, reps, render, "\n".join([_paragraphs(tail)] + _certificate(args)), "representatives",
                    comment="% ")
 
 
@@ -243,7 +251,7 @@ def _equations(head: str, gens: list, tail: list[str], args) -> Listing:
                        "\n".join(tail + _certificate(args)), "generators")
     return Listing(_paragraph(head), gens,
                    lambda chosen: latex.equations([(f"g_{{{k}}}", latex.terms(g)) for k, g in enumerate(chosen, 1)]),
-                   "\n".join([_paragraph(*tail)] + _certificate(args)), "generators", comment="% ")
+                   "\n".join([_paragraphs(tail)] + _certificate(args)), "generators", comment="% ")
 
 
 def export(script: str, what: str, comment: str) -> Listing:
