@@ -297,7 +297,7 @@ def _cmd_fiber(args) -> int:
         point = load_weights(arch, args.weights) if args.weights else None
         result = fiber_at_point(arch, seed=args.random if args.random is not None else args.seed, point=point,
                                 method=args.method, engine=args.engine, timeout=args.timeout)
-        if point is not None and type(result).__name__ == "DeepFiber":
+        if point is not None and arch.is_plain and type(result).__name__ == "DeepFiber":  # several heads: not moved
             moved = ("note: elimination works in a gauge slice: the given weights were moved into it by the symmetry "
                      "group (the same function, the same fiber); the certificate is at the moved point")
     else:

@@ -165,12 +165,17 @@ def _fit_titles(fig):
 
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
+    page = fig.bbox
     for title in [fig._suptitle] + [ax.title for ax in fig.axes]:
         text = title.get_text() if title is not None else ""
-        width = title.get_window_extent(renderer).width if text else 0
-        if width > 0.95 * fig.bbox.width:
+        if not text:
+            continue
+        box = title.get_window_extent(renderer)
+        centre = (box.x0 + box.x1) / 2  # a title is centred over its axes, which a legend may push aside
+        room = 2 * min(centre - page.x0, page.x1 - centre) * 0.95
+        if box.width > room:
             longest = max(map(len, text.splitlines()))
-            chars = max(12, int(longest * 0.9 * fig.bbox.width / width))
+            chars = max(12, int(longest * room / box.width))
             title.set_text("\n".join(textwrap.fill(line, chars) for line in text.splitlines()))
     return fig
 
