@@ -1,42 +1,73 @@
-"""LaTeX for the mathematics attngeo prints: rationals, matrices, polynomials.
+"""LaTeX for the mathematics attngeo prints: rationals, matrices, polynomials, and the layout of whole outputs.
 
 Variable names follow one convention so that polynomials render the way a paper
 writes them: ``A_1_2`` is :math:`A_{12}`, ``c_1_2_12`` is :math:`c_{1,2,12}`
 (indices joined by commas when any has two digits), a name without underscores
 renders as itself.
+
+Two conventions hold for every result: ``latex()`` is one string of *math*
+(paste it between ``$...$`` or ``\\[...\\]``), and ``latex_parts()``, where a
+result has parts (generators, lines), gives them one by one. What ``--latex``
+prints is a *fragment* for the body of a document that loads ``amsmath`` and
+``amssymb``: text, and math inside delimiters (:func:`display`, :func:`equations`),
+long sums broken between terms (:func:`wrap`), never ``breqn``.
+
+Rationals, matrices and the all-sizes formulas are printed by ``sympy.latex``;
+polynomials keep a printer of their own (docs/architecture.md, "LaTeX": sympy
+is about 30 times slower on the implicit equations, reorders their terms and
+renders ``c_1_2_12`` as ``c_{1 2 12}``).
 """
 
 from __future__ import annotations
 
 import re
 
+import sympy
 from flint import fmpq, fmpq_mat
 
 
 def rational(x: fmpq) -> str:
-    """An exact rational: an integer as itself, otherwise a signed ``\\tfrac``.
+    """An exact rational, by ``sympy.latex``: an integer as itself, otherwise a signed ``\\frac``.
 
     Examples
     --------
     >>> print(rational(fmpq(-3, 4)), rational(fmpq(6, 3)))
-    -\\tfrac{3}{4} 2
+    - \\frac{3}{4} 2
     """
-    if x.q == 1:
-        return str(x.p)
-    sign = "-" if x.p < 0 else ""
-    return rf"{sign}\tfrac{{{abs(x.p)}}}{{{x.q}}}"
+    x = fmpq(x)
+    return str(x.p) if x.q == 1 else sympy.latex(sympy.Rational(int(x.p), int(x.q)))
 
 
 def matrix(M: fmpq_mat) -> str:
-    """A rational matrix as a ``pmatrix``.
+    """A rational matrix as a ``pmatrix``, by ``sympy.latex``.
 
     Examples
     --------
     >>> print(matrix(fmpq_mat([[1, fmpq(1, 2)], [0, -1]])))
-    \\begin{pmatrix}1 & \\tfrac{1}{2} \\\\ 0 & -1\\end{pmatrix}
+    \\begin{pmatrix}1 & \\frac{1}{2}\\\\0 & -1\\end{pmatrix}
     """
-    rows = [" & ".join(rational(M[r, c]) for c in range(M.ncols())) for r in range(M.nrows())]
-    return r"\begin{pmatrix}" + r" \\ ".join(rows) + r"\end{pmatrix}"
+    rows = [[sympy.Rational(int(M[r, c].p), int(M[r, c].q)) for c in range(M.ncols())] for r in range(M.nrows())]
+    return sympy.latex(sympy.Matrix(rows), mat_str="pmatrix", mat_delim="")
+
+
+#: How the all-sizes statements spell a size that a page writes otherwise (``dd`` is the output width ``d'``).
+SIZE_NAMES = {"dd": "d'"}
+
+
+def expression(text: str) -> str:
+    """A formula or relation of sizes (``2*d*a + d*dd - a^2 - 1``, ``h*a <= d``), by ``sympy.latex``.
+
+    The strings are the all-sizes statements' own (:mod:`attngeo.theorems.allsizes`), never user input.
+
+    Examples
+    --------
+    >>> print(expression("2*d*a + d*dd - a^2 - 1"))
+    - a^{2} + 2 a d + d d' - 1
+    >>> print(expression("h*a <= d"))
+    a h \\leq d
+    """
+    names = {sympy.Symbol(k): v for k, v in SIZE_NAMES.items()}
+    return sympy.latex(sympy.sympify(text), symbol_names=names)
 
 
 def variable(name: str) -> str:
@@ -66,8 +97,33 @@ def _monomial(names: list[str], exps: tuple) -> str:
     return " ".join(parts)
 
 
+def terms(p) -> list[str]:
+    """The terms of a python-flint polynomial in LaTeX, in the ring's order, each with its sign but the first
+    (``["A_{11}^{2}", "- 3 A_{11} V_{12}", "+ 3"]``): the places a long equation may break.
+
+    Examples
+    --------
+    >>> from flint import fmpq_mpoly_ctx
+    >>> ctx = fmpq_mpoly_ctx.get(("A_1_1", "V_1_2"), "degrevlex")
+    >>> a, v = ctx.gens()
+    >>> terms(-a**2 - a * v / 2 + 3)
+    ['-A_{11}^{2}', '- \\\\frac{1}{2} A_{11} V_{12}', '+ 3']
+    """
+    names = list(p.context().names())
+    if p == 0:
+        return ["0"]
+    out = []
+    for i, (exps, c) in enumerate(zip(p.monoms(), p.coeffs())):
+        c = fmpq(c)
+        mono = _monomial(names, exps)
+        mag = rational(abs(c)) if (abs(c) != 1 or not mono) else ""
+        body = " ".join(x for x in (mag, mono) if x)
+        out.append(("-" if c < 0 else "") + body if i == 0 else f"{'-' if c < 0 else '+'} {body}")
+    return out
+
+
 def polynomial(p) -> str:
-    """A python-flint ``fmpq_mpoly`` / ``fmpz_mpoly`` in LaTeX, terms in the ring's order.
+    """A python-flint ``fmpq_mpoly`` / ``fmpz_mpoly`` in LaTeX, terms in the ring's order (:func:`terms`).
 
     Variable names follow :func:`variable`; coefficients follow :func:`rational`.
 
@@ -77,20 +133,9 @@ def polynomial(p) -> str:
     >>> ctx = fmpq_mpoly_ctx.get(("A_1_1", "V_1_2"), "degrevlex")
     >>> a, v = ctx.gens()
     >>> polynomial(a**2 - a * v / 2 + 3)
-    'A_{11}^{2} - \\\\tfrac{1}{2} A_{11} V_{12} + 3'
+    'A_{11}^{2} - \\\\frac{1}{2} A_{11} V_{12} + 3'
     """
-    names = list(p.context().names())
-    if p == 0:
-        return "0"
-    out = []
-    for i, (exps, c) in enumerate(zip(p.monoms(), p.coeffs())):
-        c = fmpq(c)
-        mono = _monomial(names, exps)
-        sign = "-" if c < 0 else "+"
-        mag = rational(abs(c)) if (abs(c) != 1 or not mono) else ""
-        body = " ".join(x for x in (mag, mono) if x)
-        out.append((("-" if sign == "-" else "") if i == 0 else f" {sign} ") + body)
-    return "".join(out)
+    return " ".join(terms(p))
 
 
 def balanced(text: str) -> bool:
@@ -118,10 +163,34 @@ def architecture(arch) -> str:
     >>> from attngeo import Architecture
     >>> print(architecture(Architecture((3, 3, 3), (2, 2), tokens=3)))
     \\text{lightning attention}\\; d = (3, 3, 3),\\; a = (2, 2),\\; t = 3
+    >>> print(architecture(Architecture((4, 4), (2,), heads=2, value_ranks=1, causal=True)))
+    \\text{lightning attention}\\; d = (4, 4),\\; a = (2),\\; h = (2),\\; b = (1),\\; t = 2,\\; \\text{causal}
     """
-    d = ", ".join(map(str, arch.widths))
-    a = ", ".join(map(str, arch.ranks))
-    return rf"\text{{{arch.normalization} attention}}\; d = ({d}),\; a = ({a}),\; t = {arch.tokens}"
+    def tup(values):
+        return "(" + ", ".join(map(str, values)) + ")"
+
+    out = rf"\text{{{arch.normalization} attention}}\; d = {tup(arch.widths)},\; a = {tup(arch.ranks)}"
+    if set(arch.heads) != {1}:
+        out += rf",\; h = {tup(arch.heads)}"
+    if arch.value_ranks is not None:
+        out += rf",\; b = {tup(arch.value_ranks)}"
+    out += rf",\; t = {arch.tokens}"
+    return out + "".join(rf",\; \text{{{name}}}" for name in ("residual", "causal") if getattr(arch, name))
+
+
+def orbits(n: int) -> str:
+    """The union of ``n`` orbits ``G \\cdot W_i`` (written out up to three, else as one big union).
+
+    Examples
+    --------
+    >>> print(orbits(2))
+    G \\cdot W_{0} \\cup G \\cdot W_{1}
+    >>> print(orbits(12))
+    \\bigcup_{i=0}^{11} G \\cdot W_{i}
+    """
+    if n <= 3:
+        return r" \cup ".join(rf"G \cdot W_{{{i}}}" for i in range(n))
+    return rf"\bigcup_{{i=0}}^{{{n - 1}}} G \cdot W_{{i}}"
 
 
 def dimension(lower: int, upper: int) -> str:
@@ -148,7 +217,7 @@ def forms(F: list[list]) -> str:
     >>> ctx = fmpq_mpoly_ctx.get(("y0", "y1"), "degrevlex")
     >>> y0, y1 = ctx.gens()
     >>> print(forms([[y0**2, y0 * y1], [ctx.from_dict({}), y1**2 / 2]]))
-    \\begin{pmatrix}y_{0}^{2} & y_{0} y_{1} \\\\ 0 & \\tfrac{1}{2} y_{1}^{2}\\end{pmatrix}
+    \\begin{pmatrix}y_{0}^{2} & y_{0} y_{1} \\\\ 0 & \\frac{1}{2} y_{1}^{2}\\end{pmatrix}
     """
     rows = [" & ".join(polynomial(p) for p in row) for row in F]
     return r"\begin{pmatrix}" + r" \\ ".join(rows) + r"\end{pmatrix}"
@@ -162,6 +231,8 @@ FORMULAS = {
     "a(2d - a) + dd'": r"a(2d - a) + dd'",
     "d^2 + dd'": r"d^2 + dd'",
     "l a (2d - a) + d^2 (Conj. 3.10)": r"l\,a(2d - a) + d^2\ \text{(Conj. 3.10)}",
+    # beyond [HMK]'s model the comparison is the naive count (model/formulas.py says which group)
+    "parameters - dim G (per head GL(a) x GL(b) [x C*], GL(d_i) between layers unless residual)": r"P - \dim G",
 }
 
 
@@ -172,25 +243,135 @@ def formula(name: str) -> str:
     --------
     >>> print(formula("l a (2d - a) + d^2 - l"))
     l\\,a(2d - a) + d^2 - l
-    >>> print(formula("no such formula"))
-    \\text{no such formula}
+    >>> print(formula("no_such formula"))
+    \\text{no\\_such formula}
     """
-    return FORMULAS.get(name, rf"\text{{{name}}}")
+    return FORMULAS.get(name, rf"\text{{{tex_escape(name)}}}")
 
 
 _TEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
-        "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+        "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+        # without T1 fonts (a document that does not load fontenc) "<" and ">" would print as "¡" and "¿"
+        "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}"}
 
 
 def tex_escape(text: str) -> str:
-    """Plain text for LaTeX (every special character escaped).
+    r"""Plain text for LaTeX (every special character escaped, ``<`` and ``>`` right in any font encoding).
 
     Examples
     --------
-    >>> tex_escape("a_1 & 50% {x}")
-    'a\\\\_1 \\\\& 50\\\\% \\\\{x\\\\}'
+    >>> print(tex_escape("a_1 & 50% {x} <= 3"))
+    a\_1 \& 50\% \{x\} \textless{}= 3
     """
     return "".join(_TEX.get(ch, ch) for ch in text)
+
+
+# -- the layout of a whole output: text, displays, long equations broken between terms -----------------
+
+#: The printed width of one display line, in characters of math: a 10pt article line holds about 65, and a
+#: broken equation's continuation lines are indented.
+LINE = 48
+
+#: Blocks of at most this many lines: align* never breaks across pages, so a long list is several blocks.
+BLOCK = 20
+
+
+def width(tex: str) -> float:
+    r"""About how many characters of math ``tex`` prints: a command (``\lambda``) is one, braces, ``^`` and
+    ``_`` are none, a character in a sub- or superscript two thirds.
+
+    Examples
+    --------
+    >>> width("c_{1,1,22}^{2}"), width(r"\lambda + 1")
+    (5.667, 3.0)
+    """
+    total, depth, scripts = 0, 0, []  # scripts: the brace depths at which a sub/superscript group opened
+    i = 0
+    while i < len(tex):
+        ch = tex[i]
+        if ch == "\\":
+            m = re.match(r"\\([A-Za-z]+|.)", tex[i:])
+            i += len(m.group(0))
+            total += 1 if m.group(1) not in ("left", "right", "begin", "end", ",", ";", ":", "!") else 0
+            continue
+        if ch in "^_":
+            if tex[i + 1:i + 2] == "{":
+                scripts.append(depth + 1)
+            i += 1
+            continue
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            if scripts and scripts[-1] == depth:
+                scripts.pop()
+            depth -= 1
+        elif ch != " ":
+            total += 2 / 3 if scripts else 1
+        i += 1
+    return round(float(total), 3)
+
+
+def wrap(pieces: list[str], line: float = LINE) -> list[str]:
+    """Pieces of a long expression (the signed terms of a sum, :func:`terms`) joined into lines of at most
+    ``line`` printed characters; a piece wider than a line has one of its own.
+
+    Examples
+    --------
+    >>> wrap(["a", "+ b", "+ c", "- d"], line=5)
+    ['a + b', '+ c - d']
+    """
+    out: list[list[str]] = []
+    used = 0.0
+    for piece in pieces:
+        w = width(piece)
+        if out and used + w <= line:
+            out[-1].append(piece)
+            used += w + 1
+        else:
+            out.append([piece])
+            used = w
+    return [" ".join(group) for group in out]
+
+
+def display(*lines: str) -> str:
+    """Math lines as a display: ``\\[ ... \\]`` for one line, else ``gather*`` blocks (:data:`BLOCK` lines each).
+
+    Examples
+    --------
+    >>> print(display("x = 1"))
+    \\[ x = 1 \\]
+    >>> print(display("x = 1", "y = 2"))
+    \\begin{gather*}
+    x = 1 \\\\
+    y = 2
+    \\end{gather*}
+    """
+    if len(lines) == 1:
+        return rf"\[ {lines[0]} \]"
+    blocks = [lines[k:k + BLOCK] for k in range(0, len(lines), BLOCK)]
+    return "\n".join("\\begin{gather*}\n" + " \\\\\n".join(block) + "\n\\end{gather*}" for block in blocks)
+
+
+def equations(rows: list[tuple[str, list[str]]], relation: str = "=", line: float = LINE) -> str:
+    """Named equations ``lhs = t_1 + t_2 + ...`` as ``align*`` blocks: each right side broken between its
+    pieces (:func:`wrap`), continuation lines indented, at most :data:`BLOCK` lines per block.
+
+    Examples
+    --------
+    >>> print(equations([("g_{1}", ["a", "+ b", "+ c"]), ("g_{2}", ["d"])], line=5))
+    \\begin{align*}
+    g_{1} &= a + b \\\\
+    &\\quad + c \\\\
+    g_{2} &= d
+    \\end{align*}
+    """
+    out: list[str] = []
+    for lhs, pieces in rows:
+        first, *rest = wrap(pieces, line) or [""]
+        out.append(f"{lhs} &{relation} {first}")
+        out += [rf"&\quad {more}" for more in rest]
+    blocks = [out[k:k + BLOCK] for k in range(0, len(out), BLOCK)]
+    return "\n".join("\\begin{align*}\n" + " \\\\\n".join(block) + "\n\\end{align*}" for block in blocks)
 
 
 # -- sizes, ranges of sizes and the places a counterexample sits (the certification report) --

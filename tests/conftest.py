@@ -7,7 +7,7 @@ from attngeo import Architecture, CertificateRejected, certify_dimension, check_
 from attngeo.exact.engine import INSTALL_HINT, find_msolve, find_singular
 
 #: doctests that run an elimination only msolve reaches (their modules may not carry pytest marks)
-MSOLVE_DOCTEST_MODULES = ("attngeo.geometry.loci.implicit",)
+MSOLVE_DOCTEST_MODULES = ("attngeo.geometry.loci.implicit", "attngeo.ui.listings")
 
 #: marker -> (is the engine here?, why a test is skipped without it). The default engine ("auto") is msolve
 #: when installed, else python-flint (at most 6 variables): a test that eliminates more with the default
@@ -34,6 +34,27 @@ def pytest_collection_modifyitems(config, items):
             module = dtest.globs.get("__name__") if dtest is not None else None
             if item.get_closest_marker(name) or (name == "msolve" and module in MSOLVE_DOCTEST_MODULES):
                 item.add_marker(skip)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """After every run, what was left out and how to run it: each skip's reason (it names the missing tool and its
+    install line, or the marker) with its count, and the tests the default ``-m 'not slow'`` deselects."""
+    from collections import Counter
+
+    reasons = Counter()
+    for report in terminalreporter.stats.get("skipped", []):
+        longrepr = report.longrepr
+        reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+        reasons[reason.removeprefix("Skipped: ")] += 1
+    deselected = len(terminalreporter.stats.get("deselected", []))
+    if not reasons and not deselected:
+        return
+    terminalreporter.section("tests left out, and how to run them (README, \"Tests\")")
+    for reason, n in reasons.most_common():
+        terminalreporter.write_line(f"{n:5d} skipped: {reason}")
+    if deselected:
+        terminalreporter.write_line(f"{deselected:5d} deselected (the default -m 'not slow' of pyproject.toml, or "
+                                    "-k): python3 -m pytest -m slow runs the slow ones (minutes)")
 
 
 @pytest.fixture(scope="session")

@@ -275,7 +275,7 @@ def _engines() -> dict[int, tuple[int, str]]:
 
 
 @pytest.mark.msolve
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process table from /proc")
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process table from /proc, which this system has not (Linux only)")
 def test_a_budget_overrun_leaves_no_engine_running(pool, tmp_path, monkeypatch):
     """A forged linear basis that only the replay can expose, in 25 variables: msolve would run for hours.
 

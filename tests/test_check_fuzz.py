@@ -39,6 +39,7 @@ from hypothesis import strategies as st
 
 from attacks import make_corpus as corpus
 from attngeo.check import check_certificate, check_file
+from attngeo.exact.engine import INSTALL_HINT
 from attngeo.exceptions import CannotVerify, CertificateFormatError, CertificateRejected
 
 REFUSED = (CertificateRejected, CertificateFormatError, CannotVerify)
@@ -277,7 +278,7 @@ def _deadline(seconds: float):
 def _names(kind: str, pool: dict) -> list[str]:
     names = [n for n in KINDS[kind] if n in pool]
     if not names:
-        pytest.skip(f"no honest {kind} certificate here (msolve missing)")
+        pytest.skip(f"no honest {kind} certificate here: msolve is not installed; {INSTALL_HINT}")
     return names
 
 
@@ -387,7 +388,7 @@ SWEEP_NAMES = [n for n in corpus.MSOLVE_KINDS if not n.startswith("deep-fiber")]
 
 def _sweep(pool: dict, claims: dict, name: str, paths) -> None:
     if name not in pool:
-        pytest.skip(f"{name} needs msolve")
+        pytest.skip(f"{name} needs msolve, which is not installed; {INSTALL_HINT}")
     failures = []
     for path in paths:
         for value in SWEEP_VALUES:
@@ -406,7 +407,7 @@ def _sweep(pool: dict, claims: dict, name: str, paths) -> None:
 def test_every_field_refuses_a_value_of_the_wrong_type(pool, claims, name):
     """Deterministic: each top-level field replaced by one value of each JSON type, in turn."""
     if name not in pool:
-        pytest.skip(f"{name} needs msolve")
+        pytest.skip(f"{name} needs msolve, which is not installed; {INSTALL_HINT}")
     _sweep(pool, claims, name, [(k,) for k in pool[name]])
 
 
@@ -415,7 +416,7 @@ def test_every_field_refuses_a_value_of_the_wrong_type(pool, claims, name):
 @pytest.mark.parametrize("name", [pytest.param(n, id=n) for k in KINDS.values() for n in k])
 def test_long_sweep_of_every_node(pool, claims, name):
     if name not in pool:
-        pytest.skip(f"{name} needs msolve")
+        pytest.skip(f"{name} needs msolve, which is not installed; {INSTALL_HINT}")
     _sweep(pool, claims, name, [p for p, _ in _nodes(pool[name]) if p])
 
 

@@ -500,3 +500,99 @@ def test_dim_summarises_a_long_list_of_families(capsys):
         count = sum(n.partition("(")[0] == kind for n in names)
         assert f"{kind} x{count} (" in line
     assert sum(int(part.split(" (")[0]) for part in line.split(" x")[1:]) == len(names)
+
+
+# -- no silent defaults: --method on one layer, --weights on a deep network --------------------------------
+
+
+def test_a_method_on_a_single_layer_is_refused_not_ignored(capsys):
+    _refused(["fiber", "--widths", "3,3", "--ranks", "2", "--random", "1", "--method", "virtual"], capsys,
+             "--method virtual", "single layer", "drop --method")
+    assert main(["fiber", "--widths", "3,3", "--ranks", "2", "--random", "1", "--method", "auto"]) == 0
+
+
+def _deep_weights(tmp_path, arch, seed: int) -> Path:
+    import random
+
+    rng = random.Random(seed)
+    path = tmp_path / "deep.json"
+    path.write_text(json.dumps([rng.randint(-3, 3) for _ in range(arch.parameter_count)]))
+    return path
+
+
+def test_a_deep_fiber_at_given_weights_by_virtual_weights(tmp_path, capsys):
+    from attngeo import Architecture, check_certificate
+    from attngeo.model.network import read_point
+
+    arch = Architecture((3, 3, 3), (2, 2), tokens=2)
+    path, cert = _deep_weights(tmp_path, arch, 1), tmp_path / "v.json"
+    assert main(["fiber", "--widths", "3,3,3", "--ranks", "2,2", "--weights", str(path), "--json",
+                 "--certificate", str(cert)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["fiber_points"] == 1 and out["generic"] is True and out["engine"] is None
+    saved = json.loads(cert.read_text())
+    assert [str(v) for v in read_point(arch, json.loads(path.read_text()))] == saved["point"]  # at that very point
+    assert "fiber = 1 orbit" in check_certificate(saved).claim
+
+
+@pytest.mark.msolve
+def test_a_deep_fiber_at_given_weights_by_elimination_moves_them_into_the_slice_and_says_so(tmp_path, capsys):
+    from attngeo import Architecture, check_certificate, evaluate
+
+    arch = Architecture((2, 2, 2), (2, 2), tokens=2)
+    path, cert = _deep_weights(tmp_path, arch, 6), tmp_path / "g.json"  # a generic point (seed 4: rank A_1 = 1)
+    argv = ["fiber", "--widths", "2,2,2", "--ranks", "2,2", "--weights", str(path), "--method", "groebner"]
+    assert main(argv + ["--certificate", str(cert)]) == 0
+    out = capsys.readouterr().out
+    assert "moved into it by the symmetry group" in out and "fiber = symmetry orbit" in out
+    moved = json.loads(cert.read_text())["point"]
+    X = [[1, -2], [3, 1]]
+    assert evaluate(arch, moved, X) == evaluate(arch, json.loads(path.read_text()), X)  # the same function
+    assert check_certificate(json.loads(cert.read_text())).claim
+    assert main(argv + ["--json"]) == 0
+    both = json.loads(capsys.readouterr().out), None
+    assert main(["fiber", "--widths", "2,2,2", "--ranks", "2,2", "--weights", str(path), "--json"]) == 0
+    both = (both[0], json.loads(capsys.readouterr().out))
+    assert both[0].keys() == both[1].keys()  # one record, whatever the method (DEEP_FIBER_KEYS)
+    assert both[0]["fiber_points"] == both[1]["fiber_points"] == 1  # not null for one method and 1 for the other
+    assert both[0]["generic"] is None and both[1]["generic"] is True and both[1]["engine"] is None
+    singular_v = _deep_weights(tmp_path, arch, 1)  # V_1 singular: outside the open set the slice meets
+    _refused(argv[:-4] + ["--weights", str(singular_v), "--method", "groebner"], capsys, "V1[:, :2] is singular")
+
+
+# -- output sized for a terminal ------------------------------------------------------------------------
+
+
+def test_a_folder_of_many_certificates_is_summarized_and_full_or_output_gives_every_line(tmp_path, capsys):
+    from attngeo import Architecture, certify_dimension
+
+    cert = certify_dimension(Architecture((2, 2), (1,), tokens=2), seed=0).to_json()
+    for k in range(120):
+        (tmp_path / f"c{k:03d}.json").write_text(json.dumps(cert))
+    (tmp_path / "forged.json").write_text(json.dumps({**cert, "lower": 7}))
+    assert main(["check", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert len(out.encode()) < 10_000 and out.splitlines()[0].startswith("REJECTED")  # the problem comes first
+    assert "more files not shown" in out and out.rstrip().endswith("120 valid, 1 rejected, 0 unusable")
+    assert main(["check", str(tmp_path), "--full"]) == 1
+    assert len(capsys.readouterr().out.splitlines()) == 122
+    listing = tmp_path / "all.txt"
+    assert main(["check", str(tmp_path), "--output", str(listing)]) == 1
+    assert f"is in {listing}" in capsys.readouterr().out and len(listing.read_text().splitlines()) == 122
+
+
+@pytest.mark.msolve
+def test_a_long_export_is_a_few_comment_lines_unless_asked(tmp_path, capsys):
+    argv = ["implicit", "--widths", "4,1", "--ranks", "2", "--max-degree", "3", "--export", "m2"]  # 224 kB
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert all(line.startswith("-- ") for line in out.splitlines()) and "--output FILE" in out
+    script = tmp_path / "deg3.m2"
+    assert main(argv + ["--output", str(script)]) == 0
+    assert "is in" in capsys.readouterr().out and "ideal(" in script.read_text()
+    assert main(argv + ["--full"]) == 0
+    assert capsys.readouterr().out == script.read_text()
+
+
+def test_output_refuses_a_missing_folder_before_computing(tmp_path, capsys):
+    _refused(["check", str(tmp_path), "--output", str(tmp_path / "no" / "f.txt")], capsys, "--output", "does not exist")

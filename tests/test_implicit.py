@@ -120,7 +120,7 @@ def test_the_d2_quartic_is_the_one_minimal_generator(hypersurface):
     assert hypersurface.minimal_generators_by_degree == {"4": 1}
     s = hypersurface.summary()
     assert s["minimal_generators"] == [str(quartic)] and s["codimension"] == 1 and s["degree"] == 4
-    assert hypersurface.minimal_generators_latex()[0] in hypersurface.latex()
+    assert hypersurface.latex_parts()[0] in hypersurface.latex()
 
 
 @pytest.mark.parametrize("widths,rank", [((2, 2), 1), ((2, 2), 2), ((3, 1), 1)])

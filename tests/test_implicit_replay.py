@@ -16,6 +16,7 @@ from flint import fmpq_mat
 from conftest import assert_rejected
 
 from attngeo import Architecture, check_certificate, implicit_equations
+from attngeo.exact.engine import INSTALL_HINT
 from attngeo.check.loci.implicit import _elimination
 from attngeo.check.msolve import binary, replay, same_basis
 from attngeo.geometry.loci.implicit import (coordinate_names, elimination_size, elimination_system,
@@ -59,7 +60,7 @@ def test_the_chart_and_the_minors_eliminate_to_the_same_basis(widths, rank):
 def test_a_basis_that_is_not_reduced_is_refused_by_the_replay():
     """``g_i + m g_j`` (same leading monomial, same torus weight, still in ``I(M)``) passes every count, not the replay."""
     if binary() is None:
-        pytest.skip("msolve is not installed")
+        pytest.skip(f"msolve is not installed; {INSTALL_HINT}")
     eq = implicit_equations(Architecture((2, 2), (1,), tokens=2))
     G = eq.equations
     ctx = G[0].context()

@@ -22,7 +22,7 @@ import pytest
 
 from attngeo.check.lifetime import limit_cpu
 
-pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process table from /proc")
+pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process table from /proc, which this system has not (Linux only)")
 
 #: the command, with a check or a task that spins for ever (fork children inherit the patch)
 SPINNING = r"""

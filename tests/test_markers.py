@@ -52,3 +52,42 @@ def test_the_engine_tests_pass_or_skip_without_msolve(combination):
 def test_every_engine_test_passes_or_skips_in_every_combination(combination):
     run = _suite(EVERY, COMBINATIONS[combination])
     assert run.returncode == 0, run.stdout[-3000:]
+
+
+def _skip_calls():
+    """Every skip written in the tests and in the package's doctests: (where, call)."""
+    import ast
+
+    for path in sorted([*ROOT.glob("tests/*.py"), *ROOT.glob("attngeo/**/*.py")]):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                    node.func.attr in ("skip", "skipif", "importorskip"):
+                yield f"{path.relative_to(ROOT)}:{node.lineno}", node
+
+
+def test_every_skip_in_the_suite_says_what_is_missing_or_which_marker():
+    """A skip a user can act on (issue 36 item 7): a reason on every skip and importorskip of the test files; the
+    doctests' ``>>>`` lines are strings here, checked by the next test."""
+    import ast
+
+    bare = []
+    for where, call in _skip_calls():
+        keywords = {k.arg: k.value for k in call.keywords}
+        reason = keywords.get("reason") if call.func.attr != "skip" else (call.args[0] if call.args else
+                                                                            keywords.get("reason"))
+        if reason is None or (isinstance(reason, ast.Constant) and not str(reason.value).strip()):
+            bare.append(where)
+    assert not bare, f"skips without a reason: {bare}"
+
+
+def test_the_doctests_skip_with_the_missing_package_named():
+    import re
+
+    bare = []
+    for path in sorted(ROOT.glob("attngeo/**/*.py")):
+        for k, line in enumerate(path.read_text().splitlines(), 1):
+            if ">>>" in line and "importorskip(" in line and "reason=" not in line:
+                bare.append(f"{path.relative_to(ROOT)}:{k}")
+            if ">>>" in line and re.search(r"pytest\.skip\(\s*\)", line):
+                bare.append(f"{path.relative_to(ROOT)}:{k}")
+    assert not bare, f"doctest skips without a reason: {bare}"

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-nbformat = pytest.importorskip("nbformat")
-nbclient = pytest.importorskip("nbclient")
+HINT = "the notebooks run with nbformat and nbclient: python3 -m pip install -e '.[dev]'"
+nbformat = pytest.importorskip("nbformat", reason=f"nbformat is not installed; {HINT}")
+nbclient = pytest.importorskip("nbclient", reason=f"nbclient is not installed; {HINT}")
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -43,6 +44,8 @@ def test_notebook_runs(path):
     assert not any(c.get("outputs") for c in nb.cells if c.cell_type == "code"), "commit notebooks without outputs"
     nbclient.NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
+    sizes = {k: len(json.dumps(c.outputs)) for k, c in enumerate(nb.cells) if c.cell_type == "code"}
+    assert max(sizes.values()) < 100_000, sizes  # no 100-kB cell: long results show a summary (Ideal.SHOWN, ...)
     texts = [o.get("text", "") for o in outputs]
     assert any(t.strip() for t in texts)  # the cells printed something
     if any("matplotlib" in c.source for c in nb.cells if c.cell_type == "code"):

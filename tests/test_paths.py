@@ -71,7 +71,7 @@ def test_a_file_for_a_folder_or_a_folder_for_a_file_is_one_line(hostile, capsys,
     _one_line_exit_2(argv, capsys)
 
 
-@pytest.mark.skipif(not os.path.exists("/sys/kernel/notes"), reason="needs a file even root cannot write")
+@pytest.mark.skipif(not os.path.exists("/sys/kernel/notes"), reason="needs /sys/kernel/notes, a file even root cannot write (Linux only)")
 def test_a_file_that_cannot_be_written_is_one_line(hostile, capsys):
     _one_line_exit_2(["dim", "--widths", "2,2", "--ranks", "1", "--certificate", "/sys/kernel/notes"], capsys)
     _one_line_exit_2(["sweep", "--widths", "2", "--out", "/sys/kernel/notes"], capsys)

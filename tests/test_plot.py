@@ -6,7 +6,8 @@ import pytest
 
 from attngeo.ui.sweep import grid, read_rows, sweep
 
-plt = pytest.importorskip("matplotlib.pyplot")
+plt = pytest.importorskip("matplotlib.pyplot",
+                          reason="matplotlib is not installed: python3 -m pip install 'attngeo[plot]'")
 
 
 @pytest.fixture(scope="module")
@@ -92,3 +93,33 @@ def test_plot_refuses_equal_axes_and_a_folder_without_a_sweep(tmp_path, capsys):
     assert "two different axes" in capsys.readouterr().err
     assert main(["plot", str(tmp_path / "none")]) == 2
     assert "no such folder" in capsys.readouterr().err
+
+
+def _titles(fig) -> list:
+    return [t for t in [fig._suptitle] + [ax.title for ax in fig.axes] if t is not None and t.get_text()]
+
+
+@pytest.mark.parametrize("x, y", [("heads", "width"), ("width", "layers"), ("tokens", "rank")])
+def test_no_title_is_clipped_even_with_one_panel_or_one_column(swept, x, y):
+    from attngeo.ui.plot import defect_figure, dimension_figure, read_results, time_figure
+
+    rows = read_results(swept)
+    one = [r for r in rows if len(r["ranks"]) == 1]  # one panel: the narrowest dimension figure
+    for fig in (dimension_figure(one, x, plt), dimension_figure(rows, x, plt), defect_figure(rows, x, y, plt),
+                defect_figure([r for r in rows if r["heads"][0] == 1], "heads", y, plt), time_figure(one[:3], plt)):
+        fig.canvas.draw()
+        page = fig.bbox
+        for title in _titles(fig):
+            box = title.get_window_extent(fig.canvas.get_renderer())
+            assert page.x0 - 1 <= box.x0 and box.x1 <= page.x1 + 1 and box.y1 <= page.y1 + 1, title.get_text()
+        plt.close(fig)
+
+
+def test_a_constant_plotted_axis_is_warned_about(swept, tmp_path, capsys):
+    from attngeo.ui.cli import main
+
+    assert main(["plot", str(swept), "--x", "tokens", "--y", "width", "--out", str(tmp_path)]) == 0
+    err = capsys.readouterr().err
+    assert "--x tokens is 2 in every row" in err and "heads" in err  # and which axes do vary
+    assert main(["plot", str(swept), "--x", "heads", "--y", "width", "--out", str(tmp_path)]) == 0
+    assert "warning" not in capsys.readouterr().err

@@ -1,8 +1,11 @@
-"""The README's example files are real: the weights file, the TOML grid and the Macaulay2 script read as shown."""
+"""The README's example files are real (the weights file, the TOML grid and the Macaulay2 script read as shown), and
+its commands print what a terminal takes in."""
 
 import json
 import re
 from pathlib import Path
+
+import pytest
 
 from attngeo.ui.cli import main
 
@@ -44,3 +47,95 @@ def test_the_macaulay2_script_shown_is_what_export_prints():
     shown = _block("m2", "MonomialOrder => GRevLex").splitlines()
     assert shown[1] == script[1] and shown[-2:] == script[-2:] and script[0].startswith(shown[0].removesuffix("..."))
     assert script[3].startswith(shown[3].split("...")[0])
+
+
+# -- the newcomer's path: no command of the README prints more than a terminal takes in --------------------
+
+#: Bytes a README command may print unless asked for more (--full, --output; attngeo/ui/output.py).
+TERMINAL = 10_000
+#: README commands that need what the default suite does not make: a whole GPT-2 checkpoint, or a certify run or
+#: a sweep (minutes; the slow test below runs those).
+ELSEWHERE = ("gpt2.safetensors", "certificates/", "certify", "sweep", "plot")
+
+
+def _command_lines() -> list[str]:
+    """Every command of the README's "Command line" block, each bracketed option taken once on its own."""
+    block = README.split("## Command line", 1)[1].split("```bash", 1)[1].split("```", 1)[0].replace("\\\n", " ")
+    out = []
+    for line in block.splitlines():
+        line = line.split("#")[0].strip()
+        if not line.startswith("attngeo "):
+            continue
+        options = re.findall(r"\[([^\]]*)\]", line)
+        base = re.sub(r"\s*\[[^\]]*\]", "", line)
+        out.append(base)
+        out += [base.replace(" >", f" {o} >") if " >" in base else f"{base} {o}" for o in options
+                if "DIR" not in o and "--full" not in o]
+    return out
+
+
+def _run(line: str, capsys) -> int:
+    """One README line in the current folder (``> FILE`` writes stdout there); the bytes it printed."""
+    import shlex
+
+    command, _, target = line.partition(" > ")
+    try:
+        code = main(shlex.split(command)[1:])
+    except SystemExit as stop:  # --version ends as argparse does
+        code = stop.code
+    out = capsys.readouterr()
+    assert code == 0, (line, out.err)
+    if target:
+        Path(target.strip()).write_text(out.out)
+        return len(out.err.encode())
+    return len((out.out + out.err).encode())
+
+
+def _files(folder: Path) -> None:
+    """The files the README's commands read: its weights file, its TOML grid, a torch-layout layer."""
+    import numpy as np
+
+    (folder / "w.json").write_text(_block("json", '"Q"'))
+    (folder / "grid.toml").write_text(_block("toml", "[[architecture]]"))
+    rng = np.random.default_rng(0)
+    (folder / "deep.json").write_text(json.dumps([int(v) for v in rng.integers(-3, 4, 42)]))  # 3 -> 3 -> 3, ranks 2
+    np.savez(folder / "mha.npz", in_proj_weight=rng.standard_normal((12, 4)).astype(np.float32),
+             **{"out_proj.weight": np.eye(4, dtype=np.float32)})
+
+
+@pytest.mark.msolve  # singular, implicit and the a_1 = 1 fiber eliminate
+def test_no_readme_command_prints_more_than_a_terminal_takes_in(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    _files(tmp_path)
+    lines = [line for line in _command_lines() if not any(word in line for word in ELSEWHERE)]
+    assert len(lines) >= 25 and any("--export m2" in line and "--max-degree" in line for line in lines)
+    sizes = {line: _run(line, capsys) for line in lines}
+    too_long = {line: n for line, n in sizes.items() if n > TERMINAL}
+    assert not too_long, too_long
+
+
+@pytest.mark.slow
+@pytest.mark.msolve
+def test_the_readme_path_through_certify_sweep_and_plot_stays_short(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    _files(tmp_path)
+    lines = [line for line in _command_lines() if any(w in line for w in ELSEWHERE[1:])]
+    lines = ["attngeo certify"] + [line for line in lines if not line.startswith("attngeo certify")]
+    too_long = {line: n for line in lines if (n := _run(line, capsys)) > TERMINAL}
+    assert not too_long, too_long
+
+
+def test_the_readme_plot_example_plots_axes_its_sweep_varies():
+    from attngeo.ui import arguments
+    from attngeo.ui.plot import AXES
+
+    lines = _command_lines()
+    plot = next(line for line in lines if line.startswith("attngeo plot"))
+    swept = next(line for line in lines if line.startswith("attngeo sweep") and f" --out {plot.split()[2]}" in line)
+    options = dict(zip(swept.split()[2::2], swept.split()[3::2]))
+    values = {"width": options.get("--widths", "1"), "layers": options.get("--layers", "1"),
+              "rank": options.get("--ranks", "1"), "tokens": options.get("--tokens", "2"),
+              "heads": options.get("--heads", "1")}
+    for flag in ("--x", "--y"):
+        axis = plot.split(flag, 1)[1].split()[0]
+        assert axis in AXES and len(arguments.grid_values(values[axis])) > 1, (plot, axis)

@@ -10,7 +10,7 @@ from flint import fmpq, fmpq_mat, fmpq_mpoly_ctx
 from attngeo import Architecture, CertificateFormatError, CertificateRejected, check_certificate
 from attngeo.geometry.fibers.deep import deep_fiber, gauge_point, same_function
 from attngeo.geometry.fibers.layer import fiber, str_rows
-from attngeo.geometry.fibers.virtual import (HypothesisFailed, fiber_at_random_point, jacobian, peeling_exponents,
+from attngeo.geometry.fibers.virtual import (HypothesisFailed, fiber_at_point, jacobian, peeling_exponents,
                                              unsupported, virtual_fiber, virtual_weights)
 from attngeo.geometry.symmetry import SymmetryGroup, act
 from attngeo.model.network import ExactOps, attention, object_array, split_heads
@@ -115,11 +115,11 @@ def test_elimination_and_virtual_weights_find_the_same_fiber(widths, ranks, orbi
 
 
 def test_the_automatic_choice_and_its_fallback():
-    assert type(fiber_at_random_point(Architecture((4, 4, 4), (3, 3), tokens=2), seed=0)).__name__ == "VirtualFiber"
+    assert type(fiber_at_point(Architecture((4, 4, 4), (3, 3), tokens=2), seed=0)).__name__ == "VirtualFiber"
     small = Architecture((1, 1, 2), (1, 1), tokens=2)
-    assert type(fiber_at_random_point(small, seed=0, engine="flint")).__name__ == "DeepFiber"
+    assert type(fiber_at_point(small, seed=0, engine="flint")).__name__ == "DeepFiber"
     with pytest.raises(HypothesisFailed, match="a_1 >= 2"):
-        fiber_at_random_point(Architecture((3, 3, 3), (1, 2), tokens=2), seed=0, method="virtual")
+        fiber_at_point(Architecture((3, 3, 3), (1, 2), tokens=2), seed=0, method="virtual")
 
 
 @pytest.mark.parametrize("widths, ranks, match", [
@@ -340,7 +340,7 @@ def test_the_fiber_command_takes_the_virtual_path_and_refuses_with_one_line(caps
     assert main(["fiber", "--widths", "4,4,4", "--ranks", "3,3", "--random", "1", "--json",
                  "--certificate", str(cert)]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["orbits"] == 1 and out["generic"] and out["components"][0]["dimension"] == 36
+    assert out["fiber_points"] == 1 and out["generic"] and out["components"][0]["dimension"] == 36
     assert main(["check", str(cert)]) == 0
     assert main(["fiber", "--widths", "3,3,3", "--ranks", "1,2", "--random", "1", "--method", "virtual"]) == 2
     err = capsys.readouterr().err

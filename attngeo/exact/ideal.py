@@ -578,20 +578,33 @@ class Ideal:
             raise InvalidInputError(f"export to 'm2' or 'singular', not {system!r}")
         return macaulay2_script(self) if system == "m2" else singular_script(self)
 
-    def latex(self) -> list[str]:
-        """One LaTeX string per generator.
+    def latex_parts(self) -> list[str]:
+        """One LaTeX string (math) per generator.
 
         Examples
         --------
-        >>> determinantal_ideal("A", 2, 2, 2).latex()
+        >>> determinantal_ideal("A", 2, 2, 2).latex_parts()
         ['-A_{12} A_{21} + A_{11} A_{22}']
         """
         return [latex.polynomial(g) for g in self.gens]
 
+    def latex(self) -> str:
+        """The ideal as one LaTeX string (math): ``\\left\\langle g_1, ..., g_k \\right\\rangle``, every generator.
+
+        Examples
+        --------
+        >>> print(determinantal_ideal("A", 2, 2, 2).latex())
+        \\left\\langle -A_{12} A_{21} + A_{11} A_{22} \\right\\rangle
+        """
+        return r"\left\langle " + r",\ ".join(self.latex_parts()) + r" \right\rangle"
+
+    #: Generators a notebook shows before it says how many more there are (a cell stays a few kB).
+    SHOWN = 12
+
     def _repr_latex_(self) -> str:
-        body = r",\ ".join(self.latex()) if len(self.gens) <= 12 else \
-            r",\ ".join(self.latex()[:12]) + rf",\ \dots\ ({len(self.gens)}\ \text{{generators}})"
-        return rf"$\left\langle {body} \right\rangle$"
+        parts = self.latex_parts()[:self.SHOWN]
+        more = rf",\ \dots\ ({len(self.gens)}\ \text{{generators}})" if len(self.gens) > self.SHOWN else ""
+        return r"$\left\langle " + r",\ ".join(parts) + more + r" \right\rangle$"
 
     def __repr__(self) -> str:
         shown = ", ".join(str(g) for g in self.gens[:4])

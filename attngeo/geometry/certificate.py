@@ -322,8 +322,14 @@ class Result:
         """
         return write_json(path, self.to_json())
 
-    def _repr_latex_(self) -> str:
-        return f"${self.latex()}$"
+    #: Characters of LaTeX a notebook cell shows; a longer result shows its text (``__str__``) instead.
+    NOTEBOOK_LATEX = 8_000
+
+    def _repr_latex_(self) -> str | None:
+        """``$latex()$`` for Jupyter, or None (Jupyter then shows the HTML text) when it would be longer than
+        :attr:`NOTEBOOK_LATEX` characters: no 100-kB cell."""
+        tex = self.latex()
+        return f"${tex}$" if len(tex) <= self.NOTEBOOK_LATEX else None
 
     def _repr_html_(self) -> str:
         return f"<pre>{html.escape(str(self))}</pre>"
@@ -453,8 +459,40 @@ class DimensionCertificate(Result):
         )
         return f"{self.architecture}: {status}"
 
+    def latex_parts(self) -> list[str]:
+        """The claim, the architecture and [HMK]'s formula (with whether its hypotheses hold), each one LaTeX
+        string (math): the lines of ``attngeo dim --latex``.
+
+        Examples
+        --------
+        >>> from attngeo import Architecture, certify_dimension
+        >>> claim, arch, hmk = certify_dimension(Architecture((2, 2), (1,), tokens=2), seed=0).latex_parts()
+        >>> print(arch)
+        \\text{lightning attention}\\; d = (2, 2),\\; a = (1),\\; t = 2
+        >>> print(claim)
+        \\dim \\mathcal{M} = 6\\ \\text{(certified)}
+        >>> print(hmk)
+        \\text{[HMK]: } 2ad + dd' - a^2 - 1 = 6\\ (\\text{applies})
+        """
+        from .. import latex
+
+        claim, arch, hmk = self._latex()
+        *sizes, last = arch.split(r",\; ")  # a long architecture takes two lines
+        return [claim, *latex.wrap([s + r",\;" for s in sizes] + [last]), *hmk]
+
+    def _latex(self) -> tuple[str, str, list[str]]:
+        """The claim, the architecture, and [HMK]'s formula (none, or one), each math."""
+        from .. import latex
+
+        f, hmk = self.formula, []
+        if f.get("value") is not None:
+            verdict = r"\text{applies}" if f["applies"] else r"\text{does not apply}"
+            label = "[HMK]" if self.architecture.is_plain else "naive count"  # beyond [HMK]'s model: no formula of theirs
+            hmk.append(rf"\text{{{label}: }} {latex.formula(f['name'])} = {f['value']}\ ({verdict})")
+        return latex.dimension(self.lower, self.upper), latex.architecture(self.architecture), hmk
+
     def latex(self) -> str:
-        """The claim in LaTeX, with [HMK]'s formula and whether its hypotheses hold.
+        """The claim in LaTeX (one string, math), with [HMK]'s formula and whether its hypotheses hold.
 
         Examples
         --------
@@ -464,12 +502,6 @@ class DimensionCertificate(Result):
         >>> "= 6" in tex, "(certified)" in tex, balanced(tex)
         (True, True, True)
         """
-        from .. import latex
-
-        out = f"{latex.dimension(self.lower, self.upper)}\\quad ({latex.architecture(self.architecture)})"
-        f = self.formula
-        if f.get("value") is not None:
-            verdict = r"\text{applies}" if f["applies"] else r"\text{does not apply}"
-            out += rf";\quad \text{{[HMK]: }} {latex.formula(f['name'])} = {f['value']}\ ({verdict})"
-        return out
+        claim, arch, hmk = self._latex()
+        return rf"{claim}\quad ({arch})" + "".join(rf";\quad {h}" for h in hmk)
 

@@ -558,13 +558,25 @@ class LayerFunction:
         dd, d = self.shape
         return f"LayerFunction(d={d}, d'={dd}, zero={self.is_zero()})"
 
-    def _repr_latex_(self) -> str:
+    def latex(self) -> str:
+        """``F(y)`` as one LaTeX string (math): the matrix of quadratic forms, or its shape beyond 16 entries.
+
+        Examples
+        --------
+        >>> from attngeo import Architecture
+        >>> f = LayerFunction.from_weights(Architecture((2, 1), (1,), tokens=2), [[[[1, 0]], [[0, 1]], [[1, 1]]]])
+        >>> print(f.latex())
+        F(y) = \\begin{pmatrix}y_{0} y_{1} + y_{1}^{2} & 0\\end{pmatrix}
+        """
         from .. import latex
 
         dd, d = self.shape
         if dd * d > 16:
-            return rf"$F(y) = V y y^T A,\ d = {d},\ d' = {dd}$"
-        return f"$F(y) = {latex.forms([[self.form(k, p) for p in range(d)] for k in range(dd)])}$"
+            return rf"F(y) = V y y^T A,\ d = {d},\ d' = {dd}"
+        return f"F(y) = {latex.forms([[self.form(k, p) for p in range(d)] for k in range(dd)])}"
+
+    def _repr_latex_(self) -> str:
+        return f"${self.latex()}$"
 
 
 # -- the shape of F as quadrics -------------------------------------------------------

@@ -135,6 +135,8 @@ class AllSizes:
     hypotheses: tuple
     formula: tuple
     tree: object
+    #: The architectures, as LaTeX text (math in dollars): what the checker's claim says in words.
+    family: str = ""
 
     def to_json(self) -> dict:
         # "all sizes" names the kind of proof (the checker requires it); scope() says which sizes
@@ -145,6 +147,33 @@ class AllSizes:
     def scope(self) -> str:
         """The sizes the statement is proved for, in words (:func:`scope`)."""
         return scope(self.parameters, self.hypotheses)
+
+
+    def latex(self) -> str:
+        """The formula with its cases and hypotheses, one LaTeX string (math), by ``sympy.latex``.
+
+        Examples
+        --------
+        >>> print(STATEMENTS["deep-dimension"].latex())
+        \\dim \\mathcal{M} = - a^{2} l + 2 a d l + d^{2} - l \\quad \\text{for all } l \\geq 1,\\ l \\leq 3,\\ a \\geq 1,\\ a \\leq 3,\\ a \\leq d
+        >>> print(STATEMENTS["single-layer-dimension"].latex().split(r"\\quad")[0].strip())
+        \\dim \\mathcal{M} = \\begin{cases} - a^{2} + 2 a d + d d' - 1 & \\text{if } a \\leq d \\\\ d^{2} + d d' - 1 & \\text{if } a \\geq d + 1 \\end{cases}
+        """
+        return r" \quad ".join(self.latex_parts())
+
+    def latex_parts(self) -> list[str]:
+        """The formula and the hypotheses, two LaTeX strings (math): the lines of ``prove --latex``."""
+        from ..latex import expression
+
+        def when(conditions):
+            return r"\text{if } " + r",\ ".join(map(expression, conditions)) if conditions else ""
+
+        if len(self.formula) == 1 and not self.formula[0][0]:
+            value = expression(self.formula[0][1])
+        else:
+            value = (r"\begin{cases} " + r" \\ ".join(f"{expression(v)} & {when(w)}" for w, v in self.formula)
+                     + r" \end{cases}")
+        return [rf"\dim \mathcal{{M}} = {value}", r"\text{for all } " + r",\ ".join(map(expression, self.hypotheses))]
 
 
 _BOUND = re.compile(r"(\w+) <= (\d+)$")
@@ -188,14 +217,17 @@ def tex(text: str) -> str:
 STATEMENTS = {
     "single-layer-dimension": AllSizes(
         "single-layer-dimension", ("d", "dd", "a"), ("d >= 1", "dd >= 1", "a >= 1"),
-        ((("a <= d",), "2*d*a + d*dd - a^2 - 1"), (("a >= d + 1",), "d^2 + d*dd - 1")), _single_layer_tree),
+        ((("a <= d",), "2*d*a + d*dd - a^2 - 1"), (("a >= d + 1",), "d^2 + d*dd - 1")), _single_layer_tree,
+        r"one lightning layer $d \to d'$ of rank $a$ (one head), $t \ge 2$"),
     "deep-dimension": AllSizes(
         "deep-dimension", ("l", "d", "a"), ("l >= 1", f"l <= {DEEP_DEPTHS}", "a >= 1", f"a <= {DEEP_RANKS}", "a <= d"),
-        (((), "2*l*a*d - l*a^2 + d^2 - l"),), _deep_tree),
+        (((), "2*l*a*d - l*a^2 + d^2 - l"),), _deep_tree,
+        r"$l$ lightning layers of equal width $d$ and rank $a$, $t \ge 2$"),
     "multihead-layer-dimension": AllSizes(
         "multihead-layer-dimension", ("d", "h", "a", "b"),
         ("h >= 1", "a >= 1", "b >= 1", "h*a <= d", "h*b <= d"),
-        (((), "2*h*a*d + 2*h*b*d - h*a^2 - h*b^2 - h"),), _multihead_tree),
+        (((), "2*h*a*d + 2*h*b*d - h*a^2 - h*b^2 - h"),), _multihead_tree,
+        r"one lightning layer $d \to d$ with $h$ heads of rank $a$ and value rank $b$ ($V_j = O_j U_j$), $t \ge 2$"),
 }
 
 

@@ -371,8 +371,34 @@ class Outcome:
 
 
 def _all_sizes(o: Outcome) -> str:
-    """The checker's all-sizes claim without its leading "for all sizes: " (the report says it already)."""
-    return o.proved.removeprefix("for all sizes: ")
+    """The all-sizes theorem the checker verified, as LaTeX text (math in dollars, so also Markdown): the formula
+    case by case and each hypothesis by ``sympy.latex``, the architectures, and the checker's count of pieces.
+
+    The statement is :mod:`attngeo.theorems.allsizes`'s, which the checker requires the certificate to repeat
+    exactly; a statement it does not know keeps the checker's words, escaped.
+
+    Examples
+    --------
+    >>> from attngeo.theorems.registry import get
+    >>> o = Outcome(get("deep-dimension"), 0, 1.0, "", proved="for all sizes: dim M = ... (12 pieces)")
+    >>> print(_all_sizes(o))     # doctest: +NORMALIZE_WHITESPACE
+    $\\dim \\mathcal{M} = - a^{2} l + 2 a d l + d^{2} - l$ for all $l \\geq 1$, $l \\leq 3$, $a \\geq 1$,
+    $a \\leq 3$, $a \\leq d$: $l$ lightning layers of equal width $d$ and rank $a$, $t \\ge 2$ (12 pieces,
+    verified by the checker)
+    """
+    from ..latex import expression
+    from .allsizes import STATEMENTS as THEOREMS
+
+    theorem = THEOREMS.get(o.statement.name)
+    if theorem is None:
+        return tex_escape(o.proved.removeprefix("for all sizes: "))
+    cases = "; ".join((rf"$\dim \mathcal{{M}} = {expression(v)}$" if k == 0 else f"${expression(v)}$")
+                      + (" if " + ", ".join(f"${expression(c)}$" for c in w) if w else "")
+                      for k, (w, v) in enumerate(theorem.formula))
+    hypotheses = ", ".join(f"${expression(h)}$" for h in theorem.hypotheses)
+    pieces = re.search(r"\((\d+) pieces\)$", o.proved)
+    counted = f" ({pieces.group(1)} pieces, verified by the checker)" if pieces else " (verified by the checker)"
+    return f"{cases} for all {hypotheses}: {theorem.family}{counted}"
 
 
 # -- the words and numbers of one claim ---------------------------------------------------------
@@ -739,7 +765,7 @@ def png(fig: dict, path: Path) -> Path:
     >>> from attngeo.theorems.registry import get
     >>> from attngeo.theorems.report import Outcome, png, theorem_figure
     >>> import pytest
-    >>> _ = pytest.importorskip("matplotlib")
+    >>> _ = pytest.importorskip("matplotlib", reason="pip install 'attngeo[plot]'")
     >>> path = png(theorem_figure([Outcome(get("single-layer-dimension"), 0, 1.0, "")]),
     ...            Path(tempfile.mkdtemp()) / "theorems.png")
     >>> path.read_bytes()[:4]

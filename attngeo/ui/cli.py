@@ -22,14 +22,14 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from .. import __version__, progress
+from .. import __version__, progress, typesetting
 from ..model.architecture import Architecture
 from ..model.layouts import LAYOUTS
 from ..geometry.certificate import check_writable, make_folder, write_text
 from ..check import check_file, check_folder, one_line
 from ..check.limits import DEFAULT_MEMORY_MB, DEFAULT_SECONDS
 from ..exceptions import AttngeoError, CannotVerify, CertificateFormatError, CertificateRejected, InvalidInputError
-from . import arguments
+from . import arguments, listings, output
 
 
 def _shown(path) -> str:
@@ -285,7 +285,7 @@ def _cmd_dim(args) -> int:
             progress.phase("writing", str(args.certificate))
     finally:
         progress.done()
-    display = rf"\[ {cert.latex()} \]" if args.latex else None
+    display = listings.dimension(cert) if args.latex else None
     if _save_and_print_json(cert, args, latex=display):
         return 0
     if display:
@@ -333,18 +333,28 @@ def _cmd_fiber(args) -> int:
 
     arch = _architecture(args)
     _check_certificate_path(args)
+    moved = ""
     if arch.depth > 1 or not arch.is_plain:  # virtual weights, else elimination in a gauge slice (docs/fibers.md §3-5)
-        from ..geometry.fibers.virtual import fiber_at_random_point
+        from ..geometry.fibers.virtual import fiber_at_point
+        from ..model.weights import load_weights
 
-        if args.random is None:
-            raise InvalidInputError(f"fibers of {'deep networks' if arch.depth > 1 else 'multi-head layers'} are "
-                                    "computed at a random point of the gauge slice: use --random SEED")
-        result = fiber_at_random_point(arch, seed=args.random, method=args.method, engine=args.engine,
-                                       timeout=args.timeout)
+        what = "deep networks" if arch.depth > 1 else "multi-head layers"
+        if args.special:
+            raise InvalidInputError(f"--special points are single-layer points; fibers of {what} are computed at "
+                                    "--random SEED or at --weights FILE")
+        point = load_weights(arch, args.weights) if args.weights else None
+        result = fiber_at_point(arch, seed=args.random if args.random is not None else args.seed, point=point,
+                                method=args.method, engine=args.engine, timeout=args.timeout)
+        if point is not None and arch.is_plain and type(result).__name__ == "DeepFiber":  # several heads: not moved
+            moved = ("note: elimination works in a gauge slice: the given weights were moved into it by the symmetry "
+                     "group (the same function, the same fiber); the certificate is at the moved point")
     else:
         from ..geometry.fibers.layer import fiber, special_point
         from ..model.weights import load_weights
 
+        if args.method != "auto":  # one layer has one argument (docs/fibers.md §1): nothing to choose
+            raise InvalidInputError(f"--method {args.method} is for deep networks and several heads; a single layer's "
+                                    "fiber is always found by factoring F (docs/fibers.md §1): drop --method")
         if args.weights:
             weights = load_weights(arch, args.weights)
         else:
@@ -352,12 +362,16 @@ def _cmd_fiber(args) -> int:
             seed = args.random if args.random is not None else args.seed
             weights = special_point(arch, kind, random.Random(seed))
         result = fiber(arch, weights)
-    if _save_and_print_json(result, args, latex=result.latex() if args.latex else None):
+    if _save_and_print_json(result, args, latex=listings.fiber(result) if args.latex else None):
         return 0
     if args.latex:
-        print(result.latex())
+        print(listings.fiber(result))
+        if moved:
+            print(f"% {moved}")
     else:
         print(result)
+        if moved:
+            print(moved)
         if args.certificate:
             print(f"certificate    {args.certificate}")
     return 0
@@ -366,18 +380,13 @@ def _cmd_fiber(args) -> int:
 # -- singular / implicit --------------------------------------------------------------
 
 
-def _print_equations(latex_lines: list[str], plain: list, title: str, args) -> None:
-    print(title)
-    for i, (tex, poly) in enumerate(zip(latex_lines, plain), 1):
-        print(f"  {tex}" if args.latex else f"  g{i} = {poly}")
-
-
 def _cmd_singular(args) -> int:
     from ..geometry.loci.strata import hmk_singular_ideal, stratify
 
     arch = _architecture(args)
     arch.require_plain("attngeo singular")
     _check_certificate_path(args)
+    output.check(args)
     equations = None
     if args.max_degree is not None:  # decides strata the tangent criteria leave open (smooth ones only)
         from ..geometry.loci.graded import graded_equations
@@ -386,25 +395,29 @@ def _cmd_singular(args) -> int:
     strata = stratify(arch, seed=args.seed, equations=equations)
     av = hmk_singular_ideal(arch, "AV", args.engine)
     qkv = hmk_singular_ideal(arch, "QKV", args.engine) if args.qkv or args.json else None
-    summary = {"architecture": arch.to_dict(), "strata": [st.row() for st in strata.strata],
-               "edges": [list(e) for e in strata.graph.edges()], "equations": av.latex(),
-               "equations_qkv": qkv.latex(), "disagreements_with_hmk": [st.name for st in strata.disagreements()],
-               "seconds": round(strata.seconds, 3)} if args.json else None
-    # the equations are LaTeX already; --latex adds the strata table
-    if _save_and_print_json(strata, args, summary, latex=strata.latex() if args.latex else None):
-        return 0
-    _print_equations(av.latex(), av.gens, f"[HMK] singular locus {{rank A * rank V <= 1}}: ideal in (A, V), "
-                     f"{len(av.gens)} generators of degrees {sorted(set(av.degrees()))}", args)
-    if qkv is not None:
-        _print_equations(qkv.latex(), qkv.gens, f"pulled back along A = K^T Q: {len(qkv.gens)} generators", args)
-    print()
-    print(strata.latex() if args.latex else strata.table())
-    for st in strata.disagreements():
-        print(f"stratum {st.name}: certified {st.label}, but [HMK]'s rank A * rank V <= 1 says "
-              f"{'singular' if st.hmk_singular() else 'smooth'}")
     if args.certificate:
-        print(f"certificate    {args.certificate}")
+        strata.save(args.certificate)
+    listing = listings.singular(av, qkv, strata, args)
+    data = {"architecture": arch.to_dict(), "strata": [st.row() for st in strata.strata],
+            "edges": [list(e) for e in strata.graph.edges()], "equations": av.latex_parts(),
+            "equations_qkv": qkv.latex_parts(), "disagreements_with_hmk": [st.name for st in strata.disagreements()],
+            "seconds": round(strata.seconds, 3), **_extra(args, listing)} if args.json else None
+    output.emit(args, listing, data)
     return 0
+
+
+def _extra(args, listing) -> dict:
+    """What ``--json`` adds to a record: the certificate's path, and with ``--latex`` the whole LaTeX output."""
+    return {**({"certificate": str(args.certificate)} if args.certificate else {}),
+            **({"latex": listing.text()} if args.latex else {})}
+
+
+def _export(args, ideal, what: str) -> None:
+    """``--export m2|singular``: the script of ``ideal``; summarized in comments when too long for a terminal."""
+    comment = "-- " if args.export == "m2" else "// "
+    degrees = sorted(set(ideal.degrees()))
+    output.emit(args, listings.export(ideal.export(args.export), f"{what}: {len(ideal.gens)} generators of degrees "
+                                      f"{degrees} in {len(ideal.variables)} variables", comment))
 
 
 def _cmd_graded(args, arch) -> int:
@@ -412,34 +425,16 @@ def _cmd_graded(args, arch) -> int:
     from ..geometry.loci.graded import graded_equations, orbit_size
 
     eq = graded_equations(arch, args.max_degree, seed=args.seed)
-    if args.export:
-        if args.certificate:
-            eq.save(args.certificate)
-        print(eq.ideal().export(args.export), end="")  # every generator of degree <= K, not only representatives
-        return 0
-    if _save_and_print_json(eq, args, {**eq.summary(), "representatives": [
-            {"weight": list(w), "orbit": orbit_size(w, *arch.widths), "equations": [str(eq._poly(h)) for h in hs]}
-            for w, hs in eq.representatives.items()]}, latex=eq.latex() if args.latex else None):
-        return 0
-    if args.latex:
-        print(eq.latex())
-        return 0
-    print(eq)
-    print(f"{'degree':>6} {'monomials':>10} {'dim I_k':>9} {'minimal generators':>19} {'dominant blocks':>16}")
-    for r in eq.degrees:
-        print(f"{r['degree']:>6} {r['monomials']:>10} {r['dimension']:>9} {r['minimal_generators']:>19} "
-              f"{r['blocks']:>16}")
-    d, dd = arch.widths
-    print(f"representatives, one per orbit under S_{dd} x S_{d} x S_{d} (--export writes every generator):")
-    for w, hs in sorted(eq.representatives.items(), key=lambda kv: (sum(kv[0][:dd]), kv[0])):
-        for h in hs:
-            print(f"  {eq._poly(h)}   (orbit of {orbit_size(w, d, dd)})")
-    print(f"proved: each representative vanishes on M (composition with the parametrization); dim I_k by "
-          f"evaluation ranks and explicit equations; the generators generate I(M) in degrees <= {args.max_degree} "
-          "and none is redundant")
-    print(f"not proved: that I(M) has no minimal generator of degree > {args.max_degree} (no degree bound)")
     if args.certificate:
-        print(f"certificate    {args.certificate}")
+        eq.save(args.certificate)
+    if args.export:  # every generator of degree <= K, not only the representatives
+        _export(args, eq.ideal(), f"script of I(M) in degrees <= {args.max_degree} for {arch}")
+        return 0
+    listing = listings.graded(eq, args)
+    data = {**eq.summary(), "representatives": [
+        {"weight": list(w), "orbit": orbit_size(w, *arch.widths), "equations": [str(eq._poly(h)) for h in hs]}
+        for w, hs in eq.representatives.items()], **_extra(args, listing)} if args.json else None
+    output.emit(args, listing, data)
     return 0
 
 
@@ -449,36 +444,19 @@ def _cmd_implicit(args) -> int:
     arch = _architecture(args)
     arch.require_plain("attngeo implicit")
     _check_certificate_path(args)
+    output.check(args)
     if args.max_degree is not None:
         return _cmd_graded(args, arch)
     eq = implicit_equations(arch, engine=args.engine, timeout=args.timeout, seed=args.seed)
-    if args.export:
-        if args.certificate:
-            eq.save(args.certificate)
-        print(eq.minimal_ideal().export(args.export), end="")  # the same ideal as <G>, fewer generators
-        return 0
-    summary = {**eq.summary(), "equations": eq.equations_latex(), "plain": [str(g) for g in eq.equations],
-               "minimal_generators_latex": eq.minimal_generators_latex()}
-    if _save_and_print_json(eq, args, summary, latex="\n".join(eq.minimal_generators_latex()) if args.latex else None):
-        return 0
-    s = summary
-    _print_equations(eq.minimal_generators_latex(), eq.minimal_generators, str(eq), args)
-    from collections import Counter as _Counter
-
-    by_degree = ", ".join(f"{n} of degree {k}" for k, n in sorted(_Counter(s["degrees"]).items()))
-    print(f"(minimal generators shown) reduced Groebner basis G: {by_degree}; "
-          f"terms {min(s['terms'])}..{max(s['terms'])}" if s["terms"] else "no equation: M fills its coordinate space")
-    print("proved: every generator vanishes on M; dim V(G) = dim M; every equation of M of degree <= "
-          f"{s['complete_through_degree']} lies in <G>; the minimal generators generate <G> and none is redundant")
-    print("generates I(M): " + ("proved (irreducible hypersurface of codimension 1)" if s["generates"] == "proved"
-                                else f"by {s['engine']}'s elimination (replayed by 'attngeo check')"))
-    try:
-        sing = eq.singular_locus()
-        print(f"singular locus (Jacobian criterion): {len(sing.gens)} generators, dimension {sing.dimension()}")
-    except AttngeoError as exc:
-        print(f"singular locus: not computed ({exc})")
     if args.certificate:
-        print(f"certificate    {args.certificate}")
+        eq.save(args.certificate)
+    if args.export:  # the same ideal as <G>, by its minimal generators
+        _export(args, eq.minimal_ideal(), f"script of I(M) for {arch}")
+        return 0
+    listing = listings.implicit(eq, args)
+    data = {**eq.summary(), "equations": eq.equations_latex(), "plain": [str(g) for g in eq.equations],
+            "minimal_generators_latex": eq.latex_parts(), **_extra(args, listing)} if args.json else None
+    output.emit(args, listing, data)
     return 0
 
 
@@ -504,6 +482,7 @@ def _verdict(result) -> dict:
 
 
 def _cmd_check(args) -> int:
+    output.check(args)
     target = Path(args.path)
     if args.weights is not None:
         try:
@@ -531,16 +510,8 @@ def _cmd_check(args) -> int:
             results = [(str(target), exc)]
     files = [{"path": str(path), **_verdict(res)} for path, res in results]
     counts = {status: sum(f["status"] == status for f in files) for status in ("valid", "rejected", "unusable")}
-    if args.json:
-        print(json.dumps({"files": files, **counts}))
-    else:
-        for f in files:
-            label = "valid" if f["status"] == "valid" else f["status"].upper()
-            # a file name is attacker-controlled too: a newline in it must not start a line of its own
-            print(f"{label:<9} {one_line(f['path'])}: {one_line(f.get('claim') or f.get('reason'))}")
-        here = sum(isinstance(res, CannotVerify) for _, res in results)  # may be valid elsewhere (e.g. with msolve)
-        line = ", ".join(f"{n} {status}" for status, n in counts.items())
-        print(line + (f" ({here} not verifiable here)" if here else ""))
+    here = sum(isinstance(res, CannotVerify) for _, res in results)  # may be valid elsewhere (e.g. with msolve)
+    output.emit(args, listings.check(files, counts, here), {"files": files, **counts})
     return 0 if counts["valid"] == len(files) else (1 if counts["rejected"] else 2)
 
 
@@ -549,15 +520,20 @@ def _cmd_check(args) -> int:
 
 def _cmd_prove(args) -> int:
     from ..geometry.certificate import write_json
-    from ..theorems.allsizes import proved
+    from ..theorems.allsizes import STATEMENTS, proved
 
     _check_certificate_path(args)
     proof = proved(args.name)
     if args.certificate:
         write_json(args.certificate, proof.certificate)
     summary = proof.summary()
+    tex = listings.theorem(STATEMENTS[args.name], proof.claim, summary) if args.latex else None
     if args.json:
-        print(json.dumps({**summary, **({"certificate": str(args.certificate)} if args.certificate else {})}))
+        print(json.dumps({**summary, **({"certificate": str(args.certificate)} if args.certificate else {}),
+                          **({"latex": tex} if tex else {})}))
+        return 0
+    if tex:
+        print(tex)
         return 0
     formula = "; ".join(f"{f['value']}" + (f"  if {', '.join(f['when'])}" if f["when"] else "")
                         for f in summary["formula"])
@@ -639,7 +615,10 @@ def _cmd_sweep(args) -> int:
 def _cmd_plot(args) -> int:
     from .plot import plot
 
-    for path in plot(args.folder, args.out, args.format, args.x, args.y):
+    def warn(message):
+        print(f"attngeo: warning: {message}", file=sys.stderr)
+
+    for path in plot(args.folder, args.out, args.format, args.x, args.y, warn=warn):
         print(path)
     return 0
 
@@ -667,6 +646,9 @@ def _cmd_certify(args) -> int:
 
     # with --json, stdout is the one JSON object: the progress goes to stderr
     say = functools.partial(print, file=sys.stderr) if args.json else print
+    if args.pdf and typesetting.missing("pdflatex"):  # refused before minutes of proofs, not after
+        raise InvalidInputError(f"--pdf: {typesetting.missing('pdflatex')}; or drop --pdf and typeset "
+                                "report.tex elsewhere")
     folder = _proofs_folder(args.proofs)
     names = [statement(args.only).name] if args.only else order()
     # every folder the run writes into, made (or refused) before anything runs
@@ -704,11 +686,12 @@ def _cmd_certify(args) -> int:
     total = time.perf_counter() - begin
     say(f"{_progress(len(names), len(names))}  done in {total:.1f} s")
     md, tex = write_reports(outcomes, out, total)
+    pdf = typesetting.pdf(tex) if args.pdf else None  # pdflatex as often as the document asks (longtable)
     if args.json:
         statements = [_outcome_json(o) for o in outcomes]
         counts = dict(Counter(st["status"] for st in statements))
         print(json.dumps({"statements": statements, "counts": counts, "seconds": round(total, 3), "out": str(out),
-                          "reports": [str(md), str(tex)]}))
+                          "reports": [str(md), str(tex)] + ([str(pdf)] if pdf else [])}))
     else:
         print("\nsummary")
         for o in outcomes:
@@ -718,7 +701,8 @@ def _cmd_certify(args) -> int:
             scope = (f"proved for {o.theorem.scope()}, t >= 2 (report.md); its script's range: {SHORT[o.verdict]}, "
                      f"{grid}" if o.label == "proved" and o.theorem else grid)
             print(f"  {o.statement.name:<26} {word:<12} {o.seconds:7.1f} s wall {o.cpu or 0:7.1f} s CPU  {scope}")
-        print(f"certificates in {out}/ ; report {md} and {tex} ; re-check them with: attngeo check {out}")
+        print(f"certificates in {out}/ ; report {md} and {tex}" + (f" and {pdf}" if pdf else "")
+              + f" ; re-check them with: attngeo check {out}")
     return 0 if all(o.ok for o in outcomes) else 1
 
 
@@ -796,6 +780,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-degree", type=_positive, default=None, metavar="K",
                    help="decide strata the tangent criteria leave open with the implicit equations of degree <= K "
                         "(smooth when their Jacobian has rank codim M; docs/singular.md §8)")
+    output.add_options(p, "generator")
     _add_memory(p)
     p.set_defaults(run=_cmd_singular)
 
@@ -816,6 +801,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-degree", type=_positive, default=None, metavar="K",
                    help="I(M) in degrees <= K degree by degree, without elimination: certified dimensions and "
                         "minimal generators (docs/math.md §7.4)")
+    output.add_options(p, "generator (or line of an --export script)")
     _add_memory(p)
     p.set_defaults(run=_cmd_implicit)
 
@@ -876,6 +862,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"time budget of each file's check (default {DEFAULT_SECONDS:g}); a slower file is unusable")
     p.add_argument("--max-memory", type=_megabytes, default=DEFAULT_MEMORY_MB, metavar="MiB",
                    help=f"address-space budget of each file's check (default {DEFAULT_MEMORY_MB})")
+    output.add_options(p, "file's line")
     p.set_defaults(run=_cmd_check)
 
     p = sub.add_parser("sweep", help="one question over a grid of architectures, resumable (local or Dask)")
@@ -913,6 +900,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("prove", help="prove a dimension formula for all sizes; the checker verifies the certificate")
     p.add_argument("name", help="single-layer-dimension, multihead-layer-dimension or deep-dimension")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--latex", action="store_true", help="print the theorem in LaTeX (its formula by sympy.latex)")
     p.add_argument("--certificate", metavar="FILE", help="write the certificate to FILE")
     p.set_defaults(run=_cmd_prove)
 
@@ -929,6 +917,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--full", action="store_true",
                    help="pass --full to every proof script: its full grid (larger sizes; several times longer) "
                         "instead of the default one")
+    p.add_argument("--pdf", action="store_true",
+                   help="also typeset report.pdf with pdflatex, run as often as the document needs")
     p.set_defaults(run=_cmd_certify)
     return parser
 

@@ -158,12 +158,34 @@ def _legend_outside(ax, n: int, title: str | None = None) -> None:
               title_fontsize=8, ncol=1 + (n - 1) // 24, frameon=False)
 
 
+def _fit_titles(fig):
+    """Wrap every title wider than the figure (whose constrained layout leaves room above the titles): no title is
+    clipped, though a one-column heatmap or a one-panel plot is narrower than its title. Returns ``fig``."""
+    import textwrap
+
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    page = fig.bbox
+    for title in [fig._suptitle] + [ax.title for ax in fig.axes]:
+        text = title.get_text() if title is not None else ""
+        if not text:
+            continue
+        box = title.get_window_extent(renderer)
+        centre = (box.x0 + box.x1) / 2  # a title is centred over its axes, which a legend may push aside
+        room = 2 * min(centre - page.x0, page.x1 - centre) * 0.95
+        if box.width > room:
+            longest = max(map(len, text.splitlines()))
+            chars = max(12, int(longest * room / box.width))
+            title.set_text("\n".join(textwrap.fill(line, chars) for line in text.splitlines()))
+    return fig
+
+
 def dimension_figure(rows: list[dict], x: str, plt):
     """Certified dimension against the axis ``x``, one series per combination of the rest; bounds as bars.
 
     Examples
     --------
-    >>> import pytest; plt = pytest.importorskip("matplotlib.pyplot")
+    >>> import pytest; plt = pytest.importorskip("matplotlib.pyplot", reason="pip install 'attngeo[plot]'")
     >>> rows = [{"widths": [d, d], "ranks": [a], "heads": [1], "tokens": 2, "normalization": "lightning",
     ...          "dimension": d * d, "lower": d * d, "upper": d * d, "certified": True} for d in (2, 3) for a in (1, 2)]
     >>> fig = dimension_figure(rows, "width", plt)
@@ -181,7 +203,8 @@ def dimension_figure(rows: list[dict], x: str, plt):
     names = varying(rows, x, () if split is None else (split,))
     order = list(series(rows, x, names))  # one style per series, the same in every panel
     panels = series(rows, x, [split]) if split else {"": rows}
-    fig, axes = plt.subplots(1, len(panels), figsize=(2.2 + 3.2 * len(panels), 4.2), squeeze=False)
+    fig, axes = plt.subplots(1, len(panels), figsize=(2.2 + 3.2 * len(panels), 4.2), squeeze=False,
+                             layout="constrained")
     for ax, (title, members) in zip(axes[0], panels.items()):
         for name, group in series(members, x, names).items():
             st = style(order.index(name))
@@ -208,8 +231,7 @@ def dimension_figure(rows: list[dict], x: str, plt):
                        borderaxespad=0, fontsize=8, ncol=1 + (len(shown) - 1) // 24, frameon=False,
                        title=None if len(order) == 1 else ", ".join(_readers(x)[n][1] or n for n in names),
                        title_fontsize=8)
-    fig.tight_layout()
-    return fig
+    return _fit_titles(fig)
 
 
 def defect_figure(rows: list[dict], x: str, y: str, plt):
@@ -217,7 +239,7 @@ def defect_figure(rows: list[dict], x: str, y: str, plt):
 
     Examples
     --------
-    >>> import pytest; plt = pytest.importorskip("matplotlib.pyplot")
+    >>> import pytest; plt = pytest.importorskip("matplotlib.pyplot", reason="pip install 'attngeo[plot]'")
     >>> rows = [{"widths": [d, d], "ranks": [a], "heads": [1], "tokens": 2, "normalization": "lightning",
     ...          "dimension": 10, "naive": 10 + (a > d), "certified": True} for d in (2, 3) for a in (1, 2, 3)]
     >>> fig = defect_figure(rows, "width", "rank", plt)
@@ -236,7 +258,7 @@ def defect_figure(rows: list[dict], x: str, y: str, plt):
 
     grid = np.ma.masked_invalid([[max(cells[(i, j)]) if (i, j) in cells else math.nan for i in xs] for j in ys])
     lo, hi = int(grid.min()), int(grid.max())
-    fig, ax = plt.subplots(figsize=(1.2 + 0.55 * len(xs) + 1.5, 1.2 + 0.45 * len(ys)))
+    fig, ax = plt.subplots(figsize=(1.2 + 0.55 * len(xs) + 1.5, 1.2 + 0.45 * len(ys)), layout="constrained")
     if lo < 0 < hi:  # a defect of either sign: white is 0
         from matplotlib.colors import TwoSlopeNorm
 
@@ -257,7 +279,7 @@ def defect_figure(rows: list[dict], x: str, y: str, plt):
     from matplotlib.ticker import MaxNLocator
 
     fig.colorbar(image, ax=ax, label="largest defect in the cell", ticks=MaxNLocator(integer=True))
-    return fig
+    return _fit_titles(fig)
 
 
 def time_fit(rows: list[dict]) -> dict:
@@ -295,7 +317,7 @@ def time_figure(rows: list[dict], plt):
 
     Examples
     --------
-    >>> import pytest; plt = pytest.importorskip("matplotlib.pyplot")
+    >>> import pytest; plt = pytest.importorskip("matplotlib.pyplot", reason="pip install 'attngeo[plot]'")
     >>> rows = [{"widths": [2, 2], "ranks": [1] * l, "heads": [1], "tokens": 2, "normalization": "lightning",
     ...          "parameters": p, "seconds": 0.1 + 1e-4 * p ** 2} for l, p in ((1, 5), (1, 10), (2, 100), (2, 400),
     ...                                                                     (3, 800), (3, 1600))]
@@ -303,7 +325,7 @@ def time_figure(rows: list[dict], plt):
     >>> [t.get_text() for t in fig.axes[0].get_legend().get_texts()][-1]
     'fit over 4 tasks: t = t0 + c P^2.00'
     """
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    fig, ax = plt.subplots(figsize=(6.4, 4.2), layout="constrained")
     groups = series(rows, "width", [n for n in ("layers",) if n in varying(rows, "width")])  # depth drives the cost
     for k, (name, members) in enumerate(groups.items()):
         st = style(k)
@@ -323,18 +345,47 @@ def time_figure(rows: list[dict], plt):
                                           " (too few tasks above the overhead to fit a power law)"), fontsize=10)
     ax.grid(alpha=0.3, which="both")
     _legend_outside(ax, len(groups) + 2)
-    return fig
+    return _fit_titles(fig)
 
 
-def plot(folder, out=None, fmt: str = "png", x: str = "width", y: str = "layers") -> list[Path]:
+#: The sweep option that varies each axis (what a warning about a constant axis suggests).
+SWEEP_OPTION = {"width": "--widths", "layers": "--layers", "rank": "--ranks", "tokens": "--tokens", "heads": "--heads"}
+
+
+def constant_axes(rows: list[dict], x: str, y: str) -> list[str]:
+    """A warning for each plotted axis that takes one value in ``rows`` (its figure would be a single column or
+    row: degenerate), saying which axes do vary.
+
+    >>> rows = [{"widths": [d, d], "ranks": [1], "heads": [1], "tokens": 2, "normalization": "lightning"}
+    ...         for d in (2, 3)]
+    >>> constant_axes(rows, "width", "layers")       # doctest: +ELLIPSIS
+    ['--y layers is 1 in every row: the defect heatmap has a single row; ...']
+    >>> constant_axes(rows, "heads", "width")        # doctest: +ELLIPSIS
+    ['--x heads is 1 in every row: the dimension plot and the defect heatmap have a single column; sweep more ...']
+    """
+    where = {"x": "the dimension plot and the defect heatmap have a single column",
+             "y": "the defect heatmap has a single row"}
+    out = []
+    for flag, axis in (("x", x), ("y", y)):
+        values = {AXES[axis][0](r) for r in rows}
+        if len(values) == 1:
+            others = [name for name in AXES if name not in (x, y) and len({AXES[name][0](r) for r in rows}) > 1]
+            choice = f"or choose --{flag} among {', '.join(others)}, which vary" if others else "(nothing else varies)"
+            out.append(f"--{flag} {axis} is {values.pop()} in every row: {where[flag]}; sweep more values of "
+                       f"{axis} ({SWEEP_OPTION[axis]}) {choice}")
+    return out
+
+
+def plot(folder, out=None, fmt: str = "png", x: str = "width", y: str = "layers", warn=None) -> list[Path]:
     """Write ``dimension``, ``defect`` and ``time`` figures of a sweep; returns their paths.
 
-    ``x`` is the x axis of the dimension plot and of the heatmap, ``y`` the heatmap's y axis.
+    ``x`` is the x axis of the dimension plot and of the heatmap, ``y`` the heatmap's y axis; ``warn`` (a callable)
+    receives :func:`constant_axes`' warnings before anything is drawn.
 
     Examples
     --------
     >>> import tempfile, pytest
-    >>> _ = pytest.importorskip("matplotlib")
+    >>> _ = pytest.importorskip("matplotlib", reason="pip install 'attngeo[plot]'")
     >>> from attngeo.ui.sweep import grid, sweep
     >>> folder = tempfile.mkdtemp() + "/s"
     >>> _ = sweep(grid([2, 3], [1, 2], [1], [2]), folder, workers=1, progress=None)
@@ -348,6 +399,8 @@ def plot(folder, out=None, fmt: str = "png", x: str = "width", y: str = "layers"
     rows = [r for r in read_results(folder) if r.get("lower") is not None]
     if not rows:
         raise InvalidInputError(f"{folder} holds no dimension results to plot (plots are for --what dimension)")
+    for message in constant_axes(rows, x, y) if warn is not None else ():
+        warn(message)
     plt = _pyplot()
     out = Path(out or folder)
     written = []

@@ -358,35 +358,21 @@ def _cell(value) -> str:
 
 
 class _Bar:
-    """Done / running / failed and an ETA: a tqdm bar when tqdm is installed (``pip install attngeo[progress]``),
-    else one rewritten line of text."""
+    """Done / running / failed and an ETA, as a tqdm bar (docs/architecture.md, "Progress": tqdm does this as well
+    as the text line it replaced, and only a sweep pays its import)."""
 
     def __init__(self, total: int, stream):
-        self.total, self.stream, self.start = total, stream, time.perf_counter()
-        try:
-            from tqdm import tqdm
-        except ImportError:
-            self.bar = None
-        else:
-            self.bar = tqdm(total=total, file=stream, unit="task", dynamic_ncols=True)
+        from tqdm import tqdm
+
+        self.bar = tqdm(total=total, file=stream, unit="task", dynamic_ncols=True)
 
     def update(self, done: int, running: int, failed: int) -> None:
-        if self.bar is not None:
-            self.bar.n = done
-            self.bar.set_postfix(running=running, failed=failed, refresh=False)
-            self.bar.refresh()
-            return
-        elapsed = time.perf_counter() - self.start
-        eta = elapsed / done * (self.total - done) if done else float("nan")
-        bar = "#" * int(20 * done / max(self.total, 1))
-        print(f"\r[{bar:<20}] {done}/{self.total} done, {running} running, {failed} failed, ETA {eta:5.0f} s",
-              end="", file=self.stream, flush=True)
+        self.bar.n = done
+        self.bar.set_postfix(running=running, failed=failed, refresh=False)
+        self.bar.refresh()
 
     def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-        else:
-            print(file=self.stream)
+        self.bar.close()
 
 
 def sweep(archs: list[Architecture], out, what: str = "dimension", workers: int = 2, scheduler: str | None = None,

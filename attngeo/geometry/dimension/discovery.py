@@ -46,25 +46,31 @@ class DiscoveredField:
     >>> arch = Architecture((1, 1), (1,), tokens=2)     # scaling: delta Q = Q, delta V = -V
     >>> field = DiscoveredField(arch, ((1, 0, 0), (0, 0, 0), (0, 0, -1)))
     >>> print(field.latex())
-    \delta Q1_0_0 = Q1_0_0,\quad \delta V1_0_0 = - V1_0_0
+    \delta Q1_{00} = Q1_{00},\quad \delta V1_{00} = - V1_{00}
     """
 
     arch: Architecture
     matrix: tuple
 
     def latex(self) -> str:
-        r"""``δw = Σ c w'`` for every weight the field moves (see the class example).
+        r"""``δw = Σ c w'`` for every weight the field moves (see the class example), by ``sympy.latex``.
 
         >>> from attngeo import Architecture
         >>> print(DiscoveredField(Architecture((1, 1), (1,), tokens=2), ((0, 1, 0), (0, 0, 0), (0, 0, 0))).latex())
-        \delta Q1_0_0 = K1_0_0
+        \delta Q1_{00} = K1_{00}
         """
+        import sympy
+
+        from ... import latex
+
         names = self.arch.variable_names()
+        symbols = [sympy.Symbol(n) for n in names]
+        shown = {s: latex.variable(n) for s, n in zip(symbols, names)}
         lines = []
         for i, row in enumerate(self.matrix):
-            terms = [f"{'+' if c > 0 else '-'} {abs(c) if abs(c) != 1 else ''}{names[j]}" for j, c in enumerate(row) if c]
-            if terms:
-                lines.append(rf"\delta {names[i]} = {' '.join(terms).lstrip('+ ')}")
+            if any(row):
+                value = sympy.Add(*(int(c) * s for c, s in zip(row, symbols) if c))
+                lines.append(rf"\delta {shown[symbols[i]]} = {sympy.latex(value, symbol_names=shown)}")
         return r",\quad ".join(lines)
 
 

@@ -45,13 +45,14 @@ import numpy as np
 from flint import fmpq, fmpq_mat, fmpq_poly
 
 from ...check.limits import MAX_VARIABLES
+from ... import latex
 from ...model.architecture import Architecture
 from ..certificate import Result, certificate_json
 from ...exact.engine import Basis, groebner, normal_form, ring
 from ...exceptions import InvalidInputError
 from ..symmetry import SymmetryGroup, orbit_dimension
 from ...exact.rank import kernel_over_q
-from ...model.network import ExactOps, attention, object_array, read_point, split_heads, symbolic_context
+from ...model.network import ExactOps, attention, object_array, read_point, split_heads, split_point, symbolic_context
 
 MAX_RETRIES = 2
 
@@ -460,8 +461,14 @@ class Parametrization:
         >>> from attngeo.geometry.fibers.deep import Parametrization
         >>> Parametrization([1, 0], fmpq_poly([-4, 0, 1]), [fmpq_poly([0, 1]), fmpq_poly([1])]).to_dict()
         {'form': ['1', '0'], 'g': ['-4', '0', '1'], 'x': [['0', '1'], ['1']]}
+
+        A coordinate that is 0 at every solution is ``['0']``, never the empty list flint gives the zero
+        polynomial (the checker wants a coefficient; a point given with a zero entry met it):
+
+        >>> Parametrization([1], fmpq_poly([0, 1]), [fmpq_poly([])]).to_dict()["x"]
+        [['0']]
         """
-        coeffs = lambda p: [str(c) for c in p.coeffs()]  # noqa: E731
+        coeffs = lambda p: [str(c) for c in p.coeffs()] or ["0"]  # noqa: E731
         return {"form": [str(c) for c in self.form], "g": coeffs(self.g), "x": [coeffs(p) for p in self.x]}
 
 
@@ -631,6 +638,16 @@ def same_function(arch: Architecture, p1: list[fmpq], p2: list[fmpq]) -> bool:
     return all(a == b for a, b in zip(Y1.ravel(), Y2.ravel()))
 
 
+#: The record ``fiber --json`` prints for a deep network (or several heads), whatever the method (docs/fibers.md
+#: §6): ``fiber_points`` is the number of symmetry orbits in the fiber (the points a gauge slice meets; a lower
+#: bound when ``certified`` is false, null when the system has infinitely many solutions), ``solutions_in_slice``
+#: the solutions of the equations solved (elimination: sampled inputs; virtual weights: the fiber points),
+#: ``generic`` whether the verdict is proved on a dense open set (null: elimination speaks of its point only),
+#: ``engine`` the Gröbner engine (null: none ran).
+DEEP_FIBER_KEYS = ("architecture", "certified", "verdict", "components", "fiber_points", "solutions_in_slice",
+                   "generic", "method", "engine", "seconds")
+
+
 @dataclass(repr=False)
 class DeepFiber(Result):
     """The fiber of a deep network at a gauge point, as far as elimination settles it.
@@ -725,10 +742,12 @@ class DeepFiber(Result):
         --------
         >>> from attngeo import Architecture, deep_fiber
         >>> s = deep_fiber(Architecture((1, 1, 2), (1, 1), tokens=2), seed=0, engine="flint").summary()
-        >>> s["solutions_in_slice"], s["fiber_points"], s["engine"]
-        (1, 1, 'flint')
+        >>> s["solutions_in_slice"], s["fiber_points"], s["engine"], s["generic"]
+        (1, 1, 'flint', None)
+        >>> sorted(s) == sorted(DEEP_FIBER_KEYS)
+        True
         """
-        return {
+        return {  # in the order the certificate keeps (to_json): its bytes do not change
             "architecture": self.arch.to_dict(),
             "components": self.components,
             "certified": self.certified,
@@ -739,6 +758,7 @@ class DeepFiber(Result):
                       "the inclusion <basis> c <equations> is the engine's",
             "engine": self.basis.engine,
             "seconds": round(self.seconds, 3),
+            "generic": None,  # the elimination settles the fiber at its point; genericity is not claimed
         }
 
     def to_json(self) -> dict:
@@ -769,7 +789,7 @@ class DeepFiber(Result):
             "trusted": f"the inclusion <basis> c <equations>: computed by {self.basis.engine}, replayed by the checker",
             # [HMK]'s certificates stay byte-identical; the others name their function (see outputs())
             **({} if self.arch.is_plain else {"outputs": outputs(self.arch, self.point, self.inputs)}),
-        }, drop=("verdict",))
+        }, drop=("verdict", "generic"))
 
     def latex(self) -> str:
         """The fiber near ``W_0`` as a union of orbits of the symmetry group ``G``, in LaTeX.
@@ -782,20 +802,24 @@ class DeepFiber(Result):
         >>> "cdot W_{0}" in tex, balanced(tex)
         (True, True)
         """
-        group = SymmetryGroup(self.arch).latex()
+        return r",\quad ".join(self.latex_parts())
+
+    def latex_parts(self) -> list[str]:
+        """The fiber near ``W_0`` and the group ``G``: two LaTeX strings (math), the lines of ``fiber --latex``."""
+        group = rf"G = {SymmetryGroup(self.arch).latex()}"
         lhs = r"\varphi^{-1}(\varphi_{W_0}) \cap U"
         if self.certified and self.solutions is not None and self.permutations > 1 \
                 and self.fiber_points == self.permutations:
             perms = r" \times ".join(rf"S_{{{h}}}" for h in self.arch.heads if h > 1)
-            return rf"{lhs} = (G \rtimes ({perms})) \cdot W_0,\quad G = {group}"
+            return [rf"{lhs} = (G \rtimes ({perms})) \cdot W_0", group]
         if self.certified and self.solutions is not None:
-            orbits = r" \cup ".join(rf"G \cdot W_{{{i}}}" for i in range(self.fiber_points))
-            return rf"{lhs} = {orbits},\quad G = {group}"
+            orbits = latex.orbits(self.fiber_points)
+            return [rf"{lhs} = {orbits}", group]
         if self.certified:
-            return rf"{lhs} \supsetneq G \cdot W_0\ \text{{(a line of the fiber in the slice)}},\quad G = {group}"
+            return [rf"{lhs} \supsetneq G \cdot W_0\ \text{{(a line of the fiber in the slice)}}", group]
         if self.solutions is None:
-            return rf"{lhs} \supseteq G \cdot W_0\ \text{{(not settled)}},\quad G = {group}"
-        return rf"{1 + len(self.extra)} \le \#({lhs}) / G \le {self.solutions},\quad G = {group}"
+            return [rf"{lhs} \supseteq G \cdot W_0\ \text{{(not settled)}}", group]
+        return [rf"{1 + len(self.extra)} \le \#({lhs}) / G \le {self.solutions}", group]
 
     def __str__(self) -> str:
         return f"{self.arch}: {self.verdict} [{self.basis.engine}, {self.seconds:.2f} s]"
@@ -890,6 +914,61 @@ def _in_slice(arch: Architecture, point) -> list[fmpq]:
             raise InvalidInputError(f"the point is not in the gauge slice at {name} (docs/fibers.md §3): "
                                     "move it there with the symmetry group first")
     return point
+
+
+def into_slice(arch: Architecture, point) -> list[fmpq]:
+    """``point`` moved into the gauge slice by the symmetry group: a point of the same orbit, so of the same
+    function and fiber (docs/fibers.md §3). [HMK]'s model; a point of several heads must lie in the slice already.
+
+    Layer by layer, ``C = Q_i[:, :a_i]^{-1}`` (intra) makes that block ``I``, then ``G = V_i[:, :d_i]^{-1}``
+    (inter, hidden widths) makes ``V_i``'s; the scaling needs no move (``K_i[0, 0]`` is free, nonzero).
+
+    Raises
+    ------
+    InvalidInputError
+        When a block is singular or a ``K_i[0, 0]`` is 0 after the move: the point lies outside the open set
+        ``U`` the slice meets (named), and elimination does not describe its fiber.
+
+    Examples
+    --------
+    >>> from attngeo import Architecture, evaluate
+    >>> from attngeo.geometry.fibers.deep import gauge, into_slice
+    >>> arch = Architecture((2, 2, 2), (1, 1), tokens=2)
+    >>> W = [2, 1, 1, 3, 1, 1, 2, -1, 1, 1, 1, 2, 3, 1, 0, 2]
+    >>> moved = into_slice(arch, W)
+    >>> [moved[i] for i, n in enumerate(arch.variable_names()) if n in gauge(arch) and gauge(arch)[n] is not None]
+    [1, 1, 0, 0, 1, 1]
+    >>> X = [[1, 2], [3, -1]]
+    >>> evaluate(arch, moved, X) == evaluate(arch, W, X)
+    True
+    """
+    from ..symmetry import act
+
+    if not arch.is_plain:
+        return _in_slice(arch, point)
+    w = read_point(arch, point)
+    for i in range(1, arch.depth + 1):
+        Q = split_point(arch, w)[i - 1][0]
+        a = arch.ranks[i - 1]
+        C = fmpq_mat(Q[:, :a].tolist())
+        if C.det() == 0:
+            raise InvalidInputError(f"Q{i}[:, :{a}] is singular at this point: it lies outside the set the gauge "
+                                    "slice meets (docs/fibers.md §3); elimination needs a point where that block "
+                                    "is invertible")
+        w = act(arch, w, "intra", i, C.inv())
+        if i < arch.depth:
+            d = arch.widths[i]
+            G = fmpq_mat(split_point(arch, w)[i - 1][2][:, :d].tolist())
+            if G.det() == 0:
+                raise InvalidInputError(f"V{i}[:, :{d}] is singular at this point: it lies outside the set the gauge "
+                                        "slice meets (docs/fibers.md §3); elimination needs a point where that "
+                                        "block is invertible")
+            w = act(arch, w, "inter", i, G.inv())
+    for i, (_, K, _) in enumerate(split_point(arch, w), 1):
+        if K[0, 0] == 0:
+            raise InvalidInputError(f"K{i}[0, 0] is 0 once the point is moved into the gauge slice: it lies outside "
+                                    "the set the slice meets (docs/fibers.md §3), where elimination describes the fiber")
+    return _in_slice(arch, w)
 
 
 def line_degree(arch: Architecture) -> int:

@@ -38,11 +38,12 @@ from flint import fmpq, fmpq_mat
 from ...check.fibers.virtual import multiply_back_work
 from ...check.limits import MAX_DIGITS, MAX_LAYER_WIDTH, MAX_MULTIPLY_BACK_WORK, MAX_PEELED_MONOMIALS
 from ...exceptions import InvalidInputError
+from ... import latex
 from ...model.architecture import Architecture
 from ...model.network import read_point, split_heads
 from ..certificate import Result, certificate_json
 from ..symmetry import SymmetryGroup, orbit_dimension
-from .deep import deep_fiber, gauge_point
+from .deep import DEEP_FIBER_KEYS, deep_fiber, gauge_point, into_slice
 from .layer import Fiber, fiber, rank_factorization, str_rows
 
 #: Random inputs tried for a dominance witness before the point is declared special.
@@ -308,19 +309,23 @@ class VirtualFiber(Result):
         >>> from attngeo import Architecture
         >>> from attngeo.geometry.fibers.virtual import virtual_fiber
         >>> s = virtual_fiber(Architecture((2, 2, 2), (2, 2), tokens=2), seed=0).summary()
-        >>> s["orbits"], s["generic"], s["certified"]
-        (1, True, True)
+        >>> s["fiber_points"], s["solutions_in_slice"], s["generic"], s["certified"], s["engine"]
+        (1, 1, True, True, None)
+        >>> sorted(s) == sorted(DEEP_FIBER_KEYS)      # the same record as elimination's (DeepFiber.summary)
+        True
         """
         return {
             "architecture": self.arch.to_dict(),
             "certified": True,
             "verdict": self.verdict,
-            "orbits": len(self.orbits),
             "components": [{"dimension": n, "description": f"the symmetry orbit of fiber point {c}"}
                            for c, n in enumerate(self.dimensions)],
+            "fiber_points": self.fiber_points,
+            "solutions_in_slice": self.fiber_points,  # no sampled system: every point found is a fiber point
             "generic": self.generic,
             "method": "virtual weights peeled layer by layer (factorization of the token-2 part linear in y, "
                       "dominance of S_M), the last layer by docs/fibers.md Theorem 1; no elimination",
+            "engine": None,
             "seconds": round(self.seconds, 3),
         }
 
@@ -361,8 +366,12 @@ class VirtualFiber(Result):
         >>> tex.startswith(r"\\varphi^{-1}(\\varphi_{W_0}) = G \\cdot W_{0}"), balanced(tex)
         (True, True)
         """
-        orbits = r" \cup ".join(rf"G \cdot W_{{{c}}}" for c in range(len(self.orbits)))
-        return rf"\varphi^{{-1}}(\varphi_{{W_0}}) = {orbits},\quad G = {SymmetryGroup(self.arch).latex()}"
+        return r",\quad ".join(self.latex_parts())
+
+    def latex_parts(self) -> list[str]:
+        """The fiber as orbits, and the group ``G``: two LaTeX strings (math), the lines of ``fiber --latex``."""
+        orbits = latex.orbits(len(self.orbits))
+        return [rf"\varphi^{{-1}}(\varphi_{{W_0}}) = {orbits}", f"G = {SymmetryGroup(self.arch).latex()}"]
 
     def __str__(self) -> str:
         return f"{self.arch}: {self.verdict} [virtual weights, {self.seconds:.2f} s]"
@@ -489,14 +498,21 @@ def _realize(arch: Architecture, W0: list[fmpq], M_l: fmpq_mat, P: fmpq_mat, P_p
     return list(W0[:-n_last]) + Q.entries() + K.entries() + V.entries()
 
 
-def fiber_at_random_point(arch: Architecture, seed: int | None = None, method: str = "auto", engine: str = "auto",
-                          timeout: float = 600.0):
-    """The fiber at the random point of ``seed``: the virtual-weight path where its hypotheses hold, else elimination.
+def fiber_at_point(arch: Architecture, seed: int | None = None, point=None, method: str = "auto",
+                   engine: str = "auto", timeout: float = 600.0):
+    """The fiber of a deep network (or of several heads) at a point: the virtual-weight path where its hypotheses
+    hold, else elimination.
 
     Parameters
     ----------
     arch : Architecture
     seed : int or None
+        Seeds the random point (when ``point`` is None) and the inputs.
+    point : list, optional
+        Rational weights (e.g. a trained network's, read exactly) instead of a random point. The virtual-weight
+        path takes them as they are; elimination takes them moved into its gauge slice by the symmetry group
+        (:func:`attngeo.geometry.fibers.deep.into_slice`: the same function), and its certificate is at the
+        moved point.
     method : str
         ``auto`` (virtual weights, falling back to elimination), ``virtual`` or ``groebner``.
     engine, timeout
@@ -509,18 +525,25 @@ def fiber_at_random_point(arch: Architecture, seed: int | None = None, method: s
     Examples
     --------
     >>> from attngeo import Architecture
-    >>> from attngeo.geometry.fibers.virtual import fiber_at_random_point
-    >>> type(fiber_at_random_point(Architecture((3, 3, 3), (2, 2), tokens=2), seed=0)).__name__
+    >>> from attngeo.geometry.fibers.virtual import fiber_at_point
+    >>> type(fiber_at_point(Architecture((3, 3, 3), (2, 2), tokens=2), seed=0)).__name__
     'VirtualFiber'
-    >>> type(fiber_at_random_point(Architecture((1, 1, 2), (1, 1), tokens=2), seed=0, engine="flint")).__name__
+    >>> type(fiber_at_point(Architecture((1, 1, 2), (1, 1), tokens=2), seed=0, engine="flint")).__name__
     'DeepFiber'
+    >>> import random
+    >>> deep = Architecture((3, 3, 3), (2, 2), tokens=2)
+    >>> rng = random.Random(1)
+    >>> W = [rng.randint(-3, 3) for _ in range(deep.parameter_count)]   # a given point, e.g. trained weights
+    >>> fiber_at_point(deep, seed=0, point=W).verdict      # doctest: +ELLIPSIS
+    'fiber = symmetry orbit G.W_0 (every weight with the same function, over C); generic: ...'
     """
     if method not in ("auto", "virtual", "groebner"):
         raise InvalidInputError(f"method must be auto, virtual or groebner, not {method!r}")
     if method != "groebner":
         try:
-            return virtual_fiber(arch, seed)
+            return virtual_fiber(arch, seed, point=point)
         except HypothesisFailed:
             if method == "virtual":
                 raise
-    return deep_fiber(arch, seed=seed, engine=engine, timeout=timeout)
+    return deep_fiber(arch, seed=seed, engine=engine, timeout=timeout,
+                      point=None if point is None else into_slice(arch, point))

@@ -597,14 +597,37 @@ class GradedEquations(Result):
         >>> check_certificate(cert).claim  # doctest: +ELLIPSIS
         'I(M) of widths 2,1, rank 2 in degrees <= 4: dim I_k = 0, 0, 0, 1; minimal generators: 1 of degree 4 ...'
         """
-        d, dd = self.arch.widths
-        gens = [{"weight": list(w), "equations": [str(self._poly(h)) for h in hs]}
-                for w, hs in sorted(self.representatives.items(), key=lambda kv: (sum(kv[0][:dd]), kv[0]))]
+        gens = [{"weight": list(w), "equations": [str(self._poly(h)) for h in hs]} for w, hs in self._by_weight()]
         body = {k: v for k, v in self.summary().items() if k not in ("representatives",)}
         return certificate_json(self.kind, {**body, "generators": gens})
 
+    def latex_parts(self) -> list[str]:
+        """One LaTeX string (math) per representative, one per orbit, with the orbit's size.
+
+        Examples
+        --------
+        >>> from attngeo import Architecture
+        >>> from attngeo.geometry.loci.graded import graded_equations
+        >>> from attngeo.latex import balanced
+        >>> parts = graded_equations(Architecture((2, 1), (1,), tokens=2), 2).latex_parts()
+        >>> len(parts), all("orbit of" in p and balanced(p) for p in parts)   # two orbits of weights
+        (2, True)
+        """
+        d, dd = self.arch.widths
+        return [latex.polynomial(self._poly(h)) + rf" \quad (\text{{orbit of }} {orbit_size(w, d, dd)})"
+                for w, h in self.representative_list()]
+
+    def _by_weight(self) -> list[tuple[tuple, list]]:
+        """The representatives by weight, by total degree then weight: the order every output lists them in."""
+        dd = self.arch.widths[1]
+        return sorted(self.representatives.items(), key=lambda kv: (sum(kv[0][:dd]), kv[0]))
+
+    def representative_list(self) -> list[tuple[tuple, dict]]:
+        """``(weight, representative)`` pairs, one per orbit, in the order of :meth:`latex_parts`."""
+        return [(w, h) for w, hs in self._by_weight() for h in hs]
+
     def latex(self) -> str:
-        """The representatives in LaTeX, one per orbit, with the orbit sizes.
+        """The representatives as one LaTeX string (math: a ``gathered`` block), or the words for none.
 
         Examples
         --------
@@ -612,16 +635,13 @@ class GradedEquations(Result):
         >>> from attngeo.geometry.loci.graded import graded_equations
         >>> from attngeo.latex import balanced
         >>> tex = graded_equations(Architecture((2, 1), (1,), tokens=2), 2).latex()
-        >>> tex.count("orbit"), balanced(tex)      # two orbits of weights, one representative each
-        (2, True)
+        >>> tex.count("orbit"), tex.count("gathered"), balanced(tex)
+        (2, 2, True)
         """
-        d, dd = self.arch.widths
-        lines = []
-        for w, hs in sorted(self.representatives.items(), key=lambda kv: (sum(kv[0][:dd]), kv[0])):
-            size = orbit_size(w, d, dd)
-            for h in hs:
-                lines.append(latex.polynomial(self._poly(h)) + rf" \quad (\text{{orbit of }} {size})")
-        return r" \\ ".join(lines) if lines else r"\text{no equation of degree} \le " + str(self.max_degree)
+        parts = self.latex_parts()
+        if not parts:
+            return r"\text{no equation of degree} \le " + str(self.max_degree)
+        return r"\begin{gathered}" + r" \\ ".join(parts) + r"\end{gathered}"
 
     def jacobian_rank(self, point) -> int:
         """Exact rank at a point (coordinate values, in coordinate order) of the Jacobian of every generator.

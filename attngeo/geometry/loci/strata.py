@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import networkx as nx
 from flint import fmpq_mat
 
+from ... import latex
 from ...model.architecture import Architecture
 from ..certificate import Result, certificate_json
 from ...exact.engine import ring
@@ -303,28 +304,24 @@ class Stratification(Result):
         return "\n".join(lines)
 
     def latex(self) -> str:
-        """The strata as a LaTeX ``tabular``.
+        """The strata as one LaTeX string (math: an ``array``, so it sits in ``\\[...\\]`` or ``$$...$$``).
 
         Examples
         --------
         >>> from attngeo import Architecture, stratify
         >>> from attngeo.latex import balanced
         >>> tex = stratify(Architecture((2, 2), (2,), tokens=2)).latex()
-        >>> tex.count("singular"), tex.count("smooth"), balanced(tex)
-        (2, 3, True)
+        >>> tex.count("singular"), tex.count("smooth"), tex.count("array"), balanced(tex)
+        (2, 3, 2, True)
         """
         rows = []
         for st in self.strata:
             dim = str(st.dimension) if st.dimension is not None else rf"{st.lower}\ldots{st.upper}"
-            ranks = r"A = 0 \text{ or } V = 0" if st.rank_A == 0 else \
-                rf"\operatorname{{rank}} A = {st.rank_A},\ \operatorname{{rank}} V = {st.rank_V}"
             label = st.label + ("" if st.certified else " (not certified)")
-            rows.append(rf"${ranks}$ & {st.parameter_dimension} & {dim} & \text{{{label}}} \\")
-        return "\n".join([r"\begin{tabular}{lrrl}", r"stratum & $\dim S$ & $\dim \psi(S)$ & label \\ \hline",
-                          *rows, r"\end{tabular}"])
-
-    def _repr_latex_(self) -> str:
-        return self.latex()  # a tabular, complete as it is
+            rows.append(rf"{latex.stratum(st.rank_A, st.rank_V)} & {st.parameter_dimension} & {dim} & "
+                        rf"\text{{{label}}} \\")
+        return "\n".join([r"\begin{array}{lrrl}", r"\text{stratum} & \dim S & \dim \psi(S) & \text{label} \\ \hline",
+                          *rows, r"\end{array}"])
 
     def summary(self) -> dict:
         """The record ``--json`` prints: the rows of the strata and the closure edges.
