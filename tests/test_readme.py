@@ -92,7 +92,7 @@ def _run(line: str, capsys) -> int:
 
 
 def _files(folder: Path) -> None:
-    """The files the README's commands read: its weights file, its TOML grid, a torch-layout layer."""
+    """The files the README's commands read: its weights file, its TOML grid, a torch-layout layer, a BERT file."""
     import numpy as np
 
     (folder / "w.json").write_text(_block("json", '"Q"'))
@@ -101,6 +101,16 @@ def _files(folder: Path) -> None:
     (folder / "deep.json").write_text(json.dumps([int(v) for v in rng.integers(-3, 4, 42)]))  # 3 -> 3 -> 3, ranks 2
     np.savez(folder / "mha.npz", in_proj_weight=rng.standard_normal((12, 4)).astype(np.float32),
              **{"out_proj.weight": np.eye(4, dtype=np.float32)})
+    from attngeo.model.weights import save_safetensors
+
+    bert = {}  # a BERT-named encoder of six layers, width 8, two heads (config.json beside it says so)
+    for n in range(6):
+        pre = f"encoder.layer.{n}.attention."
+        for name in ("self.query", "self.key", "self.value", "output.dense"):
+            bert[f"{pre}{name}.weight"] = rng.standard_normal((8, 8)).astype(np.float32)
+            bert[f"{pre}{name}.bias"] = rng.standard_normal(8).astype(np.float32)
+    save_safetensors(folder / "model.safetensors", bert)
+    (folder / "config.json").write_text(json.dumps({"num_attention_heads": 2, "hidden_size": 8}))
 
 
 @pytest.mark.msolve  # singular, implicit and the a_1 = 1 fiber eliminate
