@@ -144,7 +144,7 @@ def _bounded(build, rows: int, cols: int, what: str) -> fmpq_mat:
 
 def _exact_rank(build, rows: int, cols: int, what: str) -> int:
     """The rank over Q of ``build()`` (a matrix rank-deficient mod p), within the entry limit."""
-    return _bounded(build, rows, cols, f"{what} is rank-deficient mod p: its rank").rank()
+    return _bounded(build, rows, cols, f"{what} is rank-deficient mod p: its rank over Q").rank()
 
 
 def _rank(layer: _Layer, j: int, name: str) -> int:
