@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 import time
 
-_state: dict = {"stream": None, "start": 0.0, "tty": False, "shown": False}
+_state: dict = {"stream": None, "start": 0.0, "tty": False, "shown": False, "listener": None}
 
 
 def enable(stream=None) -> None:
@@ -50,6 +50,8 @@ def phase(name: str, detail: str = "") -> None:
     --------
     >>> disable(); phase("point")      # off: silent
     """
+    if _state["listener"] is not None:  # shown or not: a budgeted child names its phase to the command (ui/budget.py)
+        _state["listener"](name, detail)
     stream = _state["stream"]
     if stream is None:
         return
@@ -85,6 +87,22 @@ def disable() -> None:
     True
     """
     _state.update(stream=None, shown=False)
+
+
+def listen(callback) -> None:
+    """Call ``callback(name, detail)`` at every phase from now on, shown or not (None stops it).
+
+    A budgeted child (:func:`attngeo.ui.budget.run_within`) reports its phases to the command this way, so
+    that a child stopped by its memory or time budget is named with the phase it was in.
+
+    Examples
+    --------
+    >>> seen = []
+    >>> listen(lambda name, detail: seen.append(name)); phase("elimination"); listen(None)
+    >>> seen
+    ['elimination']
+    """
+    _state["listener"] = callback
 
 
 def size(n_bytes: int) -> str:

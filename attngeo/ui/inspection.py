@@ -50,9 +50,7 @@ def inspect_checkpoint(args, check_writable, require_memory) -> int:
     if not 1 <= args.head <= arch.heads[0]:
         raise InvalidInputError(f"--head {args.head}: the layer has heads 1..{arch.heads[0]}")
     require_memory(arch, args.max_memory, " for its generic dimension")  # if the point does not decide dim M
-    if progress.wanted(args.progress):
-        progress.enable()
-    try:
+    try:  # the phases are shown by the command, which runs this in a budgeted child (ui/cli.py, ui/budget.py)
         res = local_rank(arch, ck.point, seed=args.seed, head=args.head,
                          dimension="always" if args.embed_dimension else True)
         if args.certificate:
