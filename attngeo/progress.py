@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 import time
 
-_state: dict = {"stream": None, "start": 0.0, "tty": False, "shown": False, "listener": None}
+_state: dict = {"stream": None, "start": 0.0, "tty": False, "shown": False, "listener": None, "current": ""}
 
 
 def enable(stream=None) -> None:
@@ -50,6 +50,7 @@ def phase(name: str, detail: str = "") -> None:
     --------
     >>> disable(); phase("point")      # off: silent
     """
+    _state["current"] = f"{name} ({detail})" if detail else name
     if _state["listener"] is not None:  # shown or not: a budgeted child names its phase to the command (ui/budget.py)
         _state["listener"](name, detail)
     stream = _state["stream"]
@@ -103,6 +104,18 @@ def listen(callback) -> None:
     ['elimination']
     """
     _state["listener"] = callback
+
+
+def current() -> str:
+    """The last phase announced, with its detail, shown or not ('' before any): what a budget names when it stops
+    the work.
+
+    Examples
+    --------
+    >>> phase("elimination", "12 unknowns"); current()
+    'elimination (12 unknowns)'
+    """
+    return _state["current"]
 
 
 def size(n_bytes: int) -> str:

@@ -176,6 +176,55 @@ def implicit(arch: Architecture, max_degree: int | None) -> tuple[str, int]:
             memory_estimate(arch))
 
 
+def singular_point(arch: Architecture) -> tuple[str, int]:
+    """One point's singularity certificate (a sweep's ``singular`` task), priced as the checker prices it.
+
+    Examples
+    --------
+    >>> from attngeo import Architecture
+    >>> singular_point(Architecture((3, 3), (2,), tokens=2))[0]
+    'one point: tangent images of its preimages, priced at 5.4e+07 est. ns by the checker'
+    """
+    from ..check.limits import MAX_LOCUS_WORK
+    from ..check.loci.singular import work
+    from ..exact.engine import ENGINE_FLOOR_MB
+
+    d, dd = arch.widths
+    ns = work({"preimage_weights": [[]]}, d, dd, arch.ranks[0])  # one preimage: a lower bound
+    if max(d, dd) > MAX_LAYER_WIDTH or ns > MAX_LOCUS_WORK:
+        raise InvalidInputError(f"a singular point of {arch} is priced at {ns:.1e} est. ns at least, above the "
+                                f"checker's limit of {MAX_LOCUS_WORK:.0e} (docs/trust.md): choose smaller widths")
+    return f"one point: tangent images of its preimages, priced at {ns:.2g} est. ns by the checker", \
+        ENGINE_FLOOR_MB * 2**20 + BASE_BYTES
+
+
+def task(arch: Architecture, what: str, memory_mb: int) -> None:
+    """Refuse a sweep task before any work, as its command would (``dimension``, ``fiber``, ``singular``, ``implicit``).
+
+    Examples
+    --------
+    >>> from attngeo import Architecture
+    >>> task(Architecture((64,) * 8, (64,) * 7), "dimension", 4096)      # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.InvalidInputError: widths 64,64,64,64,64,64,64,64, ... needs about 551.3 GiB (the dense path), above --max-memory 4096 MiB; ...
+    """
+    if what == "dimension":
+        from ..geometry.dimension.dense import estimate as dimension_estimate
+
+        path, need = dimension_estimate(arch)
+        text = f"the {path} path"
+    elif arch.depth != 1 or arch.tokens < 2:
+        return  # the task refuses it itself, saying why
+    elif what == "fiber":
+        text, need = fiber(arch)
+    elif what == "singular":
+        text, need = singular_point(arch)
+    else:
+        text, need = implicit(arch, None)
+    require(need, memory_mb, str(arch), text)
+
+
 def require(need: int, memory_mb: int, what: str, text: str) -> None:
     """Refuse, in one line naming both, an estimate above the memory budget.
 

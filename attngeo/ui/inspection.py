@@ -35,7 +35,10 @@ def inspect_checkpoint(args, check_writable, require_memory) -> int:
     (0, ['local rank     46  certified (separated heads 1, 2: docs/math.md §7.5)', 'regular        yes: local rank = dim M'])
     """
     from .. import progress
+    from ..check import one_line
+    from ..check.limits import MAX_SIZE
     from ..geometry.loci.regularity import local_rank
+
     from ..model.checkpoint import load_checkpoint
 
     if args.certificate:
@@ -47,6 +50,10 @@ def inspect_checkpoint(args, check_writable, require_memory) -> int:
                          drop_bias=args.drop_bias, normalization="softmax" if args.softmax else "lightning",
                          tokens=args.tokens, causal=args.causal, score_scale=args.score_scale)
     arch = ck.arch
+    if max(arch.widths + (arch.tokens,)) > MAX_SIZE:  # its certificate would be unusable: refused before the work
+        raise InvalidInputError(f"{one_line(str(args.weights))[:120]}: the layer has width {max(arch.widths)} and {arch.tokens} "
+                                f"tokens; the checker reads widths and tokens up to {MAX_SIZE} (docs/trust.md)")
+    progress.phase("estimate", f"{arch}, {arch.parameter_count:,} parameters")
     if not 1 <= args.head <= arch.heads[0]:
         raise InvalidInputError(f"--head {args.head}: the layer has heads 1..{arch.heads[0]}")
     require_memory(arch, args.max_memory, " for its generic dimension")  # if the point does not decide dim M
