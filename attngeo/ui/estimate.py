@@ -207,7 +207,7 @@ def task(arch: Architecture, what: str, memory_mb: int) -> None:
     >>> task(Architecture((64,) * 8, (64,) * 7), "dimension", 4096)      # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    attngeo.exceptions.InvalidInputError: widths 64,64,64,64,64,64,64,64, ... needs about 551.3 GiB (the dense path), above --max-memory 4096 MiB; ...
+    attngeo.exceptions.InvalidInputError: widths 64,64,64,64,64,64,64,64, ... needs about 551.3 GiB (the dense path), above the memory budget of 4096 MiB ...
     """
     if what == "dimension":
         from ..geometry.dimension.dense import estimate as dimension_estimate
@@ -233,8 +233,8 @@ def require(need: int, memory_mb: int, what: str, text: str) -> None:
     >>> require(3 * 2**30, 1000, "attngeo fiber --widths 64,64", "a tensor")
     Traceback (most recent call last):
     ...
-    attngeo.exceptions.InvalidInputError: attngeo fiber --widths 64,64 needs about 3.0 GiB (a tensor), above --max-memory 1000 MiB; raise --max-memory or choose a smaller architecture
+    attngeo.exceptions.InvalidInputError: attngeo fiber --widths 64,64 needs about 3.0 GiB (a tensor), above the memory budget of 1000 MiB (--max-memory); raise --max-memory or choose a smaller architecture
     """
     if need > memory_mb * 2**20:
-        raise InvalidInputError(f"{what} needs about {progress.size(need)} ({text}), above --max-memory {memory_mb} "
-                                "MiB; raise --max-memory or choose a smaller architecture")
+        raise InvalidInputError(f"{what} needs about {progress.size(need)} ({text}), above the memory budget of "
+                                f"{memory_mb} MiB (--max-memory); raise --max-memory or choose a smaller architecture")
