@@ -91,8 +91,15 @@ def phi_price(arch, free: dict, x_vars: int = 0, weight_terms: int = 1, weight_d
             return 1, {}
         return weight_terms, ({("z",): one} if weight_terms > 1 else {(i, j, name): 1})
 
-    y, deg = 1, ({("X",): 1} if x_vars else {})
     total = 0
+
+    def made(count: int, work: int, degree: dict) -> int:
+        """``count`` entries, each a sum of products costing ``work`` term products: its terms, at most."""
+        nonlocal total
+        total += count * work
+        return min(work, _cap(degree, sizes))
+
+    y, deg = 1, ({("X",): 1} if x_vars else {})
     t = arch.tokens
     for i, a in enumerate(arch.ranks, start=1):
         d_in, d_out = arch.widths[i - 1], arch.widths[i]
@@ -100,28 +107,21 @@ def phi_price(arch, free: dict, x_vars: int = 0, weight_terms: int = 1, weight_d
         for j in range(1, arch.head_count(i) + 1):
             (q, dq), (k, dk) = weight(i, j, "Q"), weight(i, j, "K")
             dA = _add(dq, dk)
-            tA = min(a * q * k, _cap(dA, sizes))
-            total += d_in * d_in * a * q * k
+            tA = made(d_in * d_in, a * q * k, dA)  # A = K^T Q
             dYA = _add(deg, dA)
-            tYA = min(d_in * y * tA, _cap(dYA, sizes))
-            total += t * d_in * d_in * y * tA
+            tYA = made(t * d_in, d_in * y * tA, dYA)  # Y^T A
             dG = _add(deg, dYA)
-            tG = min(d_in * tYA * y, _cap(dG, sizes))
-            total += t * t * d_in * tYA * y
+            tG = made(t * t, d_in * tYA * y, dG)  # (Y^T A) Y
             if arch.value_ranks is None:
                 tV, dV = weight(i, j, "V")
             else:
-                b = arch.value_ranks[i - 1]
                 (o, do), (u, du) = weight(i, j, "O"), weight(i, j, "U")
                 dV = _add(do, du)
-                tV = min(b * o * u, _cap(dV, sizes))
-                total += d_out * d_in * b * o * u
+                tV = made(d_out * d_in, arch.value_ranks[i - 1] * o * u, dV)  # V = O U
             dVY = _add(dV, deg)
-            tVY = min(d_in * tV * y, _cap(dVY, sizes))
-            total += d_out * t * d_in * tV * y
+            tVY = made(d_out * t, d_in * tV * y, dVY)  # V Y
             dT = _add(dVY, dG)
-            tT = min(t * tVY * tG, _cap(dT, sizes))
-            total += d_out * t * t * tVY * tG
+            tT = made(d_out * t, t * tVY * tG, dT)  # (V Y) G
             out, out_deg = out + tT, _join(out_deg, dT)
         if arch.residual:
             out, out_deg = out + y, _join(out_deg, deg)
