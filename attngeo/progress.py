@@ -11,7 +11,8 @@ from __future__ import annotations
 import sys
 import time
 
-_state: dict = {"stream": None, "start": 0.0, "tty": False, "shown": False, "listener": None, "current": ""}
+_state: dict = {"stream": None, "start": 0.0, "tty": False, "shown": False, "context": "", "listener": None,
+                "current": ""}
 
 
 def enable(stream=None) -> None:
@@ -50,6 +51,7 @@ def phase(name: str, detail: str = "") -> None:
     --------
     >>> disable(); phase("point")      # off: silent
     """
+    name = _state["context"] + name
     _state["current"] = f"{name} ({detail})" if detail else name
     if _state["listener"] is not None:  # shown or not: a budgeted child names its phase to the command (ui/budget.py)
         _state["listener"](name, detail)
@@ -63,6 +65,32 @@ def phase(name: str, detail: str = "") -> None:
         stream.write(line + "\n")
     stream.flush()
     _state["shown"] = True
+
+
+def bar(k: int, n: int, width: int = 20) -> str:
+    """A text progress bar: ``k`` of ``n`` done.
+
+    Examples
+    --------
+    >>> bar(3, 12)
+    '[#####...............] 3/12'
+    """
+    filled = round(width * k / n) if n else width
+    return "[" + "#" * filled + "." * (width - filled) + f"] {k}/{n}"
+
+
+def context(text: str) -> None:
+    """Put ``text`` before every phase from now on (``""`` to stop): one run of several, e.g. a bar of layers.
+
+    Examples
+    --------
+    >>> import io
+    >>> out = io.StringIO()
+    >>> enable(out); context("layer 2/3 "); phase("ranks"); context(""); done()
+    >>> "] layer 2/3 ranks" in out.getvalue()
+    True
+    """
+    _state["context"] = text
 
 
 def done() -> None:
@@ -87,7 +115,7 @@ def disable() -> None:
     >>> disable(); _state["stream"] is None
     True
     """
-    _state.update(stream=None, shown=False)
+    _state.update(stream=None, shown=False, context="")
 
 
 def listen(callback) -> None:

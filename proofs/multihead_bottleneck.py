@@ -14,8 +14,10 @@ compared with the *observed* count
 ``A`` is seen through ``S = A + Aᵀ`` of rank ``m = min(2a, d)``, ``dim A = m d - m(m - 1)/2``,
 ``r_A = ρ(ρ + 1)/2`` with ``ρ = d - 2a``, ``D = d(d + 1)/2``; ``dim V = b(d + d') - b^2``;
 ``N`` the smallest tensor bound of docs/multihead.md §4: the span, or ``r (m + n - r)`` for a
-flattening of rank ``<= r``), a conjecture: a disagreement is
-reported as a finding, not a failure, and cases left with bounds are listed.
+flattening of rank ``<= r``), a conjecture for ``d >= 2``: a disagreement is
+reported as a finding, not a failure, and cases left with bounds are listed. At ``d = 1``
+the count would be 0 for ``d' = 1``, ``h >= 2`` (its fields are dependent there), while
+every layer is ``F = c y^2`` with ``c`` in ``C^{d'}``: :func:`count` gives ``d'`` there.
 
 Default grid (seconds): ``d = d' <= 4``, every ``a, b <= d``, ``h = 2..5``, ``t = 2``.
 ``--full`` (minutes): ``d = d' <= 6`` with ``h <= 6`` and at most 1,500 parameters; ``d != d'``
@@ -27,7 +29,7 @@ from attngeo import Architecture
 from attngeo.geometry.dimension.bounds import tensor_bound
 from attngeo.theorems.proof import INSTANCES, Case, Claim, main_guard, proof_arguments, run_dimension_proof
 
-COUNT = Claim("count", r"one lightning layer $d \to d'$, $h$ heads of rank $a$, value rank $b$, $t \ge 2$: "
+COUNT = Claim("count", r"one lightning layer $d \to d'$, $d \ge 2$, $h$ heads of rank $a$, value rank $b$, $t \ge 2$: "
               r"$\dim \mathcal M = \min(N, h(\dim A + \dim V - 1) - h \max(0, \min(h - 1, d^2) - (d - a)^2 "
               r"- (d' - b)(d - b)))$, $N$ the tensor bound (observed)", INSTANCES)
 ONE_TOKEN = Claim("one token", r"the same with one token: $A_j$ seen through $A_j + A_j^T$ of rank "
@@ -37,6 +39,10 @@ ONE_TOKEN = Claim("one token", r"the same with one token: $A_j$ seen through $A_
 def count(arch: Architecture) -> int:
     """The observed count for one layer with value ranks (the module docstring's formula)."""
     (d, d_out), a, b, h = arch.widths, arch.ranks[0], arch.value_ranks[0], arch.heads[0]
+    if d == 1:
+        # F = c y^2 (c y^3 with one token), c = sum_j O_j U_j K_j^T Q_j fills C^{d'}; the formula below
+        # would subtract h fields that are dependent here (0 at d' = 1, h >= 2)
+        return d_out
     if arch.tokens >= 2:
         m = min(a, d)
         dim_a, conditions, room = 2 * m * d - m * m, max(0, d - a) ** 2, d * d

@@ -292,8 +292,19 @@ def test_prove_command_writes_a_certificate_check_accepts(tmp_path, capsys):
     path = tmp_path / "single.json"
     assert main(["prove", "single-layer-dimension", "--json", "--certificate", str(path)]) == 0
     summary = json.loads(capsys.readouterr().out)
-    assert summary["scope"] == "all sizes" and summary["pieces"] == 8 and summary["certificate"] == str(path)
+    assert summary["scope"] == "every d, dd, a" and summary["pieces"] == 8 and summary["certificate"] == str(path)
     assert check_certificate(str(path)).kind == "dimension-all-sizes"
+
+
+def test_prove_prints_the_scope_that_was_proved_not_all_sizes(capsys):
+    """The deep theorem is proved for l <= 3 and a <= 3 only (its pieces fix l and a): the scope says so, beside
+    the hypotheses the checker verified."""
+    assert main(["prove", "deep-dimension"]) == 0
+    rows = dict(line.split(None, 1) for line in capsys.readouterr().out.splitlines())
+    assert rows["scope"].startswith("l <= 3 and a <= 3 only; every d, with a <= d") and "all sizes" not in rows["scope"]
+    assert "l <= 3" in rows["checked"] and "a <= 3" in rows["checked"]  # the checker's own claim bounds them too
+    assert main(["prove", "multihead-layer-dimension", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["scope"] == "every d, h, a, b, with h*a <= d, h*b <= d"
 
 
 @pytest.mark.parametrize("name,message", [("softmax-single-layer", "not proved for all sizes"),
@@ -395,16 +406,41 @@ def test_deep_tampering_is_rejected(deep):
             check_certificate(cert)
 
 
-def test_the_report_says_proved_for_all_sizes_beside_the_range(tmp_path):
-    from attngeo.theorems.registry import get
+def test_the_report_separates_theorems_from_instances(tmp_path):
+    """Issue 36: theorems (all sizes, with every hypothesis) in a section of their own, before the claims on ranges
+    of sizes; a range of instances is never labelled a theorem, and a theorem never "instances"."""
+    import contextlib
+    import io
+
+    from attngeo.theorems.proof import Claim, Entry, print_summary
+    from attngeo.theorems.registry import OUTCOMES, get
     from attngeo.theorems.report import Outcome, latex, markdown
 
-    proved = Outcome(get("single-layer-dimension"), 0, 1.0, "", proved="for all sizes: dim M = f; one layer")
-    failed = Outcome(get("deep-dimension"), 0, 1.0, "", proof_failure="the checker refused it")
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):  # a range that is a list of sizes: instances certified
+        print_summary([Claim("deep", "dim formula")], [Entry("deep", {"l": l, "d": d, "a": 1, "t": 2}, "certified")
+                                                       for l, d in ((1, 2), (3, 5))])
+    claim = "for all sizes: dim M = f; l layers, for all l >= 1, l <= 3 (12 pieces)"
+    proved = Outcome(get("deep-dimension"), 0, 1.0, out.getvalue(), proved=claim)
+    failed = Outcome(get("single-layer-dimension"), 0, 1.0, "", proof_failure="the checker refused it")
+    assert (proved.label, proved.verdict, failed.label) == ("proved", "instances", "failed")
     text = markdown([proved, failed], tmp_path, 2.0)
-    assert "| | the statement | all sizes | **proved for all sizes**: dim M = f; one layer | |" in text
-    assert "**FAILED**: the checker refused it" in text and proved.ok and not failed.ok
-    assert r"\textbf{proved for all sizes}" in latex([proved], tmp_path, 2.0)
+    theorems, instances = text.split("## Instances (claims on ranges of sizes)")
+    assert "## Theorems (all sizes, with hypotheses)" in theorems and "1 theorem proved for all sizes" in theorems
+    row = next(ln for ln in theorems.splitlines() if "`deep-dimension`" in ln)
+    assert r"$\dim \mathcal M = 2 l a d - l a^{2} + d^{2} - l$" in row and r"$l \leq 3$" in row
+    assert r"$a \leq 3$" in row and r"$t \geq 2$" in row and f"**{OUTCOMES['proved']}**" in row
+    assert "**FAILED**: the checker refused it" in theorems and proved.ok and not failed.ok
+    table = instances.split("\n## ")[0]
+    assert f"**{OUTCOMES['instances']}**" in table and OUTCOMES["proved"] not in table  # the range is a range
+    tex = latex([proved], tmp_path, 2.0)
+    head, rest = tex.split(r"\section{Theorems proved for all sizes}")
+    section, ranges = rest.split(r"\section{Instances: claims on ranges of sizes}")
+    assert rf"\textbf{{{OUTCOMES['proved']}}}" in section and r"$l \leq 3$" in section
+    assert r"\textbf{instances certified}" in ranges.split(r"\section")[0] and OUTCOMES["proved"] not in \
+        ranges.split(r"\begin{figure}")[0]
+    alone = latex([Outcome(get("deep-fibers"), 0, 1.0, "")], tmp_path, 2.0)  # no theorem run: no such section
+    assert r"\section{Theorems" not in alone and r"\section{Results}" in alone
     assert get("single-layer-dimension").all_sizes and not get("softmax-single-layer").all_sizes
 
 

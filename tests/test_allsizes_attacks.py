@@ -849,7 +849,17 @@ def _deep_tamper_extra_layer(c, k):  # a fourth layer, its equality l = 3 kept
     p["layers"].append(copy.deepcopy(p["layers"][-1]))
 
 
-DEEP_TAMPERS = [_deep_tamper_hidden_is_core, _deep_tamper_scaled_core, _deep_tamper_extra_layer]
+def _deep_tamper_extra_hidden(c, k):  # rank 4 under a = 3: a fourth hidden index and a row of Q, K per layer
+    p = c["pieces"][k]
+    p["cells"]["h3"] = "1"
+    p["sorts"]["hid"].append(["h3"])
+    for layer in p["layers"]:
+        for name in ("Q", "K"):
+            layer[name].append([1] * len(layer[name][0]))
+
+
+DEEP_TAMPERS = [_deep_tamper_hidden_is_core, _deep_tamper_scaled_core, _deep_tamper_extra_layer,
+                _deep_tamper_extra_hidden]
 
 
 @pytest.mark.parametrize("tamper", DEEP_TAMPERS, ids=lambda f: f.__name__[len("_deep_tamper_"):])

@@ -3,6 +3,7 @@
 import ast
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -151,3 +152,89 @@ def test_unknown_fields_and_prose_are_refused(folder):
     assert "\n" not in str(info.value)
     with pytest.raises(CertificateRejected, match="regenerate"):
         check_certificate(dict(cert, version=1))
+
+
+# -- docs/trust.md's table of kinds and its count of the checker ----------------------------------------------
+
+TRUST = CHECK.parents[1] / "docs" / "trust.md"
+#: What every kind runs (docs/trust.md): the kernel, its readers and limits, the architecture, isolation.
+BASE = {"kernel", "reader", "schema", "values", "limits", "arch", "isolation", "lifetime"}
+
+
+def _closure(module: str) -> set[str]:
+    """The modules of attngeo/check (as ``dimension/dense``) that ``module`` imports, transitively, itself included."""
+    seen, todo = set(), [module]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        package = name.split("/")[:-1]
+        for node in ast.walk(ast.parse((CHECK / f"{name}.py").read_text())):
+            if not isinstance(node, ast.ImportFrom) or not node.level or node.level - 1 > len(package):
+                continue  # absolute imports, and attngeo.exceptions
+            base = package[:len(package) - node.level + 1]
+            parts = base + (node.module.split(".") if node.module else [])
+            for alias in node.names:  # "from . import groups" names a module; "from .x import f" a function of x
+                for candidate in ("/".join(parts + [alias.name]), "/".join(parts)):
+                    if candidate and (CHECK / f"{candidate}.py").is_file():
+                        todo.append(candidate)
+                        break
+    return seen
+
+
+def _kinds_table() -> dict:
+    """``kind -> (files, [(file, function)])`` as docs/trust.md's table of kinds states them."""
+    text = TRUST.read_text()
+    section = text[text.index("## Each kind:"):text.index("## Limits")]
+    rows, kind = {}, None
+    for line in [line for line in section.splitlines() if line.startswith("| ")][1:]:  # after the header
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if cells[0]:
+            kind = re.match(r"`([\w-]+)`", cells[0]).group(1)
+            rows[kind] = (set(re.findall(r"`([\w/]+)\.py`", cells[1])), [])
+        rows[kind][1].extend(re.findall(r"`([\w/]+)\.py:(\w+)`", cells[4]))
+    return rows
+
+
+def test_the_trust_table_names_each_kinds_files_and_functions_truly():
+    """Every kind has a row; its files are what its module imports beyond the base; every function that row says
+    checks a hypothesis exists where it says (a rename or a move must update docs/trust.md)."""
+    rows = _kinds_table()
+    assert set(rows) == set(kernel.KINDS)
+    for kind, (files, references) in rows.items():
+        assert files == _closure(kernel.KINDS[kind].replace(".", "/")) - BASE, kind
+        assert references, kind
+        for path, name in references:
+            tree = ast.parse((CHECK / f"{path}.py").read_text())
+            defined = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+            defined |= {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+            assert name in defined, f"docs/trust.md names {path}.py:{name}, which does not exist"
+
+
+def _code_lines(path: Path) -> tuple[int, int]:
+    """Lines of code (a token outside docstrings and comments) and all lines of a module."""
+    import io
+    import tokenize
+
+    source = path.read_text()
+    doc = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.body \
+                and isinstance(node.body[0], ast.Expr) and isinstance(getattr(node.body[0], "value", None), ast.Constant) \
+                and isinstance(node.body[0].value.value, str):
+            doc.update(range(node.body[0].lineno, node.body[0].end_lineno + 1))
+    skip = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER}
+    code = {line for tok in tokenize.generate_tokens(io.StringIO(source).readline) if tok.type not in skip
+            for line in range(tok.start[0], tok.end[0] + 1) if line not in doc}
+    return len(code), len(source.splitlines())
+
+
+def test_the_trust_page_counts_the_checker():
+    """docs/trust.md's size of the trusted base: the modules exactly, the lines of code within 5%."""
+    modules = sorted(CHECK.rglob("*.py"))
+    code = sum(_code_lines(p)[0] for p in modules)
+    stated = re.search(r"`attngeo/check/` \((\d+) modules; about ([\d,]+) lines of code", TRUST.read_text())
+    assert stated, "docs/trust.md no longer states the size of attngeo/check/"
+    assert int(stated.group(1)) == len(modules)
+    assert abs(int(stated.group(2).replace(",", "")) - code) <= 0.05 * code, f"{code} lines of code now"

@@ -325,6 +325,25 @@ def test_certify_makes_its_out_folder_and_nothing_above_it(tmp_path, capsys):
     assert all(Path(p).is_file() for p in result["reports"])
 
 
+def test_certify_labels_an_all_sizes_statement_a_theorem_and_its_range_instances(tmp_path, capsys):
+    """The summary called the all-sizes theorems "instances" (issue 34): a theorem is proved for every size in its
+    hypotheses, which the line states; what its script certified on a range of sizes is said beside it."""
+    proofs = tmp_path / "proofs"
+    proofs.mkdir()
+    (proofs / "multihead_layer_dimension.py").write_text(  # a list of sizes, not a grid: instances
+        "from attngeo.theorems.proof import Claim, Entry, print_summary\nprint('2 cases in 0.0 s')\n"
+        "print_summary([Claim('k', 'a claim')], [Entry('k', {'d': 2, 'h': 1}, 'certified'), "
+        "Entry('k', {'d': 3, 'h': 3}, 'certified')])\n")
+    run = ["certify", "--proofs", str(proofs), "--only", "multihead-layer-dimension", "--out", str(tmp_path / "o")]
+    assert main(run) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.strip().startswith("multihead-layer-dimension"))
+    assert line.split()[1] == "theorem" and "proved for every d, h, a, b, with h*a <= d, h*b <= d" in line
+    assert "its script's range: instances" in line
+    assert main(run + ["--json"]) == 0
+    (s,) = json.loads(capsys.readouterr().out)["statements"]
+    assert (s["status"], s["range"]) == ("proved", "instances") and s["all_sizes"].startswith("for all sizes")
+
+
 def test_certify_json_reports_a_failure(tmp_path, capsys):
     proofs = _fake_proofs(tmp_path, "print('FAILED (1):')\nprint('  d=2: wrong')\nraise SystemExit(1)\n")
     assert main(["certify", "--proofs", str(proofs), "--only", "boundary_points", "--out", str(tmp_path / "o"),

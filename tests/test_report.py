@@ -266,3 +266,15 @@ def test_the_pdf_of_a_listed_claim_has_notation_summary_appendix_and_references(
     pages = int(subprocess.run(["pdfinfo", "report.pdf"], cwd=tmp_path, capture_output=True, text=True,
                                check=True).stdout.split("Pages:")[1].split()[0])
     assert pages <= 6  # 120 listed sizes fit on a page or two of appendix, not pages of table
+
+
+@needs_pdflatex
+def test_the_pdf_puts_theorems_with_their_hypotheses_before_the_instances(tmp_path):
+    """Issue 36 item 3: a theorem (all sizes, every hypothesis typeset) stands apart from a range of instances."""
+    proved = Outcome(get("deep-dimension"), 0, 1.0, _multihead_outcome().output, proved="for all sizes: ...")
+    text = _pdf_text(tmp_path, latex([proved, _multihead_outcome()], tmp_path, 1.0))
+    _assert_typeset(text)
+    theorems = text.split("Theorems proved for all sizes")[1]
+    section, instances = theorems.split("Instances: claims on ranges of sizes")
+    assert "l ≤ 3" in section and "a ≤ 3" in section and "a ≤ d" in section and "proved for all sizes" in section
+    assert "instances certified" not in section and "instances certified" in instances

@@ -274,6 +274,63 @@ def test_a_narrow_last_layer_leaves_weights_with_a_singular_v1_in_the_fiber():
     assert same_function(arch, W0, other)
 
 
+def test_the_narrow_layers_extra_fiber_points_are_limits_of_orbit_points():
+    """docs/findings.md 22: not a hidden symmetry. With n killed by M_2, M_2^T and P, u = V_1 n and w^T u = 1, the
+    inter-layer g_eps = I + (eps - 1) u w^T fixes layer 2 and moves W_0 along a line that reaches, at eps = 0, W_0 with
+    the singular V_1 (I - u w^T) V_1; the finding's point is that limit moved by the group, and so is a fiber point
+    with a random singular V_1 and random free blocks (every such point, by the finding's argument)."""
+    from attngeo.exact.rank import kernel_over_q
+    from attngeo.geometry.fibers.layer import rank_factorization
+
+    arch = Architecture((4, 4, 1), (2, 1), tokens=2)
+    W0 = gauge_point(arch, random.Random(5))
+    Ms, P, _ = virtual_weights(arch, W0)
+    span = fmpq_mat(Ms[1].tolist() + Ms[1].transpose().tolist() + P.tolist())
+    (n,) = kernel_over_q(span)
+    V1 = fmpq_mat(4, 4, W0[16:32])
+    u = V1 * fmpq_mat([[x] for x in n])
+    k = next(i for i in range(4) if u[i, 0] != 0)
+    w = fmpq_mat([[1 / u[k, 0] if i == k else 0 for i in range(4)]])
+    eye = fmpq_mat([[int(i == j) for j in range(4)] for i in range(4)])
+    limit = W0[:16] + ((eye - u * w) * V1).entries() + W0[32:]
+    for eps in (fmpq(1, 2), fmpq(-3), fmpq(1, 7)):  # g_eps . W_0 = W_* + eps (W_0 - W_*): W_* is its value at 0
+        moved = act(arch, W0, "inter", 1, (eye + (eps - 1) * (u * w)).tolist())
+        assert moved == [x + eps * (y - x) for x, y in zip(limit, W0)]
+    assert fmpq_mat(4, 4, limit[16:32]).rank() == 3 and same_function(arch, W0, limit)
+
+    def layer2(p):  # layer 1, and layer 2 as (A_2, V_2): what the intra GL_1 leaves
+        return p[:32], fmpq_mat(1, 4, p[36:40]).transpose() * fmpq_mat(1, 4, p[32:36]), p[40:]
+
+    basis = fmpq_mat(span.rref()[0].tolist()[:3])  # C, as the finding builds W'
+    right = basis.transpose() * (basis * basis.transpose()).inv()
+    B = right.transpose() * Ms[1] * right
+    A2 = fmpq_mat([B.tolist()[r] + [0] for r in range(3)] + [[0] * 4])
+    Q2, K2 = rank_factorization(A2, 1)
+    finding = W0[:16] + fmpq_mat(basis.tolist() + [[0] * 4]).entries() + Q2.entries() + K2.entries() + \
+        (P * right).entries() + [fmpq(0)]
+    L = fmpq_mat(4, 4, limit[16:32]) * right  # the limit's V_1 = L C
+    frame = fmpq_mat([L.tolist()[i] + [u[i, 0]] for i in range(4)])
+    assert layer2(act(arch, limit, "inter", 1, frame.inv().tolist())) == layer2(finding)  # h (L | u) = I
+
+    rng = random.Random(1)
+    Lr = fmpq_mat([[rng.randint(-3, 3) for _ in range(3)] for _ in range(4)])
+    al, be = (fmpq_mat([[rng.randint(-3, 3)] for _ in range(3)]) for _ in range(2))
+    blocks = fmpq_mat([(B.tolist()[i] + [(B * al)[i, 0]]) for i in range(3)] +
+                      [(be.transpose() * B).tolist()[0] + [(be.transpose() * B * al)[0, 0]]])
+    F = fmpq_mat([Lr.tolist()[i] + [int(i == 3)] for i in range(4)])
+    assert Lr.rank() == 3 and F.rank() == 4
+    A2r = F.inv().transpose() * blocks * F.inv()
+    V2r = fmpq_mat(1, 4, (P * right).entries() + [fmpq(rng.randint(1, 3))]) * F.inv()
+    Q2r, K2r = rank_factorization(A2r, 1)
+    other = W0[:16] + (Lr * basis).entries() + Q2r.entries() + K2r.entries() + V2r.entries()
+    assert same_function(arch, W0, other)
+    # h [C; 0] = L_r C fixes h's first three columns; its last one kills V_2, and A_2 on both sides
+    conditions = fmpq_mat(V2r.tolist() + (Lr.transpose() * A2r).tolist() + (A2r * Lr).transpose().tolist())
+    z = next(v for v in kernel_over_q(conditions) if fmpq_mat([Lr.tolist()[i] + [v[i]] for i in range(4)]).rank() == 4)
+    h = fmpq_mat([Lr.tolist()[i] + [z[i]] for i in range(4)])
+    assert layer2(act(arch, finding, "inter", 1, h.tolist())) == layer2(other)
+
+
 def test_the_fiber_command_takes_the_virtual_path_and_refuses_with_one_line(capsys, tmp_path):
     import json
 

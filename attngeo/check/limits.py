@@ -22,6 +22,10 @@ MAX_DIGITS = 2000
 #: Widths, ranks and tokens: at most this (keeps every inner product of the
 #: dimension checker below 2**63, see dimension.py).
 MAX_SIZE = 2047
+#: Widths and ranks of a witness that only ranks matrices with FLINT (Theorem C's criterion, the heads of a
+#: local-rank certificate): no int64 product to bound, but two n x n ranks; LLaMA-7B's 4096 takes about a
+#: minute of the whole check (docs/trust.md), 8192 several.
+MAX_WIDE_SIZE = 8192
 #: Parameters of an architecture (heads multiply them): refused before any array is sized.
 MAX_PARAMETERS = 100_000_000
 #: Entries of the dense field matrix a dimension certificate's upper witness makes the checker build

@@ -41,15 +41,10 @@ def phi(arch, values: list, X: list) -> list:
     >>> phi(Arch((1, 1), (1,), 2, heads=(2,), causal=True), one * 2, [[fmpq(1), fmpq(2)]])
     [[2, 20]]
     """
-    Y = X
-    layers: dict = {}
-    for i, j, name, rows, cols, off in arch.blocks():
-        layers.setdefault(i, {}).setdefault(j, {})[name] = [values[off + r * cols:off + (r + 1) * cols]
-                                                            for r in range(rows)]
-    t = arch.tokens
-    for i in sorted(layers):
+    Y, W, t = X, arch.weights(values), arch.tokens
+    for i in range(1, len(arch.ranks) + 1):
         out = None
-        for w in layers[i].values():
+        for w in arch.head_weights(W, i):
             V = w["V"] if "V" in w else _mm(w["O"], w["U"])
             G = _mm(_mm(_t(Y), _mm(_t(w["K"]), w["Q"])), Y)
             if arch.causal:

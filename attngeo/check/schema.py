@@ -69,7 +69,8 @@ class Embedded:
 HEADER = {"format": CHECKED, "version": CHECKED, "kind": CHECKED}
 ARCHITECTURE = {"widths": CHECKED, "ranks": CHECKED, "tokens": CHECKED, "normalization": CHECKED,
                 # beyond [HMK] (multi-head); present only when they differ from its model
-                "heads": CHECKED, "value_ranks": CHECKED, "residual": CHECKED, "causal": CHECKED}
+                "heads": CHECKED, "value_ranks": CHECKED, "residual": CHECKED, "causal": CHECKED,
+                "kv_heads": CHECKED, "biases": CHECKED}
 
 
 def informational(value, schema, where: str) -> bool:
@@ -113,3 +114,39 @@ def informational(value, schema, where: str) -> bool:
     else:
         return False
     return True
+
+
+def certified_dimension(cert: dict) -> int:
+    """The dimension an *already verified* embedded dimension certificate proves (rejects bounds).
+
+    Parameters
+    ----------
+    cert : dict
+        A dimension certificate that :func:`check` has accepted.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    CertificateRejected
+        When it proves only bounds.
+
+    Examples
+    --------
+    >>> from attngeo import Architecture, certify_dimension
+    >>> from attngeo.check.dimension.dense import check
+    >>> from attngeo.check.schema import certified_dimension
+    >>> cert = certify_dimension(Architecture((2, 2), (1,), tokens=2), seed=0).to_json()
+    >>> check(cert), certified_dimension(cert)
+    ('dim M = 6 for widths 2,2, ranks 1, t=2', 6)
+    >>> certified_dimension(dict(cert, upper=7, certified=False, dimension=None))
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateRejected: the embedded dimension certificate must certify the dimension (its bounds must meet)
+    """
+    if cert.get("certified") is not True or isinstance(cert.get("dimension"), bool) \
+            or not isinstance(cert.get("dimension"), int):
+        reject("the embedded dimension certificate must certify the dimension (its bounds must meet)")
+    return cert["dimension"]

@@ -70,13 +70,14 @@ class WeightBlock:
     ('V', 2, 3, 6, 6)
     """
 
-    name: str  # "Q", "K", "V", or "U" and "O" for a factored value map
+    name: str  # "Q", "K", "V", or "U" and "O" for a factored value map; "bQ", "bK", "bV", "bO" for biases
     layer: int  # 1-based
     rows: int
     cols: int
     offset: int  # position of entry (0, 0) in the flat parameter vector
-    head: int = 1  # 1-based head within the layer
+    head: int = 1  # 1-based head within the layer (0 for the layer's output bias bO)
     heads: int = 1  # heads in the layer: names carry the head only when there are several
+    group: int = 0  # 1-based key-value group of a block shared by its heads (K, V/U, bK, bV under GQA), else 0
 
     @property
     def size(self) -> int:
@@ -99,8 +100,18 @@ class WeightBlock:
         >>> blocks = list(Architecture((3, 2), (1,), heads=2, value_ranks=1).blocks())
         >>> [b.variable(0, 0) for b in blocks]
         ['Q1.1_0_0', 'K1.1_0_0', 'U1.1_0_0', 'O1.1_0_0', 'Q1.2_0_0', 'K1.2_0_0', 'U1.2_0_0', 'O1.2_0_0']
+
+        Keys and values shared by a group of heads (grouped-query attention) carry the group; biases are
+        ``b`` blocks of one column, the output bias once per layer:
+
+        >>> gqa = Architecture((4, 4), (1,), heads=2, kv_heads=1, value_ranks=1, biases=True)
+        >>> [b.variable(0, 0) for b in gqa.blocks()]
+        ['Q1.1_0_0', 'K1.kv1_0_0', 'U1.kv1_0_0', 'O1.1_0_0', 'bQ1.1_0_0', 'bK1.kv1_0_0', 'bV1.kv1_0_0', 'Q1.2_0_0', 'O1.2_0_0', 'bQ1.2_0_0', 'bO1_0_0']
         """
-        head = f".{self.head}" if self.heads > 1 else ""
+        if self.group:
+            head = f".kv{self.group}"
+        else:
+            head = f".{self.head}" if self.heads > 1 and self.head else ""
         return f"{self.name}{self.layer}{head}_{r}_{c}"
 
 
@@ -128,6 +139,13 @@ class Architecture:
         Each layer maps ``X`` to ``X + Y`` (needs ``d_i = d_{i-1}``).
     causal : bool, optional
         Token ``s`` reaches output token ``j`` only when ``s <= j``.
+    kv_heads : int or sequence of int, optional
+        ``g_i`` key-value groups per layer (grouped-query attention, docs/math.md §8): the ``h_i / g_i``
+        consecutive heads of a group share ``K`` and ``U`` (each keeps its own ``Q`` and ``O``); ``g_i`` must
+        divide ``h_i`` and, below ``h_i``, needs value ranks. Default: ``h_i`` (every head its own).
+    biases : bool, optional
+        Affine attention: scores ``(K x_s + b_K)^T (Q x_i + b_Q)``, values ``U x_s + b_V`` (``V x_s + b_V``
+        unfactored) and an output bias ``b_O`` per layer, as trained checkpoints compute.
 
     Raises
     ------
@@ -178,6 +196,8 @@ class Architecture:
     value_ranks: tuple[int, ...] | int | None = None
     residual: bool = False
     causal: bool = False
+    kv_heads: tuple[int, ...] | int | None = None
+    biases: bool = False
 
     def __post_init__(self) -> None:
         widths = _positive_ints("widths", self.widths, "give d_0,...,d_l as positive integers, e.g. widths=(3, 3)")
@@ -210,7 +230,17 @@ class Architecture:
         if self.value_ranks is not None:
             object.__setattr__(self, "value_ranks", _per_layer(
                 "value_ranks", self.value_ranks, layers, "give a value rank b_i >= 1 per layer, or None for V unfactored"))
-        for name in ("residual", "causal"):
+        kv = self.heads if self.kv_heads is None else _per_layer(
+            "kv_heads", self.kv_heads, layers, "give g_i >= 1 key-value groups per layer, dividing h_i")
+        for i, (g, h) in enumerate(zip(kv, self.heads), start=1):
+            if h % g:
+                raise InvalidArchitectureError(f"kv_heads = {g} in layer {i} does not divide its {h} heads; each "
+                                               "key-value group serves h / g consecutive heads")
+            if g < h and self.value_ranks is None:
+                raise InvalidArchitectureError(f"kv_heads = {g} < {h} heads in layer {i} needs value ranks: heads of a "
+                                               "group share U and keep their own O (give value_ranks=b)")
+        object.__setattr__(self, "kv_heads", kv)
+        for name in ("residual", "causal", "biases"):
             if not isinstance(getattr(self, name), bool):
                 raise InvalidArchitectureError(f"{name} = {getattr(self, name)!r} must be True or False")
         if self.residual:
@@ -258,15 +288,22 @@ class Architecture:
         offset = 0
         for i in range(1, self.depth + 1):
             d_in, d_out, a, h = self.widths[i - 1], self.widths[i], self.ranks[i - 1], self.heads[i - 1]
-            if self.value_ranks is None:
-                shapes = (("Q", a, d_in), ("K", a, d_in), ("V", d_out, d_in))
-            else:
-                b = self.value_ranks[i - 1]
-                shapes = (("Q", a, d_in), ("K", a, d_in), ("U", b, d_in), ("O", d_out, b))
+            n = h // self.kv_heads[i - 1]  # heads per key-value group
+            value = ("V", d_out, d_in) if self.value_ranks is None else ("U", self.value_ranks[i - 1], d_in)
             for j in range(1, h + 1):
-                for name, rows, cols in shapes:
-                    yield WeightBlock(name, i, rows, cols, offset, j, h)
+                first = (j - 1) % n == 0  # a group's shared blocks follow the Q of its first head
+                g = (j - 1) // n + 1 if n > 1 else 0
+                shapes = [("Q", a, d_in, 0)] + ([("K", a, d_in, g), (*value, g)] if first else [])
+                if self.value_ranks is not None:
+                    shapes.append(("O", d_out, self.value_ranks[i - 1], 0))
+                if self.biases:
+                    shapes += [("bQ", a, 1, 0)] + ([("bK", a, 1, g), ("bV", value[1], 1, g)] if first else [])
+                for name, rows, cols, group in shapes:
+                    yield WeightBlock(name, i, rows, cols, offset, j, h, group)
                     offset += rows * cols
+            if self.biases:
+                yield WeightBlock("bO", i, d_out, 1, offset, 0, h)
+                offset += d_out
 
     @property
     def parameter_count(self) -> int:
@@ -282,8 +319,11 @@ class Architecture:
         # by formula, not by listing the blocks: a refusal of 10^8 heads must not first enumerate them
         total = 0
         for i, (a, d_in, d_out) in enumerate(zip(self.ranks, self.widths, self.widths[1:])):
-            value = d_out * d_in if self.value_ranks is None else self.value_ranks[i] * (d_in + d_out)
-            total += self.heads[i] * (2 * a * d_in + value)
+            h, g = self.heads[i], self.kv_heads[i]
+            b = d_out if self.value_ranks is None else self.value_ranks[i]
+            shared = a * d_in + b * d_in + (a + b if self.biases else 0)  # K, V or U, and their biases
+            own = a * d_in + (0 if self.value_ranks is None else d_out * b) + (a if self.biases else 0)  # Q, O, bQ
+            total += g * shared + h * own + (d_out if self.biases else 0)
         return total
 
     @property
@@ -299,7 +339,29 @@ class Architecture:
         >>> Architecture((3, 3), (2,)).is_plain, Architecture((3, 3), (2,), heads=2).is_plain
         (True, False)
         """
-        return set(self.heads) == {1} and self.value_ranks is None and not self.residual and not self.causal
+        return set(self.heads) == {1} and self.value_ranks is None and not self.residual and not self.causal \
+            and not self.biases
+
+    @property
+    def is_tied(self) -> bool:
+        """Some heads share keys and values (``kv_heads < heads``), or the layers have biases.
+
+        These are one layer of plain multi-head attention on inputs with a constant extra row
+        (:mod:`attngeo.model.untied`); computations built for untied heads refuse them by name.
+
+        Examples
+        --------
+        >>> from attngeo import Architecture
+        >>> Architecture((4, 4), (1,), heads=2, kv_heads=1, value_ranks=1).is_tied
+        True
+        >>> Architecture((4, 4), (1,), heads=2, value_ranks=1).is_tied
+        False
+        """
+        return self.biases or self.kv_heads != self.heads
+
+    def group(self, layer: int, head: int) -> int:
+        """The 1-based key-value group of a 1-based head (its own index when no heads share keys)."""
+        return (head - 1) // (self.heads[layer - 1] // self.kv_heads[layer - 1]) + 1
 
     def require_plain(self, what: str) -> None:
         """Refuse an architecture beyond [HMK]'s model for a computation built for it.
@@ -323,6 +385,7 @@ class Architecture:
         has += ["a value rank"] if self.value_ranks is not None else []
         has += ["residual connections"] if self.residual else []
         has += ["a causal mask"] if self.causal else []
+        has += ["biases"] if self.biases else []
         raise InvalidArchitectureError(
             f"{what}: implemented for one head per layer, V unfactored, no residual and no mask; {self} has "
             f"{', '.join(has)} (the dimension is certified for it: attngeo dim)")
@@ -365,9 +428,9 @@ class Architecture:
             "normalization": self.normalization,
         }
         if full:
-            return {**out, "heads": list(self.heads),
+            return {**out, "heads": list(self.heads), "kv_heads": list(self.kv_heads),
                     "value_ranks": None if self.value_ranks is None else list(self.value_ranks),
-                    "residual": self.residual, "causal": self.causal}
+                    "residual": self.residual, "causal": self.causal, "biases": self.biases}
         # Only what differs from [HMK]'s model: its certificates stay byte-identical.
         if set(self.heads) != {1}:
             out["heads"] = list(self.heads)
@@ -377,6 +440,10 @@ class Architecture:
             out["residual"] = True
         if self.causal:
             out["causal"] = True
+        if self.kv_heads != self.heads:
+            out["kv_heads"] = list(self.kv_heads)
+        if self.biases:
+            out["biases"] = True
         return out
 
     @classmethod
@@ -407,10 +474,11 @@ class Architecture:
         if missing:
             raise InvalidArchitectureError(f"architecture is missing {', '.join(missing)}")
         unknown = sorted(set(data) - {"widths", "ranks", "tokens", "normalization", "heads", "value_ranks",
-                                      "residual", "causal"})
+                                      "residual", "causal", "kv_heads", "biases"})
         if unknown:
             raise InvalidArchitectureError(f"architecture has unknown field {unknown[0]!r}; the fields are widths, "
-                                           "ranks, tokens, normalization, heads, value_ranks, residual, causal")
+                                           "ranks, tokens, normalization, heads, value_ranks, residual, causal, "
+                                           "kv_heads, biases")
         return cls(
             tuple(data["widths"]),
             tuple(data["ranks"]),
@@ -420,15 +488,19 @@ class Architecture:
             data.get("value_ranks"),
             data.get("residual", False),
             data.get("causal", False),
+            data.get("kv_heads"),
+            data.get("biases", False),
         )
 
     def __str__(self) -> str:
         w = ",".join(map(str, self.widths))
         a = ",".join(map(str, self.ranks))
         extra = f", heads {','.join(map(str, self.heads))}" if set(self.heads) != {1} else ""
+        if self.kv_heads != self.heads:
+            extra += f", kv heads {','.join(map(str, self.kv_heads))}"
         if self.value_ranks is not None:
             extra += f", value ranks {','.join(map(str, self.value_ranks))}"
-        flags = "".join(f", {name}" for name in ("residual", "causal") if getattr(self, name))
+        flags = "".join(f", {name}" for name in ("residual", "causal", "biases") if getattr(self, name))
         return f"widths {w}, ranks {a}{extra}, t={self.tokens}{flags}, {self.normalization}"
 
     def _repr_latex_(self) -> str:

@@ -154,7 +154,17 @@ def naive_count(arch: Architecture) -> int:
     scaling = 1 if arch.normalization == "lightning" else 0  # a normalizer breaks the scaling symmetry
     group = 0
     for i, a in enumerate(arch.ranks):
-        per_head = a * a + scaling + (arch.value_ranks[i] ** 2 if arch.value_ranks is not None else 0)
+        b = arch.value_ranks[i] if arch.value_ranks is not None else None
+        h, g = arch.heads[i], arch.kv_heads[i]
+        if arch.is_tied:  # per key-value group GL(a) x GL(b), lightning's mixing GL(h/g), softmax's bias moves
+            n = h // g
+            group += g * (a * a + (b * b + (n * n if scaling else 0) if b else 0))
+            if scaling and not b:
+                group += h  # unfactored values: the per-head scalings
+            if arch.biases and not scaling:
+                group += g * a + (g * b if b else h * arch.widths[i + 1])  # b_K, and b_V merged into b_O
+            continue
+        per_head = a * a + scaling + (b ** 2 if b is not None else 0)
         group += arch.heads[i] * per_head
     inter = 0 if arch.residual else sum(d * d for d in arch.widths[1:-1])  # X + Y pins the hidden basis
     return P - group - inter

@@ -164,6 +164,15 @@ def jacobian(ops, arch: Architecture, point, inputs, functionals=None) -> np.nda
     >>> np.array_equal(J @ point, 3 * network(ExactOps(), split_point(arch, point), inputs).reshape(-1))
     True
     """
+    if arch.is_tied:  # shared keys and values, biases: the untied layer's columns, folded (model/untied.py)
+        from .untied import augment, bias_columns, copies, fold, untied
+
+        one = 1 if inputs.dtype != object else inputs.flat[0] * 0 + 1
+        J = jacobian(ops, untied(arch), point[copies(arch)[0]], augment(arch, inputs, one), functionals)
+        bias = bias_columns(arch, inputs.shape[0], functionals, J.dtype) if arch.biases else None
+        if bias is not None and hasattr(ops, "reduce"):
+            bias = ops.reduce(bias)
+        return fold(arch, J, bias, ops.add)
     N = inputs.shape[0]
     d_l, t = arch.output_shape
     R = d_l * t if functionals is None else functionals.shape[1]

@@ -26,7 +26,7 @@ from flint import fmpq, fmpq_mat, fmpq_mpoly_ctx, fmpz
 
 from ..exact import modular
 from .architecture import Architecture
-from ..exceptions import ExpansionTooLargeError, InvalidInputError
+from ..exceptions import ExpansionTooLargeError, InvalidArchitectureError, InvalidInputError
 
 #: Symbolic expansion refuses beyond this many (estimated) monomials by default.
 DEFAULT_MAX_TERMS = 200_000
@@ -257,6 +257,37 @@ def attention(ops, arch: Architecture, layers, X):
     return X
 
 
+def forward(ops, arch: Architecture, point: np.ndarray, inputs: np.ndarray, one=1) -> np.ndarray:
+    """``phi_W(X)`` of a tied layer over ``ops``' domain: the untied layer on ``X~``, plus ``b_O`` (and ``X``).
+
+    Examples
+    --------
+    One token-mixing lightning layer of width 1 with ``b_O = 5``: ``x_i (x_1^2 + x_2^2) + 5``; a key bias
+    ``b_K = 1`` adds ``(x_1 + x_2) x_i`` (lightning sees it; softmax would not):
+
+    >>> import numpy as np
+    >>> from attngeo import Architecture
+    >>> from attngeo.model.network import ExactOps
+    >>> from attngeo.model.network import forward
+    >>> arch = Architecture((1, 1), (1,), biases=True)          # Q K V bQ bK bV bO
+    >>> X = np.array([[2, 3]])
+    >>> forward(ExactOps(), arch, np.array([1, 1, 1, 0, 0, 0, 5]), X).tolist()
+    [[31, 44]]
+    >>> forward(ExactOps(), arch, np.array([1, 1, 1, 0, 1, 0, 5]), X).tolist()
+    [[41, 59]]
+    """
+    from .untied import augment, copies, untied
+
+    plain = untied(arch)
+    source, output_bias = copies(arch)
+    Y = attention(ops, plain, split_heads(plain, point[source]), augment(arch, inputs, one))
+    if len(output_bias):
+        bias = point[output_bias].reshape(-1, 1)
+        Y = ops.add(Y, np.broadcast_to(bias, Y.shape[-2:]) if Y.ndim == 2 else
+                    np.broadcast_to(bias, Y.shape).copy())
+    return ops.add(inputs, Y) if arch.residual else Y
+
+
 def network(ops, layers, X):
     """Compose :func:`layer` over ``layers = [(Q_1, K_1, V_1), ...]``.
 
@@ -464,6 +495,9 @@ def split_heads(arch: Architecture, flat: Sequence) -> list[list[tuple]]:
         raise InvalidInputError(
             f"the point has {len(flat)} entries but {arch} has {arch.parameter_count} parameters"
         )
+    if arch.is_tied:
+        raise InvalidArchitectureError(f"{arch} shares keys and values or has biases: its heads are not separate "
+                                       "weight tuples (attngeo.model.untied maps it to one that has them)")
     per_head = 3 if arch.value_ranks is None else 4
     layers: list[list[tuple]] = [[] for _ in range(arch.depth)]
     mats = []
@@ -628,6 +662,9 @@ def evaluate(arch: Architecture, weights, X) -> fmpq_mat:
     if arch.normalization != "lightning":
         raise InvalidInputError("exact rational evaluation exists for lightning networks only; for "
                                 f"{arch.normalization} use attngeo.geometry.dimension.ball.evaluate_ball (ball arithmetic)")
+    if arch.is_tied:
+        point = np.array(read_point(arch, weights) + [fmpq(0)], dtype=object)[:-1]
+        return fmpq_mat(forward(ExactOps(), arch, point, read_input(arch, X), fmpq(1)).tolist())
     layers = split_heads(arch, read_point(arch, weights))
     Y = attention(ExactOps(), arch, layers, read_input(arch, X))
     return fmpq_mat(Y.tolist())
@@ -668,6 +705,8 @@ def evaluate_mod_p(arch: Architecture, point: np.ndarray, inputs: np.ndarray, p:
     True
     """
     ops = ModularOps(p)
+    if arch.is_tied:
+        return forward(ops, arch, ops.reduce(point), ops.reduce(inputs))
     layers = split_heads(arch, ops.reduce(point))
     return attention(ops, arch, layers, ops.reduce(inputs))
 

@@ -21,10 +21,12 @@ True
 
 from __future__ import annotations
 
+import re
 import time
 
 import sympy
 from dataclasses import dataclass
+from sympy.parsing.sympy_parser import parse_expr
 
 from ..check import check_certificate
 from ..exceptions import CertificateRejected, InvalidInputError
@@ -135,9 +137,52 @@ class AllSizes:
     tree: object
 
     def to_json(self) -> dict:
+        # "all sizes" names the kind of proof (the checker requires it); scope() says which sizes
         return {"theorem": self.name, "scope": "all sizes", "parameters": list(self.parameters),
                 "hypotheses": list(self.hypotheses),
                 "formula": [{"when": list(w), "value": v} for w, v in self.formula]}
+
+    def scope(self) -> str:
+        """The sizes the statement is proved for, in words (:func:`scope`)."""
+        return scope(self.parameters, self.hypotheses)
+
+
+_BOUND = re.compile(r"(\w+) <= (\d+)$")
+_AT_LEAST_ONE = re.compile(r"\w+ >= 1$")
+
+
+def scope(parameters, hypotheses) -> str:
+    """The sizes a statement is proved for, in words: the parameters bounded by a constant, then the free ones.
+
+    A parameter bounded by a constant (``l <= 3``) makes the theorem one for those values only, not for
+    every size; sizes are at least 1 anyway, so ``x >= 1`` is not repeated.
+
+    Examples
+    --------
+    >>> scope(["l", "d", "a"], ["l >= 1", "l <= 3", "a >= 1", "a <= 3", "a <= d"])
+    'l <= 3 and a <= 3 only; every d, with a <= d'
+    >>> scope(["d", "dd", "a"], ["d >= 1", "dd >= 1", "a >= 1"])
+    'every d, dd, a'
+    """
+    bounded = [h for h in hypotheses if _BOUND.match(h)]
+    fixed = {_BOUND.match(h).group(1) for h in bounded}
+    free = [p for p in parameters if p not in fixed]
+    relations = [h for h in hypotheses if not _BOUND.match(h) and not _AT_LEAST_ONE.match(h)]
+    text = f"every {', '.join(free)}" + (f", with {', '.join(relations)}" if relations else "")
+    return (f"{' and '.join(bounded)} only; " if bounded else "") + text
+
+
+def tex(text: str) -> str:
+    """A formula or hypothesis of a statement as LaTeX math, in the order written (``dd`` is the width ``d'``).
+
+    Examples
+    --------
+    >>> print(tex("2*d*a + d*dd - a^2 - 1"), "|", tex("h*a <= d"))
+    2 d a + d d' - a^{2} - 1 | h a \\leq d
+    """
+    names = {n: sympy.Symbol(n) for n in re.findall(r"[A-Za-z]\w*", text)}
+    names["dd"] = sympy.Symbol("d'")
+    return sympy.latex(parse_expr(text.replace("^", "**"), local_dict=names, evaluate=False), order="none")
 
 
 STATEMENTS = {
@@ -254,10 +299,13 @@ class Proof:
         --------
         >>> s = proved("single-layer-dimension").summary()
         >>> s["scope"], s["hypotheses"], s["pieces"]
-        ('all sizes', ['d >= 1', 'dd >= 1', 'a >= 1'], 8)
+        ('every d, dd, a', ['d >= 1', 'dd >= 1', 'a >= 1'], 8)
+        >>> proved("deep-dimension").summary()["scope"]
+        'l <= 3 and a <= 3 only; every d, with a <= d'
         """
         c = self.certificate
-        return {"theorem": c["theorem"], "scope": c["scope"], "parameters": c["parameters"],
+        return {"theorem": c["theorem"], "scope": scope(c["parameters"], c["hypotheses"]),
+                "parameters": c["parameters"],
                 "hypotheses": c["hypotheses"], "formula": c["formula"], "pieces": len(c["pieces"]),
                 "blocks": {side: sum(len(p[side]["blocks"]) for p in c["pieces"]) for side in ("lower", "upper")},
                 "claim": self.claim, "seconds": c["seconds"], "check_seconds": round(self.check_seconds, 3)}

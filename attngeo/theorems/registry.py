@@ -164,7 +164,7 @@ STATEMENTS: tuple[Statement, ...] = (
     Statement(
         "multihead-bottleneck", "conjecture", "attngeo (docs/math.md §7.3, docs/findings.md 19)",
         "Dimension of one multi-head layer with value bottlenecks",
-        r"one lightning layer $d \to d'$, $h$ heads of rank $a$, value rank $b$: heads re-split inside both "
+        r"one lightning layer $d \to d'$, $d \ge 2$, $h$ heads of rank $a$, value rank $b$: heads re-split inside both "
         r"determinantal varieties (factored mixing), and $\dim \mathcal M = \min(N, h(\dim A + \dim V - 1) "
         r"- h \max(0, \min(h - 1, d^2) - (d - a)^2 - (d' - b)(d - b)))$ with $N$ the span bound",
         "multihead_bottleneck",
@@ -177,6 +177,23 @@ STATEMENTS: tuple[Statement, ...] = (
         r"and where hidden discrete symmetries appear",
         "multihead_fibers",
         ("multihead-dimension", "deep-fibers")),
+    Statement(
+        "softmax-criterion", "theorem", "attngeo (docs/math.md §8.3, Theorem C)",
+        "The local rank of a softmax layer from ranks of stacked weights",
+        r"under (C1)--(C5) a softmax layer with $h$ heads in $g$ key-value groups has local rank "
+        r"$P - g(a^2 + b^2)$, and $P - g(a^2 + b^2 + a + b)$ with biases, at every score scale, causal or not, "
+        r"residual or not ($t \ge 2$, $h a \le d$, $h b \le d'$); compared with direct ball-arithmetic "
+        r"Jacobian ranks at random and degenerate points",
+        "softmax_criterion",
+        ("softmax-single-layer", "multihead-dimension")),
+    Statement(
+        "affine-dimension", "finding", "attngeo (docs/math.md §8.1, Lemma B)",
+        "What biases add to the dimension of one attention layer",
+        r"softmax: $\dim \mathcal M_{\text{biases}} = \dim \mathcal M + h a + d'$ (the key bias is invisible, "
+        r"the value bias merges with the output bias); lightning with $h a \le d$: every bias parameter adds one "
+        r"dimension",
+        "affine_attention",
+        ("softmax-criterion",)),
 )
 
 

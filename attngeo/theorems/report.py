@@ -26,14 +26,17 @@ import networkx as nx
 
 from ..geometry.certificate import write_text
 from ..latex import scope as scope_latex, scope_summary, sizes as sizes_latex, tex_escape
+from .allsizes import STATEMENTS as ALL_SIZES, AllSizes, tex
 from .registry import OUTCOMES, PROVED, SINGULAR_REGIONS, STATEMENTS, Statement, classify, graph
 
 #: Most severe first: the outcome a statement's node shows when its claims differ.
 SEVERITY = ("failed", "refuted", "bounds", "undecided", "instances", "certified")
-SHORT = {"certified": "certified", "instances": "instances", "refuted": "refuted", "bounds": "bounds only",
-         "undecided": "undecided", "failed": "FAILED", "not run": "not run"}
+#: One word per outcome; a statement proved for all sizes is a theorem, whatever its script's range says.
+SHORT = {"proved": "theorem", "certified": "certified", "instances": "instances", "refuted": "refuted",
+         "bounds": "bounds only", "undecided": "undecided", "failed": "FAILED", "not run": "not run"}
 #: Fill colours (TikZ, matplotlib) of graph nodes, by outcome or stratum label.
-COLOURS = {"certified": ("green!25", "#c7e9c0"), "instances": ("blue!15", "#dbe9f6"), "refuted": ("red!25", "#fcbba1"),
+COLOURS = {"proved": ("green!50", "#74c476"), "certified": ("green!25", "#c7e9c0"),
+           "instances": ("blue!15", "#dbe9f6"), "refuted": ("red!25", "#fcbba1"),
            "bounds": ("black!10", "#e5e5e5"), "undecided": ("black!10", "#e5e5e5"), "failed": ("red!60", "#fb6a4a"),
            "not run": ("white", "white"), "singular": ("red!25", "#fcbba1"), "smooth": ("green!25", "#c7e9c0")}
 LEGEND = {
@@ -290,6 +293,28 @@ class Outcome:
         return next((o for o in SEVERITY if o in found), "undecided")
 
     @property
+    def label(self) -> str:
+        """What the run established about the statement as a whole: ``proved`` when its all-sizes certificate
+        verified (a theorem for every size in its hypotheses), else :attr:`verdict`, the outcome on its range.
+
+        Examples
+        --------
+        >>> from attngeo.theorems.registry import get
+        >>> from attngeo.theorems.report import Outcome
+        >>> s = get("multihead-layer-dimension")
+        >>> Outcome(s, 0, 1.0, "", proved="for all sizes: ...").label, Outcome(s, 0, 1.0, "").label
+        ('proved', 'undecided')
+        >>> Outcome(s, 1, 1.0, "", proved="for all sizes: ...").label   # its script failed
+        'failed'
+        """
+        return "proved" if self.proved and self.verdict not in ("failed", "refuted") else self.verdict
+
+    @property
+    def theorem(self) -> AllSizes | None:
+        """The all-sizes statement ``attngeo prove`` proves for this statement (None when it has none)."""
+        return ALL_SIZES.get(self.statement.name) if self.statement.all_sizes else None
+
+    @property
     def headline(self) -> str:
         """One line: each claim and its outcome, or why there is none.
 
@@ -413,9 +438,49 @@ def counterexample_rows(part: dict) -> list[tuple[str, str, str, str]]:
 
 
 def _tally(outcomes: list[Outcome]) -> str:
+    """The statements, the theorems among them, and the outcomes of the claims on ranges of sizes.
+
+    Examples
+    --------
+    >>> from attngeo.theorems.registry import get
+    >>> from attngeo.theorems.report import Outcome, _tally
+    >>> _tally([Outcome(get("deep-dimension"), 0, 1.0, "", proved="for all sizes: ..."),
+    ...         Outcome(get("deep-fibers"), 0, 1.0, "")])
+    '2 statements: 1 theorem proved for all sizes (in its hypotheses); 0 claims on ranges of sizes'
+    """
     found = [p["outcome"] for o in outcomes for p in o.parts]
     by = ", ".join(f"{found.count(k)} {OUTCOMES[k]}" for k in OUTCOMES if found.count(k))
-    return f"{len(outcomes)} statements, {_plural(len(found), 'claim')}" + (f": {by}" if by else "")
+    theorems = sum(o.label == "proved" for o in outcomes)
+    if not theorems:
+        return f"{len(outcomes)} statements, {_plural(len(found), 'claim')}" + (f": {by}" if by else "")
+    return (f"{len(outcomes)} statements: {_plural(theorems, 'theorem')} proved for all sizes (in "
+            f"{'its' if theorems == 1 else 'their'} hypotheses); {_plural(len(found), 'claim')} on ranges of sizes"
+            + (f": {by}" if by else ""))
+
+
+def _theorem_formula(t: AllSizes | None) -> str:
+    """``dim M = ...`` of an all-sizes statement, each case with its condition, as math."""
+    if t is None:
+        return ""
+    cases = [(r"\dim \mathcal M = " if k == 0 else "") + tex(value) for k, (_, value) in enumerate(t.formula)]
+    return "; ".join(f"${case}$" + (" if " + ", ".join(f"${tex(w)}$" for w in when) if when else "")
+                     for case, (when, _) in zip(cases, t.formula))
+
+
+def _theorem_hypotheses(t: AllSizes | None) -> str:
+    """Every hypothesis of an all-sizes statement, as math (``t >= 2`` included: every statement assumes it)."""
+    return "" if t is None else ", ".join(f"${tex(h)}$" for h in (*t.hypotheses, "t >= 2"))
+
+
+def _theorems(outcomes: list[Outcome]) -> list[Outcome]:
+    """The statements of the run that ``attngeo prove`` proves for all sizes (proved or failed)."""
+    return [o for o in outcomes if o.statement.all_sizes and (o.proved or o.proof_failure)]
+
+
+THEOREMS_INTRO = ("Each holds for every size that satisfies its hypotheses: an all-sizes certificate "
+                  "(`attngeo prove`, docs/math.md §7.1) that the checker verified. A hypothesis bounding a size by "
+                  "a constant limits the theorem to those values. The claims on ranges of sizes follow "
+                  "separately: what a range of instances certifies is no theorem beyond it.")
 
 
 # -- Markdown ------------------------------------------------------------------------------------
@@ -460,8 +525,18 @@ def markdown(outcomes: list[Outcome], out: Path, seconds: float) -> str:
              f"{_tally(outcomes)}. " + (f"**FAILED: {', '.join(failed)}.** " if failed else "Every proof script ran "
                                         "to the end. ") + f"{seconds:.1f} s; certificates in `{out}/`, re-check with "
              f"`attngeo check {out}`.", "",
-             *[f"- **{OUTCOMES[k]}**: {v}" for k, v in LEGEND.items()], "",
-             "| statement | claim | sizes | outcome | time |", "|---|---|---|---|---|"]
+             *[f"- **{OUTCOMES[k]}**: {v}" for k, v in LEGEND.items()], ""]
+    theorems = _theorems(outcomes)
+    if theorems:
+        lines += ["## Theorems (all sizes, with hypotheses)", "", THEOREMS_INTRO, "",
+                  "| statement | formula | for every size with | proof |", "|---|---|---|---|"]
+        for o in theorems:
+            proof = (f"**{PROVED}** (`attngeo prove {o.statement.name}`, certificate `all-sizes.json`)"
+                     if o.proved else f"**FAILED**: {o.proof_failure}")
+            lines.append(f"| {o.statement.title} (`{o.statement.name}`) | {_theorem_formula(o.theorem)} | "
+                         f"{_theorem_hypotheses(o.theorem)} | {proof} |")
+        lines += ["", "## Instances (claims on ranges of sizes)", ""]
+    lines += ["| statement | claim | sizes | outcome | time |", "|---|---|---|---|---|"]
     for o in outcomes:
         s = o.statement
         rows = o.parts or [{"latex": "", "scope": {}, "outcome": None}]
@@ -473,9 +548,6 @@ def markdown(outcomes: list[Outcome], out: Path, seconds: float) -> str:
             sizes = _sizes(o, p, listed) if p["outcome"] else ""
             lines.append(f"| {head} | {p['latex']} | {sizes} | {result} | "
                          f"{o.run if k == 0 else ''} |")
-        if o.proved or o.proof_failure:
-            lines.append(f"| | the statement | all sizes | " + (f"**{PROVED}**: {_all_sizes(o)}" if o.proved else
-                                                                f"**FAILED**: {o.proof_failure}") + " | |")
     for o in outcomes:
         s = o.statement
         lines += ["", f"## {s.title}", "", f"*{s.kind}, {s.source}; script `proofs/{s.script}.py`; "
@@ -490,7 +562,9 @@ def markdown(outcomes: list[Outcome], out: Path, seconds: float) -> str:
                 lines += [f"  | ${z}$ | {w} | {c} | {h} |" for z, w, c, h in rows]
                 lines.append("")
         if o.proved:
-            lines.append(f"- **{PROVED}** (`attngeo prove {s.name}`, certificate `all-sizes.json`): {_all_sizes(o)}")
+            lines.append(f"- **{PROVED}** (`attngeo prove {s.name}`, certificate `all-sizes.json`): "
+                         f"{_theorem_formula(o.theorem)} for every size with {_theorem_hypotheses(o.theorem)}; "
+                         f"the checker: {_all_sizes(o)}")
         lines += [f"- note: {n}" for n in o.notes]
         lines += [f"- **failed**: {f}" for f in (o.failures if not o.ok else [])]
     if listed:
@@ -552,8 +626,10 @@ def theorem_figure(outcomes: list[Outcome]) -> dict:
         for i, name in enumerate(layer):
             x[name] = 4.0 * (i - (len(layer) - 1) / 2)
             o = run.get(name)
-            verdict = o.verdict if o else "not run"
-            shown = [SHORT[p] for p in SEVERITY if o and p in {q["outcome"] for q in o.parts}] or [SHORT[verdict]]
+            verdict = o.label if o else "not run"
+            ranges = [SHORT[p] for p in SEVERITY if o and p in {q["outcome"] for q in o.parts}]
+            # a theorem for all sizes says so first; what its script's range certified follows
+            shown = ([SHORT["proved"]] if verdict == "proved" else []) + ranges or [SHORT[verdict]]
             nodes.append({"id": name, "lines": [name, ", ".join(shown)], "x": x[name], "y": -1.5 * depth,
                           "fill": verdict, "emph": False})
     rows = [(tex_escape(n["id"]), tex_escape(", ".join(sorted(g.predecessors(n["id"]))) or "-"), n["lines"][1])
@@ -751,11 +827,28 @@ def _results_table(outcomes: list[Outcome]) -> list[str]:
             seconds = rf"{o.seconds:.1f}\,s" if k == 0 else ""
             sizes = _sizes(o, p, listed) if p["outcome"] else ""
             body.append(rf"{head} & {p['latex']} & {sizes} & {result} & {seconds} \\")
-        if o.proved or o.proof_failure:
-            said = rf"\textbf{{{PROVED}}}: {tex_escape(_all_sizes(o))}" if o.proved else \
-                rf"\textbf{{FAILED}}: {tex_escape(o.proof_failure)}"
-            body.append(rf" & the statement & all sizes & {said} & \\")
         body.append(r"\hline")
+    body += [r"\end{longtable}", "}"]
+    return body
+
+
+def _theorems_section(outcomes: list[Outcome]) -> list[str]:
+    """The theorems proved for all sizes, each with its formula and every hypothesis, apart from the ranges."""
+    theorems = _theorems(outcomes)
+    if not theorems:
+        return []
+    body = [r"\section{Theorems proved for all sizes}",
+            r"Each holds for every size that satisfies its hypotheses: an all-sizes certificate "
+            r"(\texttt{attngeo prove}, docs/math.md \S 7.1) that the checker verified. A hypothesis bounding a size "
+            r"by a constant limits the theorem to those values. The claims on ranges of sizes follow in the next "
+            r"section: what a range of instances certifies is no theorem beyond it.",
+            r"{\small", r"\begin{longtable}{P{0.2\linewidth}P{0.3\linewidth}P{0.26\linewidth}P{0.18\linewidth}}",
+            r"statement & formula & for every size with & proof \\ \hline \endhead"]
+    for o in theorems:
+        proof = (rf"\textbf{{{PROVED}}} (certificate \texttt{{all-sizes.json}})" if o.proved else
+                 rf"\textbf{{FAILED}}: {tex_escape(o.proof_failure)}")
+        body.append(rf"\textbf{{{tex_escape(o.statement.title)}}} (\texttt{{{tex_escape(o.statement.name)}}}) & "
+                    rf"{_theorem_formula(o.theorem)} & {_theorem_hypotheses(o.theorem)} & {proof} \\ \hline")
     body += [r"\end{longtable}", "}"]
     return body
 
@@ -780,7 +873,8 @@ def _statement_section(o: Outcome, listed: list) -> list[str]:
         body.append(r"\end{itemize}")
     if o.proved:
         body += [r"\begin{itemize}", rf"\item{{}} \textbf{{{PROVED}}} (\texttt{{attngeo prove "
-                 rf"{tex_escape(s.name)}}}): {tex_escape(_all_sizes(o))}.", r"\end{itemize}"]
+                 rf"{tex_escape(s.name)}}}): {_theorem_formula(o.theorem)} for every size with "
+                 rf"{_theorem_hypotheses(o.theorem)}.", r"\end{itemize}"]
     if o.notes:
         body += [r"\begin{itemize}", *[rf"\item[] \emph{{Note.}} {n}" for n in o.notes], r"\end{itemize}"]
     if not o.ok:
@@ -827,7 +921,9 @@ def latex(outcomes: list[Outcome], out: Path, seconds: float) -> str:
             NOTATION, r"\begin{description}", *[rf"\item[{OUTCOMES[k]}] {v}." for k, v in LEGEND.items()],
             r"\item[failed] a proof script stopped, or a certificate it wrote was rejected.",
             r"\end{description}",
-            r"\section{Results}", "Sizes that are not a full grid are summarized here and listed in Appendix A.",
+            *_theorems_section(outcomes),
+            r"\section{Instances: claims on ranges of sizes}" if _theorems(outcomes) else r"\section{Results}",
+            "Sizes that are not a full grid are summarized here and listed in Appendix A.",
             *_results_table(outcomes), *_theorem_figure(outcomes, out)]
     body += _strata_figure(outcomes, out)
     body.append(r"\section{The statements}")
@@ -865,8 +961,8 @@ def _bibliography(text: str) -> list[str]:
 
 def _theorem_figure(outcomes: list[Outcome], out: Path) -> list[str]:
     drawing, as_png = _drawn(theorem_figure(outcomes), out, "report-theorems.png", r"\linewidth")
-    fills = (r"filled by outcome: green certified on the range, blue instances certified, red refuted, grey bounds "
-             r"only or undecided, white not run")
+    fills = (r"filled by outcome: dark green a theorem proved for all sizes, green certified on the range, blue "
+             r"instances certified, red refuted, grey bounds only or undecided, white not run")
     return [r"\begin{figure}[htbp]\centering", drawing,
             _caption(r"The statements and what they build on (an arrow points to a statement that uses another; "
                      r"uses implied by a chain of arrows are not drawn), " + fills + ".",

@@ -12,6 +12,7 @@ import argparse
 import functools
 import json
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -23,6 +24,7 @@ from pathlib import Path
 
 from .. import __version__, progress
 from ..model.architecture import Architecture
+from ..model.layouts import LAYOUTS
 from ..geometry.certificate import check_writable, make_folder, write_text
 from ..check import check_file, check_folder, one_line
 from ..check.limits import DEFAULT_MEMORY_MB, DEFAULT_SECONDS
@@ -67,9 +69,41 @@ _seed, _seconds, _megabytes = arguments.seed, arguments.seconds, arguments.megab
 _positive = arguments.whole(1)
 
 
+def _layer(text: str):
+    """``--layer``: a layer number, or ``all``."""
+    return "all" if text.strip() == "all" else arguments.whole(0)(text)
+
+
+def _score_scale(text: str) -> str:
+    """``--score-scale``: auto, none, or a positive exact value (refused now, not after the checkpoint is read).
+
+    Examples
+    --------
+    >>> _score_scale("1/sqrt(96)"), _score_scale("none")
+    ('1/sqrt(96)', 'none')
+    >>> _score_scale("-1")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be auto, none or a positive exact number such as 1, 1/8 or 1/sqrt(96) (at most 12 digits each), got '-1'
+    """
+    from ..model.scale import ScoreScale
+
+    if text in ("auto", "none"):
+        return text
+    if re.fullmatch(r"[0-9]{1,12}(/[0-9]{1,12})?(/sqrt\([0-9]{1,12}\))?", text.strip()):
+        try:
+            ScoreScale.parse(text)
+            return text
+        except InvalidInputError:
+            pass
+    raise argparse.ArgumentTypeError("must be auto, none or a positive exact number such as 1, 1/8 or 1/sqrt(96) "
+                                     f"(at most 12 digits each), got {text!r}")
+
+
 def _int_list(flag: str):
     """Comma-separated whole numbers >= 1, the refusal showing an example for ``flag``."""
-    return arguments.integers(1, {"--ranks": "2,2", "--heads": "2 or 2,1", "--value-ranks": "1 or 1,2"}.get(flag, "3,3,3"))
+    return arguments.integers(1, {"--ranks": "2,2", "--heads": "2 or 2,1", "--value-ranks": "1 or 1,2",
+                                  "--kv-heads": "2 or 2,1"}.get(flag, "3,3,3"))
 
 
 def _default_memory() -> int:
@@ -101,6 +135,11 @@ def _add_architecture(p: argparse.ArgumentParser) -> None:
                    help="value ranks b_i (V = O U with U b_i x d_(i-1)), or one number for every layer")
     p.add_argument("--residual", action="store_true", help="residual connections X + Y (equal widths)")
     p.add_argument("--causal", action="store_true", help="causal mask: token s reaches token j only when s <= j")
+    p.add_argument("--kv-heads", type=_int_list("--kv-heads"), default=None,
+                   help="key-value groups g_i per layer (grouped-query attention: h_i / g_i heads share K and U; "
+                        "needs --value-ranks); default: every head its own")
+    p.add_argument("--biases", action="store_true",
+                   help="affine attention: query, key, value and output biases (as checkpoints compute)")
 
 
 def _per_layer(values):
@@ -111,7 +150,7 @@ def _per_layer(values):
 def _architecture(args, normalization: str = "lightning") -> Architecture:
     heads = 1 if args.heads is None else _per_layer(args.heads)  # never `or 1`: --heads 0 is refused, not one head
     arch = Architecture(args.widths, args.ranks, args.tokens, normalization, heads, _per_layer(args.value_ranks),
-                        args.residual, args.causal)
+                        args.residual, args.causal, _per_layer(args.kv_heads), args.biases)
     arguments.check_value_ranks(arch)
     return arch
 
@@ -175,6 +214,11 @@ def _discovered(arch) -> list:
 def _upper_witness_text(cert) -> str:
     """How the upper bound was obtained, in words (the field minor, a tensor bound, or the composition of layers)."""
     uw = cert.upper_witness
+    if uw.get("structured") == "criterion point":
+        return (f"{cert.parameters} parameters - {uw['rank']}: per key-value group GL(a) x GL(b) (and the biases "
+                "softmax cannot see, or lightning's mixing of heads) at the selector point, docs/math.md §8.3")
+    if uw.get("structured") == "explicit kernel":
+        return f"{cert.parameters} parameters - rank {uw['rank']} of the explicit kernel at a random point (docs/math.md §8.4)"
     if "field_rank" in uw:
         return f"{cert.parameters} parameters - field rank {uw['field_rank']}"
     if "flattening" in uw:
@@ -215,6 +259,10 @@ def _lower_witness_text(lw: dict) -> str:
         inputs = lw.get("inputs", {})
         return (f"block triangular Jacobian minor at the stack point: {len(inputs)} tiny stacks' blocks, "
                 f"{sum(len(v) for v in inputs.values())} inputs, {ball}")
+    if lw.get("structured") == "criterion point":
+        return (f"Theorem C at the selector point (docs/math.md §8.3): ranks of stacked O, Q, K, U mod "
+                f"{lw['prime']}, groups {lw['groups'][0]}..{lw['groups'][-1]}" if lw["groups"] else
+                "Theorem C's conditions fail at the selector point")
     if lw.get("structured") == "head point":
         return (f"coefficient Jacobian at the head point: {lw['blocks']} blocks of at most {lw['largest_block']} "
                 f"columns after peeling, mod {lw['prime']}")
@@ -508,6 +556,14 @@ def _verdict(result) -> dict:
 
 def _cmd_check(args) -> int:
     target = Path(args.path)
+    if args.weights is not None:
+        try:
+            regular = stat.S_ISREG(os.stat(args.weights).st_mode)
+        except OSError as exc:
+            raise CertificateFormatError(f"--weights: {_refused(exc, Path(args.weights))}") from None
+        if not regular:
+            raise CertificateFormatError(f"--weights {_shown(args.weights)} is not a regular file; give the "
+                                         "checkpoint the certificate was made from")
     try:
         is_folder = stat.S_ISDIR(os.stat(target).st_mode)  # follows links: a loop or a too-long name refuses here
     except FileNotFoundError:
@@ -515,12 +571,13 @@ def _cmd_check(args) -> int:
     except OSError as exc:
         raise CertificateFormatError(_refused(exc, target)) from None
     if is_folder:
-        results = check_folder(target, seconds=args.timeout, memory_mb=args.max_memory)
+        results = check_folder(target, seconds=args.timeout, memory_mb=args.max_memory, weights=args.weights)
         if not results:
             raise CertificateFormatError(f"{target} holds no .json certificates; give a certificate or a folder")
     else:
         try:
-            results = [(str(target), check_file(target, seconds=args.timeout, memory_mb=args.max_memory))]
+            results = [(str(target), check_file(target, seconds=args.timeout, memory_mb=args.max_memory,
+                                                weights=args.weights))]
         except AttngeoError as exc:
             results = [(str(target), exc)]
     files = [{"path": str(path), **_verdict(res)} for path, res in results]
@@ -555,7 +612,7 @@ def _cmd_prove(args) -> int:
         return 0
     formula = "; ".join(f"{f['value']}" + (f"  if {', '.join(f['when'])}" if f["when"] else "")
                         for f in summary["formula"])
-    rows = [("theorem", summary["theorem"]), ("scope", "all sizes (proved, not sampled)"),
+    rows = [("theorem", summary["theorem"]), ("scope", f"{summary['scope']} (proved for each such size, not sampled)"),
             ("hypotheses", ", ".join(summary["hypotheses"]) + ", t >= 2"), ("formula", f"dim M = {formula}"),
             ("pieces", f"{summary['pieces']} (a case split of the hypotheses, one pattern point each)"),
             ("blocks", f"{summary['blocks']['lower']} Jacobian, {summary['blocks']['upper']} field block types"),
@@ -589,14 +646,14 @@ def _proofs_folder(given: str | None) -> Path:
 
 
 def _progress(k: int, n: int, width: int = 20) -> str:
-    filled = round(width * k / n) if n else width
-    return "[" + "#" * filled + "." * (width - filled) + f"] {k}/{n}"
+    return progress.bar(k, n, width)
 
 
 def _outcome_json(o) -> dict:
     """One statement's outcome in ``certify --json``: its verdict and each claim's, as the report has them."""
     return {"name": o.statement.name, "script": o.statement.script,
-            "status": "missing" if o.missing else o.verdict, "exit_code": o.exit_code,
+            "status": "missing" if o.missing else o.label, "range": None if o.missing else o.verdict,
+            "exit_code": o.exit_code,
             "seconds": round(o.seconds, 3), "cpu_seconds": None if o.cpu is None else round(o.cpu, 3),
             "grid": o.result.get("grid"), "certificates": o.certificates, "claims": o.parts,
             "summary": o.summary, "findings": o.findings, "notes": o.notes, "failures": [] if o.ok else o.failures,
@@ -646,10 +703,12 @@ def _prove_all_sizes(s, folder: Path, say) -> tuple[str, str]:
     try:
         proof = proved(s.name)
     except (AttngeoError, CertificateRejected) as exc:
-        say(f"  all sizes: FAILED: {exc}")
+        say(f"  theorem (all sizes): FAILED: {exc}")
         return "", str(exc)
     write_json(folder / "all-sizes.json", proof.certificate)
-    say(f"  all sizes: proved ({proof.summary()['pieces']} pieces, checked in {proof.check_seconds:.1f} s)")
+    summary = proof.summary()
+    say(f"  theorem: proved for {summary['scope']} ({summary['pieces']} pieces, checked in "
+        f"{proof.check_seconds:.1f} s)")
     return proof.claim, ""
 
 
@@ -704,11 +763,12 @@ def _cmd_certify(args) -> int:
     else:
         print("\nsummary")
         for o in outcomes:
-            word = SHORT[o.verdict] if o.ok else f"FAILED (exit {o.exit_code})"
-            # the script's verdict is about its range of instances; an all-sizes proof is said beside it
-            also = ", proved for all sizes within its hypotheses (report.md)" if o.proved else ""
-            print(f"  {o.statement.name:<26} {word:<12} {o.seconds:7.1f} s wall {o.cpu or 0:7.1f} s CPU  "
-                  f"{o.grid or 'no grid stated'}{also}")
+            word = SHORT[o.label] if o.ok else f"FAILED (exit {o.exit_code})"
+            # a theorem is proved for every size in its hypotheses; its script's outcome is about a range
+            grid = o.grid or "no grid stated"
+            scope = (f"proved for {o.theorem.scope()}, t >= 2 (report.md); its script's range: {SHORT[o.verdict]}, "
+                     f"{grid}" if o.label == "proved" and o.theorem else grid)
+            print(f"  {o.statement.name:<26} {word:<12} {o.seconds:7.1f} s wall {o.cpu or 0:7.1f} s CPU  {scope}")
         print(f"certificates in {out}/ ; report {md} and {tex} ; re-check them with: attngeo check {out}")
     return 0 if all(o.ok for o in outcomes) else 1
 
@@ -813,39 +873,58 @@ def build_parser() -> argparse.ArgumentParser:
     _add_progress(p)
     p.set_defaults(run=_cmd_implicit)
 
-    p = sub.add_parser("inspect", help="one trained attention layer from a checkpoint: head ranks, dim M, the "
-                                       "certified local rank, regularity, the orbit and one head's fiber")
+    p = sub.add_parser("inspect", help="trained attention layers from a checkpoint, as they compute: head ranks, "
+                                       "dim M, the certified local rank, regularity, the orbit and one head's fiber")
     p.add_argument("--weights", required=True, metavar="FILE",
-                   help="the checkpoint: .safetensors (F64/F32/F16/BF16), .npz, or a torch state_dict (needs torch)")
-    p.add_argument("--layout", required=True, choices=["gpt2", "torch-mha", "qkv"],
-                   help="gpt2: attn.c_attn/c_proj (Conv1D); torch-mha: in_proj_weight, out_proj; "
-                        "qkv: q_proj/k_proj/v_proj/o_proj")
-    p.add_argument("--heads", required=True, type=_positive, help="the number of heads the layer was trained with")
+                   help="the checkpoint: .safetensors (F64/F32/F16/BF16), .npz, a torch state_dict (needs torch) or "
+                        ".onnx (needs onnx); a config.json beside it gives heads, key-value heads and the scale")
+    p.add_argument("--layout", default="auto", choices=["auto", *LAYOUTS],
+                   help="auto (default): from the tensor names. bert: encoder.layer.N.attention.self.query...; "
+                        "distilbert: q_lin...; vit: attention.attention.query...; gpt2: attn.c_attn/c_proj; "
+                        "gpt-neox: query_key_value; llama: q_proj...o_proj (grouped-query attention); qkv: q_proj... "
+                        "out_proj; t5: SelfAttention.q...; torch-mha: in_proj_weight, out_proj")
+    p.add_argument("--heads", type=_positive, default=None,
+                   help="the number of heads the layer was trained with (default: from config.json; a contradiction "
+                        "is refused)")
     where = p.add_mutually_exclusive_group()
-    where.add_argument("--layer", type=arguments.whole(0), metavar="N", help="the layer whose tensor names contain N (whole-model files)")
+    where.add_argument("--layer", type=_layer, metavar="N|all",
+                       help="the layer whose tensor names contain N (whole-model files), or all: every layer, one "
+                            "table row and one certificate each (--certificate is then a folder)")
     where.add_argument("--prefix", metavar="P", help="the layer whose tensor names start with P, e.g. h.3.attn.")
-    p.add_argument("--drop-bias", action="store_true", help="drop nonzero biases (refused otherwise; said in the report)")
-    p.add_argument("--softmax", action="store_true", help="analyse the softmax layer (default: lightning)")
-    p.add_argument("--tokens", type=_positive, default=2, help="tokens t of the architecture (default 2)")
+    p.add_argument("--drop-bias", action="store_true",
+                   help="inspect the layer without its biases (default: kept, as the layer computes; said in the "
+                        "report)")
+    norm = p.add_mutually_exclusive_group()
+    norm.add_argument("--softmax", action="store_true", help="the softmax layer as it computes (the default)")
+    norm.add_argument("--lightning", action="store_true", help="the lightning model (scores not normalized)")
+    p.add_argument("--tokens", type=_positive, default=None, help="tokens t of the architecture (default 2)")
     p.add_argument("--causal", action=argparse.BooleanOptionalAction, default=None,
-                   help="the causal mask (default: on for gpt2, off otherwise)")
-    p.add_argument("--score-scale", choices=["auto", "none"], default="auto",
-                   help="auto: absorb the checkpoint's 1/sqrt(a) into Q when exact; none: Q as stored")
+                   help="the causal mask (default: the family's: on for gpt2, gpt-neox, llama, T5's decoder)")
+    p.add_argument("--residual", action="store_true",
+                   help="the layer maps X to X + Y (as dim --residual); the family's LayerNorm is not modelled")
+    p.add_argument("--score-scale", type=_score_scale, default="auto", metavar="S",
+                   help="the scores' factor, exactly: auto (default: the family's 1/sqrt(a), T5's 1, config.json's), "
+                        "none (1), or a value such as 1/8 or 1/sqrt(96)")
     p.add_argument("--head", type=_positive, default=1, help="the head whose fiber is reported (default 1)")
     p.add_argument("--embed-dimension", action="store_true",
                    help="also certify dim M as attngeo dim does and embed it (by default only when the point itself "
                         "does not decide dim M)")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--json", action="store_true", help="print one JSON object (with --layer all: a list)")
     p.add_argument("--latex", action="store_true", help="print the report in LaTeX")
-    p.add_argument("--certificate", metavar="FILE", help="write the local-rank certificate to FILE")
+    p.add_argument("--certificate", metavar="FILE",
+                   help="write the local-rank certificate to FILE (with --layer all: a folder, one file per layer); "
+                        "it binds the checkpoint: attngeo check FILE --weights WEIGHTS")
     p.add_argument("--seed", type=_seed, default=0, help="seed for the prime and the inputs (default 0)")
     p.add_argument("--max-memory", type=_megabytes, default=_default_memory(), metavar="MiB",
                    help="refuse when the estimated peak memory is above this (default: 3/4 of this machine's memory)")
-    p.add_argument("--progress", action="store_true", help="print the phases to stderr")
+    p.add_argument("--progress", action="store_true", help="print the phases to stderr (a bar with --layer all)")
     p.set_defaults(run=_cmd_inspect)
 
     p = sub.add_parser("check", help="re-verify a certificate file or every certificate in a folder")
     p.add_argument("path", help="certificate .json or a folder of them")
+    p.add_argument("--weights", metavar="FILE",
+                   help="the checkpoint a local-rank certificate of attngeo inspect is bound to: its point is read "
+                        "from it, and another file is rejected")
     p.add_argument("--json", action="store_true", help="print one JSON object: every file's status and the counts")
     p.add_argument("--timeout", type=_seconds, default=DEFAULT_SECONDS, metavar="SECONDS",
                    help=f"time budget of each file's check (default {DEFAULT_SECONDS:g}); a slower file is unusable")

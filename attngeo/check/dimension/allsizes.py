@@ -37,7 +37,7 @@ from ..limits import MAX_PIECES
 from ..poly import parse, ring
 from ..schema import CHECKED, HEADER, NUMBER
 from ..values import field, obj, reject, seq
-from . import dense
+from . import groups
 from .deeppattern import DeepPiece
 from .patternpoint import Block, Piece, verify_minor
 
@@ -221,7 +221,7 @@ def _piece(cert_piece: dict, k: int, constraints: list, theorem: dict, sizes: _S
     if _substitute(P - minors["upper"][1] - formula, equal, sizes) != 0:
         reject(f"{where}: P minus the fields' rank is not the formula on this piece")
     for fam in {row[0].rstrip("0123456789") for b in minors["upper"][0] for row in b.rows}:
-        holds = dense._identities_hold(fam) if deep else dense._head_identities_hold(fam, theorem["factored"])
+        holds = groups.identities_hold(fam) if deep else groups.head_identities_hold(fam, theorem["factored"])
         if not holds:
             reject(f"the invariance identity of the {fam} family does not hold")
     verify_minor(piece, minors["upper"][0])

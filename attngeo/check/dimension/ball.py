@@ -16,7 +16,7 @@ import re
 import numpy as np
 from flint import arb, arb_mat, ctx
 
-from ...exceptions import CannotVerify, CertificateFormatError
+from ..untie import copies, untied
 from ..limits import MAX_BALL_WORK, MAX_PRECISION, MIN_PRECISION, refuse_above
 from ..values import field, index_list, integer, rational, reject
 from . import identitypoint
@@ -45,6 +45,7 @@ def _determinant_ns(n: int, prec: int) -> float:
 
 
 _BALL = re.compile(r"\[?-?[0-9.]{1,40}(e[-+]?[0-9]{1,6})?( \+/- [0-9.]{1,40}(e[-+]?[0-9]{1,6})?)?\]?")
+#: The normalizer of each normalization in ``arch.NORMALIZATIONS`` but lightning, and its derivative.
 _KNOWN = {"softmax": (lambda x: x.exp(), lambda x: x.exp())}
 
 
@@ -100,7 +101,7 @@ def _output(weights: list, X: arb_mat, f, fp, arch=None) -> arb_mat:
     return Y
 
 
-def check_ball_lower(cert: dict, arch) -> int:
+def check_ball_lower(cert: dict, arch, scale=None) -> int:
     """The lower bound a normalized network's ball witness proves: a Jacobian minor whose determinant excludes 0.
 
     The Jacobian columns of the recorded minor are recomputed on dual numbers
@@ -115,7 +116,11 @@ def check_ball_lower(cert: dict, arch) -> int:
         holds a rational point, inputs, integer functionals, rows, columns,
         precision and the determinant ball).
     arch : attngeo.check.arch.Arch
-        Its architecture, as read by :func:`attngeo.check.arch.architecture`.
+        Its architecture, as read by :func:`attngeo.check.arch.architecture` (one with shared keys or biases is
+        replayed as the plain layer on ``(x, 1)``, its columns moving every copy of a weight: check/untie.py).
+    scale : callable, optional
+        ``scale(prec) -> arb``: the score scale of a checkpoint's layer (docs/math.md §8.1); ``Q`` and its
+        tangent are multiplied by it.
 
     Returns
     -------
@@ -126,8 +131,6 @@ def check_ball_lower(cert: dict, arch) -> int:
     ------
     CertificateRejected
         A malformed witness, a ball that contains 0, or one that does not meet the recorded ball.
-    CannotVerify
-        A normalizer this checker does not know (only ``softmax``, i.e. ``exp``).
 
     Examples
     --------
@@ -160,9 +163,7 @@ def check_ball_lower(cert: dict, arch) -> int:
     recorded = field(lw, "determinant", "lower_witness.")
     if not isinstance(recorded, str) or not _BALL.fullmatch(recorded):
         reject("lower_witness.determinant must be a ball written as \"[mid +/- rad]\"")
-    if arch.normalization not in _KNOWN:
-        raise CannotVerify(f"this checker knows the normalizers {sorted(_KNOWN)}, not {arch.normalization!r}")
-    f, fp = _KNOWN[arch.normalization]
+    f, fp = _KNOWN[arch.normalization]  # architecture() refused the normalizations it does not know
     prec = integer(field(lw, "precision", "lower_witness."), "lower_witness.precision", MIN_PRECISION, MAX_PRECISION)
     P = arch.parameters
     point = field(lw, "point", "lower_witness.")
@@ -201,31 +202,49 @@ def check_ball_lower(cert: dict, arch) -> int:
     old = ctx.prec
     ctx.prec = prec
     try:
-        blocks = arch.blocks()
+        # A tied layer (shared keys, biases) is the plain one on (x, 1): its column j moves every copy of weight j
+        # (check/untie.py); b_O's column is e_k on every token.
+        plain, source, bias = (untied(arch), *copies(arch)) if arch.tied else (arch, list(range(P)), [])
+        copies_of: dict = {}
+        for i, k in enumerate(source):
+            copies_of.setdefault(k, []).append(i)
+        gamma = scale(prec) if scale is not None else None
+        blocks = plain.blocks()
         base = {}
         for i, h, name, r, cc, off in blocks:
-            base[(i, h, name)] = arb_mat(r, cc, [arb(x) for x in point[off: off + r * cc]])
+            M = arb_mat(r, cc, [arb(point[source[k]]) for k in range(off, off + r * cc)])
+            base[(i, h, name)] = M * gamma if gamma is not None and name == "Q" else M
         needed = sorted({k // c for k in rows})
-        Xs = {n: arb_mat([[arb(rational(x, "lower_witness.inputs")) for x in r] for r in inputs[n]]) for n in needed}
+        one = ["1"] * t
+        Xs = {n: arb_mat([[arb(rational(x, "lower_witness.inputs")) for x in r]
+                          for r in inputs[n] + ([one] if arch.biases else [])]) for n in needed}
         names = ("Q", "K", "V") if arch.value_ranks is None else ("Q", "K", "U", "O")
         columns = {}
         for j in cols:
-            i0, h0, name0, r0, c0, off0 = next(b for b in blocks if b[5] <= j < b[5] + b[3] * b[4])
+            if j in bias:  # d phi / d b_O[k] = e_k on every token
+                k = bias.index(j)
+                columns[j] = {n: [[arb(1 if a == k else 0) for _ in range(t)] for a in range(dl)] for n in needed}
+                continue
+            moved: dict = {}
+            for pos in copies_of[j]:
+                i0, h0, name0, r0, c0, off0 = next(b for b in blocks if b[5] <= pos < b[5] + b[3] * b[4])
+                moved.setdefault((i0, h0, name0), []).append(divmod(pos - off0, c0))
             weights = []
-            for i in range(1, len(arch.ranks) + 1):
+            for i in range(1, len(plain.ranks) + 1):
                 layer = []
-                for h in range(1, arch.head_count(i) + 1):
+                for h in range(1, plain.head_count(i) + 1):
                     head = []
                     for name in names:
                         M = base[(i, h, name)]
                         E = None
-                        if (i, h, name) == (i0, h0, name0):
+                        if (i, h, name) in moved:
                             E = arb_mat(M.nrows(), M.ncols())
-                            E[(j - off0) // c0, (j - off0) % c0] = 1
+                            for r0, c0 in moved[(i, h, name)]:  # columns of phi at (s Q, ...), as recorded
+                                E[r0, c0] = 1
                         head.append(_dual(M, E))
                     layer.append(head)
                 weights.append(layer)
-            columns[j] = {n: _parts(_output(weights, Xs[n], f, fp, arch))[1] for n in needed}
+            columns[j] = {n: _parts(_output(weights, Xs[n], f, fp, plain))[1] for n in needed}
         minor = arb_mat([[sum((columns[j][k // c][a][b] * w[k // c][k % c][a][b]
                                for a in range(dl) for b in range(t) if w[k // c][k % c][a][b]), arb(0))
                           for j in cols] for k in rows])
@@ -263,20 +282,13 @@ def _identity_lower(cert: dict, lw: dict, arch) -> int:
     """
     if set(lw) != _IDENTITY_KEYS or lw["normalization"] != arch.normalization:
         reject(f"an 'identity values' ball witness holds exactly {', '.join(sorted(_IDENTITY_KEYS))}")
-    if arch.normalization not in _KNOWN:
-        raise CannotVerify(f"this checker knows the normalizers {sorted(_KNOWN)}, not {arch.normalization!r}")
-    f, fp = _KNOWN[arch.normalization]
+    f, fp = _KNOWN[arch.normalization]  # architecture() refused the normalizations it does not know
     d = identitypoint._shape(arch)
     t, P, l = arch.tokens, arch.parameters, len(arch.ranks)
     prec = integer(lw["precision"], "lower_witness.precision", MIN_PRECISION, MAX_PRECISION)
     if not isinstance(lw["point"], list) or len(lw["point"]) != P:
         reject(f"lower_witness.point must list {P} rationals")
-    point = [rational(x, "lower_witness.point") for x in lw["point"]]
-    W = {}
-    for i, name, r, c, off in arch.shapes():
-        W[(i, name)] = [point[off + x * c : off + (x + 1) * c] for x in range(r)]
-        if name == "V" and any(W[(i, name)][x][y] != (x == y) for x in range(r) for y in range(c)):
-            reject(f"lower_witness.point must have V_{i} = I (the lemma of an 'identity values' witness)")
+    W = identitypoint.weights(arch, [rational(x, "lower_witness.point") for x in lw["point"]], "lower_witness")
     X = lw["inputs"]
     if not isinstance(X, list) or not X or len(X) * d * t > identitypoint.MAX_INPUT_ENTRIES or any(
             not isinstance(x, list) or len(x) != d or any(not isinstance(r, list) or len(r) != t for r in x) for x in X):
@@ -284,7 +296,7 @@ def _identity_lower(cert: dict, lw: dict, arch) -> int:
     X = [[[rational(v, "lower_witness.inputs") for v in r] for r in x] for x in X]
     support = np.array([[any(v != 0 for v in r) for r in x] for x in X], dtype=bool)
     rank, columns, rows, sizes = identitypoint.minor(cert, lw, arch, support)
-    kind, layer, wrow, wcol, offsets = identitypoint._layout(arch)
+    kind, layer, wrow, wcol, _ = identitypoint._layout(arch)
     starts = np.cumsum([0] + sizes)
     # The work, from the witness's sizes alone: one dual-number network per (input, moved Q or K entry) a block
     # needs (at most its inputs times its Q, K columns) and one per input for the values, each l layers of a

@@ -24,15 +24,16 @@ from __future__ import annotations
 import json
 
 import numpy as np
-from flint import fmpq, fmpq_mat, nmod_mat
 
 from ...exceptions import CertificateFormatError
 from ..arch import Arch, architecture
-from . import identitypoint, discovery, headpoint, kernelfields, plainpoint, stackpoint
+from ..untie import augmented, copies, untied
+from . import criterionpoint, identitypoint, discovery, headpoint, kernelfields, plainpoint, stackpoint
 from .ball import check_ball_lower
 from ..limits import (MAX_DENSE_MINOR, MAX_DENSE_WORK, MAX_FIELD_ENTRIES, MAX_JACOBIAN_WORK, MAX_MIXING_MOVES,
                       MINOR_CUBES_PER_NS, NS_PER_FIELD_ENTRY, NS_PER_JACOBIAN_UNIT, refuse_above)
-from ..linalg import det, product
+from ..linalg import block_det, det, mm as _mm, product
+from .groups import families as _expected_families, field_rows as _field_rows, head_identities_hold, identities_hold
 from ..schema import ARCHITECTURE, CHECKED, HEADER, NUMBER
 from ..values import field, index_list, int_array, integer, prime, reject
 
@@ -44,7 +45,8 @@ SCHEMA = {
     "parameters": CHECKED, "lower": CHECKED, "upper": CHECKED, "certified": CHECKED, "dimension": CHECKED,
     "lower_witness": {**_WITNESS, "inputs": CHECKED, "functionals": CHECKED, "rank": CHECKED, "rows": CHECKED,
                       "columns": CHECKED, "determinant": CHECKED, "normalization": CHECKED, "precision": CHECKED,
-                      "structured": CHECKED, "blocks": CHECKED, "largest_block": CHECKED, "determinants": CHECKED},
+                      "structured": CHECKED, "blocks": CHECKED, "largest_block": CHECKED, "determinants": CHECKED,
+                      "groups": CHECKED},
     "upper_witness": {**_WITNESS, "families": CHECKED, "field_rank": CHECKED, "rows": CHECKED, "columns": CHECKED,
                       "determinant": CHECKED, "structured": CHECKED, "ambient": CHECKED, "coefficients": CHECKED,
                       "flattening": CHECKED, "rank": CHECKED, "inputs": CHECKED, "layers": CHECKED},
@@ -53,14 +55,8 @@ SCHEMA = {
 
 
 def _weights(point: np.ndarray, arch: Arch) -> dict:
-    """``(layer, head, name) -> matrix`` (names ``Q K V`` or ``Q K U O``)."""
-    return {(i, j, name): point[off : off + r * c].reshape(r, c) for i, j, name, r, c, off in arch.blocks()}
-
-
-def _heads(W: dict, arch: Arch, i: int) -> list[dict]:
-    """Layer ``i``'s heads as ``name -> matrix`` dicts."""
-    names = "QKV" if arch.value_ranks is None else "QKUO"
-    return [{n: W[(i, j, n)] for n in names} for j in range(1, arch.head_count(i) + 1)]
+    """``(layer, head, name) -> matrix`` (names ``Q K V`` or ``Q K U O``) of a point's residues."""
+    return arch.weights(point, lambda r, c, x: x.reshape(r, c))
 
 
 def _keep(arch: Arch) -> np.ndarray | None:
@@ -80,21 +76,12 @@ def _block_det(M: np.ndarray, p: int) -> int:
     >>> _block_det(np.array([[0, 1], [1, 0]]), 101)                      # not triangular: eliminated
     100
     """
-    n = M.shape[0]
-    if n == 0:
-        return 1
-    for T in (M, M.T):  # lower triangular blocks: a block ends where no earlier row reaches beyond it
-        nz = T != 0
-        reach = np.where(nz.any(axis=1), n - 1 - np.argmax(nz[:, ::-1], axis=1), -1)
-        ends = np.flatnonzero(np.maximum.accumulate(reach) <= np.arange(n)) + 1
-        if len(ends) > 1 and ends[-1] == n:
-            det = 1
-            for s, e in zip(np.r_[0, ends[:-1]], ends):
-                block = T[s:e, s:e]
-                det = det * (int(block[0, 0]) if e - s == 1 else
-                             int(nmod_mat(e - s, e - s, block.ravel().tolist(), p).det())) % p
-            return det
-    return int(nmod_mat(n, n, M.ravel().tolist(), p).det())
+    for T in (M, M.T):  # lower triangular blocks of M or of its transpose, at least two
+        r, c = np.nonzero(T)
+        blocks = block_det(r, c, T[r, c], M.shape[0], p, largest=M.shape[0] - 1)
+        if blocks is not None:
+            return blocks
+    return det(M, p)
 
 
 def _minor_size(n: int, what: str) -> None:
@@ -121,10 +108,6 @@ def _check_minor(matrix: np.ndarray, p: int, recorded, what: str) -> None:
 
 
 # -- lower bound: forward-mode Jacobian on the witness columns -------------------------
-
-
-def _mm(a: np.ndarray, b: np.ndarray, p: int) -> np.ndarray:
-    return np.matmul(a, b) % p  # exact int64 sums (bounds in the module docstring); 3x faster than einsum here
 
 
 def _tr(a: np.ndarray) -> np.ndarray:
@@ -236,9 +219,24 @@ def _jacobian_rows(arch: Arch, point, X, w, rows, cols, p) -> np.ndarray:
         return np.zeros((0, len(cols)), dtype=np.int64)
     c = w.shape[1]
     n_of, r_of = np.divmod(np.asarray(rows, dtype=np.int64), c)
+    if arch.tied:  # shared keys and values, biases: the plain layer's columns, each copy's summed (check/untie.py)
+        plain = untied(arch)
+        source, bias = copies(arch)
+        where = {k: q for q, k in enumerate(cols)}
+        sub = [i for i, k in enumerate(source) if k in where]
+        J = _jacobian_rows(plain, np.asarray(point)[source], augmented(arch, X), w, rows, sub, p)
+        out = np.zeros((len(rows), len(cols)), dtype=np.int64)
+        for q, i in enumerate(sub):
+            out[:, where[source[i]]] += J[:, q]  # at most h copies of residues below 2^26: no overflow
+        if bias:
+            summed = w[n_of, r_of].sum(axis=-1) % p  # d<w, phi>/d b_O[k]: the functional's row k over the tokens
+            for k, off in enumerate(bias):
+                if off in where:
+                    out[:, where[off]] = summed[:, k]
+        return out % p
     W = _weights(point, arch)
     l = len(arch.ranks)
-    layers = [_heads(W, arch, i) for i in range(1, l + 1)]
+    layers = [arch.head_weights(W, i) for i in range(1, l + 1)]
     Ys = [X[n_of]]
     for heads in layers:  # primal values, one copy per row
         Ys.append(_layer(arch, heads, Ys[-1], p))
@@ -298,7 +296,7 @@ def _dense_price(cert: dict, arch: Arch) -> None:
     if isinstance(uw, dict) and uw.get("ambient") == "composition" and isinstance(uw.get("layers"), list):
         ns += sum(rank(layer.get("upper_witness") if isinstance(layer, dict) else None, "field_rank") ** 3
                   for layer in uw["layers"]) // MINOR_CUBES_PER_NS
-    elif isinstance(uw, dict) and "prime" in uw and not {"structured", "ambient"} & set(uw):
+    elif isinstance(uw, dict) and "prime" in uw and not {"structured", "ambient"} & set(uw) and not arch.tied:
         r = rank(uw, "field_rank")
         ns += min(_field_entries(arch), MAX_FIELD_ENTRIES) * NS_PER_FIELD_ENTRY + r**3 // MINOR_CUBES_PER_NS
     refuse_above(ns, MAX_DENSE_WORK, "replaying this certificate's dense witnesses together (estimated ns)")
@@ -308,6 +306,8 @@ def _check_lower(cert: dict, arch: Arch) -> int:
     lw = field(cert, "lower_witness")
     if isinstance(lw, dict) and lw.get("structured") == "stack point":  # residual stacks (check/dimension/stackpoint.py)
         return stackpoint.check_lower(cert, lw, arch, (_layer, _layer_tangent))
+    if isinstance(lw, dict) and lw.get("structured") == "criterion point":  # Theorem C: ranks, any normalization
+        return criterionpoint.check_lower(cert, lw, arch)
     if arch.normalization != "lightning":  # exp is not polynomial: the witness is a ball determinant
         if isinstance(lw, dict) and "prime" in lw:
             reject("a normalized network's lower witness is a ball determinant, not a minor mod p")
@@ -343,165 +343,6 @@ def _check_lower(cert: dict, arch: Arch) -> int:
 # -- upper bound: invariance identities and the field minor -----------------------------
 
 
-def _word_derivative(word: tuple, tangent: dict) -> dict:
-    """Derivative of a word of letters ``'S'`` / ``"S'"`` along ``tangent[S]`` (a dict word -> coeff)."""
-    out: dict = {}
-    for k, letter in enumerate(word):
-        sym, transposed = letter.rstrip("'"), letter.endswith("'")
-        for tword, coeff in tangent.get(sym, {}).items():
-            if transposed:
-                tword = tuple(x[:-1] if x.endswith("'") else x + "'" for x in reversed(tword))
-            new = word[:k] + tword + word[k + 1 :]
-            out[new] = out.get(new, 0) + coeff
-    return {k: v for k, v in out.items() if v}
-
-
-# The families' tangents as words (E = Lie algebra element), for heads with V unfactored
-# (False) and with V = O U (True); [HMK]'s layer uses the first table.
-_INTRA = {"Q": {("E", "Q"): 1}, "K": {("E'", "K"): -1}}
-_INCOMING = {"Y": {("E", "Y"): 1}, "Q": {("Q", "E"): -1}, "K": {("K", "E"): -1}}
-_HEAD_TANGENTS = {
-    False: {
-        "intra": (_INTRA,),
-        "scaling": ({"Q": {("Q",): 1}, "V": {("V",): -1}},),
-        "inter": ({"V": {("E", "V"): 1}}, {**_INCOMING, "V": {("V", "E"): -1}}),
-    },
-    True: {
-        "intra": (_INTRA,),
-        "scaling": ({"Q": {("Q",): 1}, "O": {("O",): -1}},),
-        "value": ({"U": {("E", "U"): 1}, "O": {("O", "E"): -1}},),
-        "inter": ({"O": {("E", "O"): 1}}, {**_INCOMING, "U": {("U", "E"): -1}}),
-    },
-}
-
-# [HMK]'s layer V Y Y' K' Q Y: each family fixes it, except inter's outgoing side, which moves it by E.
-_LAYER = ("V", "Y", "Y'", "K'", "Q", "Y")
-_PLAIN = _HEAD_TANGENTS[False]
-_IDENTITIES = {
-    "intra": [(_PLAIN["intra"][0], {})],
-    "scaling": [(_PLAIN["scaling"][0], {})],
-    "inter": [(_PLAIN["inter"][0], {("E",) + _LAYER: 1}), (_PLAIN["inter"][1], {})],
-}
-
-
-# Normalized layers V Y S(Y' K' Q Y): the families must fix the score and the value
-# (the inter family's outgoing side moves the value by E), for any normalizer S.
-_SCORE, _VALUE = ("Y'", "K'", "Q", "Y"), ("V", "Y")
-
-
-# One head of a multi-head, masked or residual layer adds value . M o S(score): the
-# families must fix the score and the value, except the scaling (lightning only; the
-# term is bilinear, so score +1 and value -1 cancel) and inter (every value moves by E,
-# every score fixed; on the incoming side both are fixed). Factored heads: value O U Y.
-_FACTORED_VALUE = ("O", "U", "Y")
-
-
-def _head_identities_hold(kind: str, factored: bool) -> bool:
-    value = _FACTORED_VALUE if factored else _VALUE
-    tangents = _HEAD_TANGENTS[factored].get(kind)
-    if tangents is None:
-        return False
-    expected = {"scaling": ({_SCORE: 1}, {value: -1}), "inter": ({}, {("E",) + value: 1})}.get(kind, ({}, {}))
-    if (_word_derivative(_SCORE, tangents[0]), _word_derivative(value, tangents[0])) != expected:
-        return False
-    return len(tangents) == 1 or (_word_derivative(_SCORE, tangents[1]), _word_derivative(value, tangents[1])) == ({}, {})
-
-
-def _identities_hold(kind: str, normalized: bool = False) -> bool:
-    for tangent, expected in _IDENTITIES[kind]:
-        if not normalized:
-            if _word_derivative(_LAYER, tangent) != expected:
-                return False
-            continue
-        moves_value = {("E",) + _VALUE: 1} if expected else {}
-        if _word_derivative(_SCORE, tangent) != {} or _word_derivative(_VALUE, tangent) != moves_value:
-            return False
-    return True
-
-
-def _expected_families(arch: Arch) -> list[dict]:
-    out = []
-    for i, a in enumerate(arch.ranks, start=1):
-        h = arch.head_count(i)
-        for j in range(1, h + 1):
-            head = {"head": j} if h > 1 else {}
-            out.append({"kind": "intra", "layer": i, "size": a * a, **head})
-            if arch.normalization == "lightning":  # a normalizer is not homogeneous: no scaling symmetry
-                out.append({"kind": "scaling", "layer": i, "size": 1, **head})
-            if arch.value_ranks is not None:
-                out.append({"kind": "value", "layer": i, "size": arch.value_ranks[i - 1] ** 2, **head})
-        if i < len(arch.ranks) and not arch.residual:  # X + Y pins the hidden basis
-            out.append({"kind": "inter", "layer": i, "size": arch.widths[i] ** 2})
-    return out
-
-
-def _field_rows(arch: Arch, point: np.ndarray, p: int | None, out: np.ndarray | None = None) -> np.ndarray:
-    """Every group field vector at ``point``, by index formulas (see the module docstring), one row each.
-
-    ``p`` a prime: int64 residues; ``p`` None: exact, ``point`` an object array of rationals. The rows are
-    written in place into ``out`` (zeros, at least as many rows as the groups' sizes add up to; allocated here
-    when None), so the matrix never exists twice (docs/trust.md: its size is the memory bound).
-    """
-    dtype = np.int64 if p is not None else object
-    count = sum(f["size"] for f in _expected_families(arch))
-    F = np.zeros((count, arch.parameters), dtype=dtype) if out is None else out
-    filled = iter(range(count))
-    W = _weights(point, arch)
-    offsets = {(i, j, name): off for i, j, name, _, _, off in arch.blocks()}
-    P, l = arch.parameters, len(arch.ranks)
-    factored = arch.value_ranks is not None
-    out_name, in_name = ("O", "U") if factored else ("V", "V")  # what E multiplies on the left / right
-
-    def put(vec, key, mat):
-        off = offsets[key]
-        vec[off : off + mat.size] = mat.ravel() % p if p is not None else mat.ravel()
-
-    def unit(n):
-        return [(u, v) for u in range(n) for v in range(n)]
-
-    for i in range(1, l + 1):
-        a = arch.ranks[i - 1]
-        for j in range(1, arch.head_count(i) + 1):
-            Q, K = W[(i, j, "Q")], W[(i, j, "K")]
-            for u, v in unit(a):  # E = e_u e_v^T: dQ = E Q, dK = -E^T K
-                vec = F[next(filled)]
-                dQ, dK = np.zeros_like(Q), np.zeros_like(K)
-                dQ[u, :] = Q[v, :]
-                dK[v, :] = -K[u, :]
-                put(vec, (i, j, "Q"), dQ)
-                put(vec, (i, j, "K"), dK)
-            if arch.normalization == "lightning":  # dQ = Q, d(V or O) = -(V or O)
-                vec = F[next(filled)]
-                put(vec, (i, j, "Q"), Q)
-                put(vec, (i, j, out_name), -W[(i, j, out_name)])
-            if factored:  # dU = E U, dO = -O E
-                U, O = W[(i, j, "U")], W[(i, j, "O")]
-                for u, v in unit(arch.value_ranks[i - 1]):
-                    vec = F[next(filled)]
-                    dU, dO = np.zeros_like(U), np.zeros_like(O)
-                    dU[u, :] = U[v, :]
-                    dO[:, v] = -O[:, u]
-                    put(vec, (i, j, "U"), dU)
-                    put(vec, (i, j, "O"), dO)
-        if i < l and not arch.residual:
-            for u, v in unit(arch.widths[i]):  # d(V or O)_i = E (.); d(Q, K, V or U)_{i+1} = -(.) E
-                vec = F[next(filled)]
-                for j in range(1, arch.head_count(i) + 1):
-                    M = W[(i, j, out_name)]
-                    dM = np.zeros_like(M)
-                    dM[u, :] = M[v, :]
-                    put(vec, (i, j, out_name), dM)
-                for j in range(1, arch.head_count(i + 1) + 1):
-                    for name in ("Q", "K", in_name):
-                        M = W[(i + 1, j, name)]
-                        dM = np.zeros_like(M)
-                        dM[:, v] = -M[:, u]
-                        put(vec, (i + 1, j, name), dM)
-    if next(filled, None) is not None:  # pragma: no cover - the families' sizes count these rows
-        raise AssertionError("fewer group fields than the families' sizes")
-    return F[:count]
-
-
 def _field_matrix(arch: Arch, point: np.ndarray, p: int, found: list) -> np.ndarray:
     """The group fields, the kernel families' fields and the discovered fields ``C W`` at ``point`` mod p.
 
@@ -511,7 +352,7 @@ def _field_matrix(arch: Arch, point: np.ndarray, p: int, found: list) -> np.ndar
     groups, kernel = _expected_families(arch), kernelfields.expected(arch)
     F = np.zeros((sum(f["size"] for f in groups + kernel) + len(found), arch.parameters), dtype=np.int64)
     count = len(_field_rows(arch, point, p, F))
-    offsets = {(i, j, name): off for i, j, name, _, _, off in arch.blocks()}
+    offsets = arch.offsets()
 
     def put_heads(i, *moves):  # one field: its moves of (head, name, matrix), written into the next free row
         nonlocal count
@@ -535,61 +376,26 @@ def _field_matrix(arch: Arch, point: np.ndarray, p: int, found: list) -> np.ndar
     return F[:count]
 
 
-def exact_field_rank(arch: Arch, point: list) -> int:
-    """Rank over Q of the symmetry fields at a rational point: the dimension of its orbit.
-
-    The checker's own index formulas (no kernel fields: those are mod ``p`` only).
-
-    Parameters
-    ----------
-    arch : Arch
-    point : list
-        ``arch.parameters`` integers or ``fmpq`` in flattening order.
-
-    Returns
-    -------
-    int
-
-    Examples
-    --------
-    One layer ``3 -> 3`` of rank 2: ``GL_2 x C^*`` has dimension 5, reached at
-    a generic point; all ones is special (``GL_2`` moves only row and column
-    sums), the origin is fixed, and softmax keeps only ``GL_2``:
-
-    >>> from attngeo.check.arch import Arch
-    >>> from attngeo.check.dimension.dense import exact_field_rank
-    >>> arch = Arch((3, 3), (2,), 2)
-    >>> exact_field_rank(arch, list(range(1, 22))), exact_field_rank(arch, [1] * 21), exact_field_rank(arch, [0] * 21)
-    (5, 4, 0)
-    >>> exact_field_rank(Arch((3, 3), (2,), 2, "softmax"), list(range(1, 22)))
-    4
-    """
-    values = np.empty(len(point), dtype=object)
-    values[:] = point  # one rational per entry (numpy would otherwise try to unpack them)
-    F = _field_rows(arch, values, None)
-    return fmpq_mat([[fmpq(x) if isinstance(x, int) else x for x in row] for row in F.tolist()]).rank() if len(F) else 0
-
-
 def _check_structured_lower(cert: dict, lw: dict, arch: Arch) -> int:
     """The coefficient Jacobian's rank at the plain point, recomputed block by block (check/dimension/plainpoint.py)."""
+    if lw["structured"] == "criterion point":  # Theorem C at the selector point (check/dimension/criterionpoint.py)
+        return criterionpoint.check_lower(cert, lw, arch)
+    if arch.tied:
+        reject("a layer with shared keys or biases has a criterion-point, Jacobian or ball lower witness")
     if lw["structured"] == "head point":  # one multi-head layer (check/dimension/headpoint.py)
         return headpoint.check_lower(cert, lw, arch)
     if not arch.plain:
         reject("structured witnesses are for one head per layer, V unfactored, no residual and no mask")
     if lw["structured"] == "identity values":  # deep networks at V = I (check/dimension/identitypoint.py)
         return identitypoint.check_lower(cert, lw, arch)
-    if set(lw) != {"structured", "prime", "rank", "blocks", "largest_block"} or lw["structured"] != "plain point":
-        reject("a structured lower witness holds structured = 'plain point', prime, rank, blocks and largest_block")
-    p = prime(lw["prime"], "lower_witness.prime")
-    rank, blocks, largest = plainpoint.plain_rank(arch, p)
-    recorded = tuple(integer(lw[k], f"lower_witness.{k}", 0) for k in ("rank", "blocks", "largest_block"))
-    if recorded != (rank, blocks, largest) \
-            or integer(field(cert, "lower"), "lower") != rank:
-        reject(f"the coefficient Jacobian at the plain point has rank {rank} mod {p} in {blocks} blocks")
-    return rank
+    return plainpoint.graded_lower(cert, lw, "plain point", lambda p: plainpoint.plain_rank(arch, p))
 
 
 def _check_structured_upper(cert: dict, uw: dict, arch: Arch) -> int:
+    if uw["structured"] in ("criterion point", "explicit kernel"):  # docs/math.md §8.4
+        return criterionpoint.check_upper(cert, uw, arch)
+    if arch.tied:
+        reject("a layer with shared keys or biases has an explicit-kernel upper witness")
     if uw["structured"] == "stack point":
         return stackpoint.check_upper(cert, uw, arch, _expected_families(arch) + kernelfields.expected(arch))
     if uw["structured"] == "head point":  # (its size limits are checked first, there)
@@ -598,26 +404,7 @@ def _check_structured_upper(cert: dict, uw: dict, arch: Arch) -> int:
         reject("structured witnesses are for one head per layer, V unfactored, no residual and no mask")
     if uw["structured"] == "identity values":
         return identitypoint.check_upper(cert, uw, arch, _expected_families(arch) + kernelfields.expected(arch))
-    plainpoint.limits(arch)  # a size the lower witness could not be checked at is refused before anything else
-    if set(uw) != {"structured", "prime", "families", "field_rank", "columns", "determinant"} \
-            or uw["structured"] != "plain point":
-        reject("a structured upper witness holds structured = 'plain point', prime, families, field_rank, columns "
-               "and determinant")
-    p = prime(uw["prime"], "upper_witness.prime")
-    if uw["families"] != _expected_families(arch) or kernelfields.expected(arch):
-        reject("upper_witness.families must be the symmetry groups of this architecture, in canonical order")
-    a = arch.ranks[0]
-    rank = integer(uw["field_rank"], "upper_witness.field_rank", 0)
-    if rank != a * a + 1:
-        reject("the plain point's fields are the a^2 intra fields and the scaling")
-    cols = index_list(uw["columns"], rank, arch.parameters, "upper_witness.columns")
-    det = plainpoint.field_minor(arch, cols, p)
-    if det == 0 or integer(uw["determinant"], "upper_witness.determinant", 0, p - 1) != det:
-        reject(f"the field minor at the plain point has determinant {det} mod {p}")
-    upper = integer(field(cert, "upper"), "upper")
-    if upper != arch.parameters - rank:
-        reject(f"upper must be parameters - field rank = {arch.parameters - rank}")
-    return upper
+    return plainpoint.check_upper(cert, uw, arch, _expected_families(arch) + kernelfields.expected(arch))
 
 
 def _span_bound(arch: Arch) -> int | None:
@@ -732,6 +519,8 @@ def _check_upper(cert: dict, arch: Arch) -> int:
         return _check_composition_upper(cert, uw0, arch)
     if isinstance(uw0, dict) and "structured" in uw0:
         return _check_structured_upper(cert, uw0, arch)
+    if arch.tied:  # the families and their identities are written for untied heads
+        reject("a layer with shared keys or biases has an explicit-kernel upper witness")
     if isinstance(uw0, dict) and "ambient" in uw0:
         return _check_span_upper(cert, uw0, arch)
     if isinstance(uw0, dict) and {"coefficients", "flattening", "rank", "inputs", "layers"} & set(uw0):
@@ -750,8 +539,8 @@ def _check_upper(cert: dict, arch: Arch) -> int:
         reject("upper_witness.families must be the symmetry groups and then the kernel families that apply to this "
                "architecture, in canonical order (docs/invariance.md)")
     for kind in {f["kind"] for f in groups}:
-        holds = _identities_hold(kind, arch.normalization != "lightning") if arch.plain \
-            else _head_identities_hold(kind, arch.value_ranks is not None)
+        holds = identities_hold(kind, arch.normalization != "lightning") if arch.plain \
+            else head_identities_hold(kind, arch.value_ranks is not None)
         if not holds:  # pragma: no cover - own definitions
             reject(f"the invariance identity of the {kind} family does not hold")
     rank = integer(field(uw, "field_rank", "upper_witness."), "upper_witness.field_rank", 0)
@@ -832,7 +621,9 @@ def check(cert: dict) -> str:
     >>> check(certify_dimension(Architecture((2, 3, 2), (2, 2)), seed=0).to_json())
     'dim M = 10 for widths 2,3,2, ranks 2,2, t=2 (kernel fields beyond the groups: annihilator(2))'
     """
-    arch = architecture(cert)
+    lw, uw = cert.get("lower_witness"), cert.get("upper_witness")
+    criterion_only = all(isinstance(w, dict) and w.get("structured") == "criterion point" for w in (lw, uw))
+    arch = architecture(cert, wide=criterion_only)  # Theorem C's ranks are FLINT's: wider than int64 sums allow
     P = arch.parameters
     if integer(field(cert, "parameters"), "parameters") != P:
         reject(f"parameters = {cert['parameters']} but the architecture has {P}")
@@ -858,38 +649,3 @@ def check(cert: dict) -> str:
     if lower == upper:
         return f"dim M = {lower} for {arch.describe()}{hidden}"
     return f"{lower} <= dim M <= {upper} for {arch.describe()} (bounds, not a dimension){hidden}"
-
-
-def certified_dimension(cert: dict) -> int:
-    """The dimension an *already verified* embedded dimension certificate proves (rejects bounds).
-
-    Parameters
-    ----------
-    cert : dict
-        A dimension certificate that :func:`check` has accepted.
-
-    Returns
-    -------
-    int
-
-    Raises
-    ------
-    CertificateRejected
-        When it proves only bounds.
-
-    Examples
-    --------
-    >>> from attngeo import Architecture, certify_dimension
-    >>> from attngeo.check.dimension.dense import certified_dimension, check
-    >>> cert = certify_dimension(Architecture((2, 2), (1,), tokens=2), seed=0).to_json()
-    >>> check(cert), certified_dimension(cert)
-    ('dim M = 6 for widths 2,2, ranks 1, t=2', 6)
-    >>> certified_dimension(dict(cert, upper=7, certified=False, dimension=None))
-    Traceback (most recent call last):
-    ...
-    attngeo.exceptions.CertificateRejected: the embedded dimension certificate must certify the dimension (its bounds must meet)
-    """
-    if cert.get("certified") is not True or isinstance(cert.get("dimension"), bool) \
-            or not isinstance(cert.get("dimension"), int):
-        reject("the embedded dimension certificate must certify the dimension (its bounds must meet)")
-    return cert["dimension"]

@@ -23,15 +23,14 @@ lower triangular with a nonzero diagonal.
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 from flint import nmod_mat
 
 from ...exceptions import CertificateFormatError
-from ..linalg import triangular_det
-from .plainpoint import components
-from ..values import field, index_list, integer, prime, reject
+from ..linalg import block_det
+from . import groups
+from .plainpoint import UPPER_KEYS, components, graded_lower
+from ..values import index_list, reject
 
 #: Work the checker accepts from one witness: Jacobian nonzeros in all (time: about 0.25 us each, so 2e8 buys
 #: about 50 s, docs/trust.md) and in one grade (memory, about 150 bytes each), parameters (its column tables hold
@@ -44,8 +43,6 @@ MAX_NONZEROS, MAX_GRADE_NONZEROS, MAX_PARAMETERS, MAX_BLOCK_ENTRIES = 200_000_00
 #: Columns whose grade is read in one pass.
 _CHUNK = 1 << 20
 
-LOWER_KEYS = {"structured", "prime", "rank", "blocks", "largest_block"}
-UPPER_KEYS = {"structured", "prime", "families", "field_rank", "columns", "determinant"}
 
 
 class _Point:
@@ -68,13 +65,9 @@ class _Point:
             raise CertificateFormatError(f"a 'head point' witness of {self.nonzeros} nonzeros ({self.nonzeros // d} a "
                                          f"grade) and {self.P} parameters is above the checker's limits "
                                          f"({MAX_NONZEROS}, {MAX_GRADE_NONZEROS}, {MAX_PARAMETERS})")
-        self.offset = {(j, name): off for _, j, name, _, _, off in arch.blocks()}  # heads 1-based
-        kind, head, row, col = (np.zeros(self.P, dtype=np.int32) for _ in range(4))
-        for _, j, name, r, c, off in arch.blocks():
-            kind[off:off + r * c] = "QKVUO".index(name)
-            head[off:off + r * c] = j - 1
-            row[off:off + r * c], col[off:off + r * c] = np.divmod(np.arange(r * c), c)
-        self.kind, self.head, self.row, self.col = kind, head, row, col
+        self.offset = {(j, name): off for (_, j, name), off in arch.offsets().items()}  # heads 1-based
+        _, head, self.kind, self.row, self.col = arch.columns(np.int32)
+        self.head = head - 1
 
     def c(self, j, s):
         return (j * self.a + s) % self.d
@@ -266,16 +259,7 @@ def check_lower(cert: dict, lw: dict, arch) -> int:
     >>> check_lower(cert, cert["lower_witness"], Arch((6, 6), (2,), 2, heads=(2,), causal=True))
     110
     """
-    if set(lw) != LOWER_KEYS or lw["structured"] != "head point":
-        reject(f"a 'head point' lower witness holds exactly {', '.join(sorted(LOWER_KEYS))}")
-    p = prime(lw["prime"], "lower_witness.prime")
-    rank, blocks, largest = head_rank(arch, p)
-    recorded = tuple(integer(lw[k], f"lower_witness.{k}", 0) for k in ("rank", "blocks", "largest_block"))
-    if recorded != (rank, blocks, largest) \
-            or integer(field(cert, "lower"), "lower") != rank:
-        reject(f"the coefficient Jacobian at the head point has rank {rank} mod {p} in {blocks} blocks of at most "
-               f"{largest} columns; lower and the witness must say so")
-    return rank
+    return graded_lower(cert, lw, "head point", lambda p: head_rank(arch, p))
 
 
 def field_entries(arch) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
@@ -321,24 +305,6 @@ def field_entries(arch) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     return np.concatenate(R), np.concatenate(C), np.concatenate(V), row
 
 
-def groups_witness(uw: dict, name: str, keys: set, expected: list) -> int:
-    """The prime of a structured upper witness whose fields are the groups alone (its keys and families checked).
-
-    ``expected`` is the checker's list of families for the architecture (groups, then kernel families).
-
-    >>> groups_witness({"structured": "x", "prime": 7, "families": []}, "x", {"structured", "prime", "families"}, [])
-    7
-    """
-    if set(uw) != keys or uw["structured"] != name:
-        reject(f"a '{name}' upper witness holds exactly {', '.join(sorted(keys))}")
-    p = prime(uw["prime"], "upper_witness.prime")
-    if json.dumps(uw["families"]) != json.dumps(expected) \
-            or {f["kind"] for f in expected} - {"intra", "scaling", "value"}:
-        reject("upper_witness.families must be exactly the symmetry groups of this architecture, in canonical order "
-               f"(a '{name}' witness is for architectures without kernel families)")
-    return p
-
-
 def check_upper(cert: dict, uw: dict, arch, expected: list) -> int:
     """The upper bound ``P - s``: the ``s`` group fields' minor on the recorded columns, lower triangular.
 
@@ -356,22 +322,11 @@ def check_upper(cert: dict, uw: dict, arch, expected: list) -> int:
     78
     """
     _Point(arch)  # the size limits first: a layer the lower witness could not be checked at is refused at once
-    p = groups_witness(uw, "head point", UPPER_KEYS, expected)
     r, c, v, s = field_entries(arch)
-    if integer(uw["field_rank"], "upper_witness.field_rank", 0) != s:
-        reject(f"upper_witness.field_rank must be the {s} group fields")
+    p = groups.witness(uw, "head point", UPPER_KEYS, expected, s)
     P = arch.parameters
     columns = index_list(uw["columns"], s, P, "upper_witness.columns")
     at = np.full(P, -1, dtype=np.int64)
     at[columns] = np.arange(s)
     keep = at[c] >= 0
-    det = triangular_det(r[keep], at[c[keep]], v[keep], s, p)
-    if det is None:
-        reject("the field minor on upper_witness.columns must be lower triangular in the families' order")
-    if det == 0 or det != integer(uw["determinant"], "upper_witness.determinant", 0, p - 1):
-        reject(f"the field minor at the head point has determinant {det} mod {p}, the certificate records "
-               f"{uw['determinant']}")
-    upper = integer(field(cert, "upper"), "upper")
-    if upper != P - s:
-        reject(f"upper must be parameters - field rank = {P - s}")
-    return upper
+    return groups.bound(cert, uw, P, s, block_det(r[keep], at[c[keep]], v[keep], s, p), p, "head point")

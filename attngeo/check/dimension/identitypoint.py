@@ -25,13 +25,13 @@ must be block lower triangular: its determinant is the product of the diagonal b
 
 from __future__ import annotations
 
-import json
 
 import numpy as np
-from flint import nmod_mat
 
 from ...exceptions import CertificateFormatError
 from ..limits import MAX_IDENTITY_WORK, refuse_above
+from ..linalg import block_det, mm as _mm, nmod
+from . import groups
 from ..values import field, index_list, int_array, integer, prime, reject
 
 #: Work the checker accepts from one witness: input entries N d t, one block's size (dense determinant), the
@@ -56,34 +56,33 @@ def _shape(arch) -> int:
 
 
 def _layout(arch):
-    """Per flat column: kind (0 Q, 1 K, 2 V), layer (1-based), row, column; and the offsets."""
-    P = arch.parameters
-    kind, layer, row, col = (np.zeros(P, dtype=np.int64) for _ in range(4))
-    offsets = {}
-    for i, name, r, c, off in arch.shapes():
-        offsets[(i, name)] = off
-        kind[off : off + r * c] = "QKV".index(name)
-        layer[off : off + r * c] = i
-        row[off : off + r * c] = np.repeat(np.arange(r), c)
-        col[off : off + r * c] = np.tile(np.arange(c), r)
-    return kind, layer, row, col, offsets
+    """Per flat column: kind (0 Q, 1 K, 2 V), layer (1-based), row, column; and the offset of ``V_l``."""
+    layer, _, kind, row, col = arch.columns()
+    return kind, layer, row, col, arch.offsets()[(len(arch.ranks), 1, "V")]
+
+
+def weights(arch, values, where: str) -> dict:
+    """``(layer, name) -> rows`` of a point at which every ``V_i`` is the identity: the lemma's hypothesis (else a
+    refusal). ``values`` are the point's entries (integers or rationals), in flattening order.
+
+    >>> from attngeo.check.arch import Arch
+    >>> weights(Arch((1, 1, 1), (1, 1), 2), [2, 3, 1, 5, 7, 2], "lower_witness")
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateRejected: lower_witness.point must have V_2 = I (the lemma of an 'identity values' witness)
+    """
+    W = {(i, name): rows for (i, _, name), rows in arch.weights(values).items()}
+    for i, name, r, c, _ in arch.shapes():
+        if name == "V" and any(W[(i, name)][x][y] != (x == y) for x in range(r) for y in range(c)):
+            reject(f"{where}.point must have V_{i} = I (the lemma of an 'identity values' witness)")
+    return W
 
 
 def _point(w: dict, arch, key: str) -> tuple[int, np.ndarray, dict]:
     """The prime, the point mod p (every ``V_i`` must be the identity, as integers) and its weights."""
     p = prime(w["prime"], f"{key}.prime")
     point = int_array(w["point"], (arch.parameters,), f"{key}.point")
-    weights = {}
-    for i, name, r, c, off in arch.shapes():
-        M = point[off : off + r * c].reshape(r, c)
-        if name == "V" and not np.array_equal(M, np.eye(r, c, dtype=np.int64)):
-            reject(f"{key}.point must have V_{i} = I (the lemma of an 'identity values' witness)")
-        weights[(i, name)] = np.mod(M, p)
-    return p, np.mod(point, p), weights
-
-
-def _mm(a, b, p):
-    return np.matmul(a, b) % p  # residues below 2**26: each product below 2**52, sums of at most 2047 of them
+    return p, np.mod(point, p), {k: np.mod(np.array(rows, dtype=np.int64), p) for k, rows in weights(arch, point, key).items()}
 
 
 def _forward(X, Qs, Ks, p, dirs):
@@ -142,7 +141,7 @@ def minor(cert: dict, lw: dict, arch, support: np.ndarray) -> tuple[int, np.ndar
     if not isinstance(sizes, list) or not all(isinstance(s, int) and not isinstance(s, bool) and 1 <= s <= MAX_BLOCK
                                               for s in sizes) or sum(sizes) != rank:
         reject(f"lower_witness.blocks must be block sizes from 1 to {MAX_BLOCK} adding up to the rank")
-    kind, layer, wrow, wcol, offsets = _layout(arch)
+    kind, layer, wrow, wcol, V = _layout(arch)
     if np.any((kind[columns] == 2) & (layer[columns] < l)):
         reject("a minor column lies in V_i with i < l, where the lemma says nothing")
     block_of_row = np.repeat(np.arange(len(sizes)), sizes)
@@ -152,7 +151,6 @@ def minor(cert: dict, lw: dict, arch, support: np.ndarray) -> tuple[int, np.ndar
     qk = np.full(d, -1, dtype=np.int64)
     np.maximum.at(qk, wcol[kind < 2], block_of[kind < 2])
     qk_latest = np.where(support, qk[None, :], -1).max(axis=1)  # per input
-    V = offsets[(l, "V")]
     step = max(1, 4_000_000 // d)
     for s in range(0, rank, step):
         nn, kk = n[s : s + step], k[s : s + step]
@@ -191,7 +189,7 @@ def check_lower(cert: dict, lw: dict, arch) -> int:
     support = X.any(axis=2)  # (N, d): the rows R of each input (mod p, where the Jacobian lives)
     rank, columns, rows, sizes = minor(cert, lw, arch, support)
     n, k, j = rows.T
-    kind, layer, wrow, wcol, offsets = _layout(arch)
+    kind, layer, wrow, wcol, _ = _layout(arch)
     # values: forward mode on the small networks, only along the directions the blocks need
     Z = np.zeros((N, d, t), dtype=np.int64)
     where = np.full((N, d), -1, dtype=np.int64)  # position of each row in its input's R
@@ -272,7 +270,7 @@ def check_lower(cert: dict, lw: dict, arch) -> int:
             # may have no tangent directions at all (an empty table), and its entries are zero anyway
             x, y = np.nonzero(valid)
             M[sel[x], qk[y]] = dY[tau[y], g, kpos[x], br[sel[x], 2]]
-        det = det * (int(M[0, 0]) if size == 1 else int(nmod_mat(size, size, M.ravel().tolist(), p).det())) % p
+        det = det * (int(M[0, 0]) if size == 1 else int(nmod(M, p).det())) % p
     recorded = integer(lw["determinant"], "lower_witness.determinant", 0, p - 1)
     if det == 0 or det != recorded:
         reject(f"the blocks' determinants multiply to {det} mod {p}, the certificate records {recorded}")
@@ -294,7 +292,7 @@ def field_entries(arch, W: dict, scaling: bool = True) -> tuple[np.ndarray, np.n
     True
     """
     d, l = arch.widths[0], len(arch.ranks)
-    off = {(i, name): o for i, name, _, _, o in arch.shapes()}
+    off = {(i, name): o for (i, _, name), o in arch.offsets().items()}
     R, C, V = [], [], []
     base = 0
     for i, a in enumerate(arch.ranks, start=1):
@@ -324,41 +322,6 @@ def field_entries(arch, W: dict, scaling: bool = True) -> tuple[np.ndarray, np.n
     return np.concatenate(R), np.concatenate(C), np.concatenate([np.asarray(x, dtype=np.int64) for x in V])
 
 
-def _triangular_det(r: np.ndarray, c: np.ndarray, v: np.ndarray, n: int, p: int) -> int:
-    """Determinant mod p of the ``n x n`` matrix with entries ``(r, c, v)`` (positions), if it is block lower
-    triangular in this order with blocks of at most ``MAX_BLOCK`` (else a refusal): the product of its diagonal blocks.
-
-    A block ends at ``q`` when no row above ``q`` reaches column ``q`` or beyond.
-
-    >>> _triangular_det(np.array([0, 1, 1]), np.array([0, 0, 1]), np.array([2, 9, 3]), 2, 7)   # 2 * 3
-    6
-    """
-    reach = np.full(n, -1, dtype=np.int64)
-    np.maximum.at(reach, r, c)
-    ends = np.flatnonzero(np.maximum.accumulate(reach) == np.arange(n)) + 1
-    if n and (len(ends) == 0 or ends[-1] != n):
-        reject("the field minor has a zero row: it is singular")
-    starts = np.r_[0, ends[:-1]].astype(np.int64)
-    if n and np.max(ends - starts) > MAX_BLOCK:
-        reject(f"the field minor's diagonal blocks exceed {MAX_BLOCK} rows: too large to verify here")
-    det = 1
-    on = r == c
-    diag = np.zeros(n, dtype=np.int64)
-    np.add.at(diag, r[on], v[on])  # repeated entries add up
-    diag %= p
-    ones = starts[(ends - starts) == 1]
-    for x in diag[ones].tolist():
-        det = det * x % p
-    block = np.searchsorted(ends, r, side="right")
-    for b in np.flatnonzero((ends - starts) > 1):
-        lo, hi = int(starts[b]), int(ends[b])
-        sel = (block == b) & (c >= lo)
-        M = np.zeros((hi - lo, hi - lo), dtype=np.int64)
-        np.add.at(M, (r[sel] - lo, c[sel] - lo), v[sel])
-        det = det * int(nmod_mat(hi - lo, hi - lo, np.mod(M, p).ravel().tolist(), p).det()) % p
-    return det
-
-
 def check_upper(cert: dict, uw: dict, arch, expected: list) -> int:
     """The upper bound ``P - s``: the ``s`` group fields' minor on the recorded columns, component by component.
 
@@ -375,16 +338,11 @@ def check_upper(cert: dict, uw: dict, arch, expected: list) -> int:
     >>> check_upper(cert, cert["upper_witness"], arch, _expected_families(arch))
     55
     """
-    if set(uw) != UPPER_KEYS or uw["structured"] != "identity values":
-        reject(f"an 'identity values' upper witness holds exactly {', '.join(sorted(UPPER_KEYS))}")
     d, P, l = _shape(arch), arch.parameters, len(arch.ranks)
-    p, _, W = _point(uw, arch, "upper_witness")
-    if json.dumps(uw["families"]) != json.dumps(expected) or {f["kind"] for f in expected} - {"intra", "scaling", "inter"}:
-        reject("upper_witness.families must be exactly the symmetry groups of this architecture, in canonical order")
     lightning = arch.normalization == "lightning"  # a normalizer breaks the scaling
     s = sum(a * a + lightning for a in arch.ranks) + (l - 1) * d * d
-    if integer(uw["field_rank"], "upper_witness.field_rank", 0) != s:
-        reject(f"upper_witness.field_rank must be the {s} group fields")
+    groups.witness(uw, "identity values", UPPER_KEYS, expected, s)
+    p, _, W = _point(uw, arch, "upper_witness")
     columns = index_list(uw["columns"], s, P, "upper_witness.columns")
     order = index_list(uw["rows"], s, s, "upper_witness.rows")
     nonzeros = sum(2 * a * a * d + a * d + d for a in arch.ranks) + (l - 1) * (2 + 2 * max(arch.ranks)) * d * d
@@ -395,11 +353,7 @@ def check_upper(cert: dict, uw: dict, arch, expected: list) -> int:
     col_at[columns], row_at[order] = np.arange(s), np.arange(s)
     keep = (col_at[c] >= 0) & (np.mod(v, p) != 0)
     r, c, v = row_at[r[keep]], col_at[c[keep]], np.mod(v[keep], p)
-    det = _triangular_det(r, c, v, s, p)
-    recorded = integer(uw["determinant"], "upper_witness.determinant", 0, p - 1)
-    if det == 0 or det != recorded:
-        reject(f"the field minor's diagonal blocks multiply to determinant {det} mod {p}, the certificate records {recorded}")
-    upper = integer(field(cert, "upper"), "upper")
-    if upper != P - s:
-        reject(f"upper must be parameters - field rank = {P - s}")
-    return upper
+    det = block_det(r, c, v, s, p, largest=MAX_BLOCK)
+    if det is None:
+        reject(f"the field minor's diagonal blocks exceed {MAX_BLOCK} rows: too large to verify here")
+    return groups.bound(cert, uw, P, s, det, p, "identity point")

@@ -19,17 +19,20 @@ evaluated on the recorded columns by the index formulas (intra ``δQ[u] = Q[v]``
 from __future__ import annotations
 
 import numpy as np
-from flint import nmod_mat
 
 from ...exceptions import CertificateFormatError
-from ..linalg import triangular_det
-from ..values import reject
+from ..linalg import block_det, nmod
+from ..values import field, index_list, integer, prime, reject
+from . import groups
 
 #: Work the checker accepts from one structured witness: the nonzeros of the weight-0 class (3 a d'; 147,456 at
 #: d = d' = 768, a = 64) and its columns d' + 2a (a Gram matrix of that size is ranked: 896 there, 0.4 s).
 MAX_NONZEROS, MAX_GRAM = 50_000_000, 4096
 #: Blocks with more entries than this (and more rows than columns) are ranked through their Gram matrix.
 MAX_DENSE_BLOCK = 1_000_000
+
+LOWER_KEYS = {"structured", "prime", "rank", "blocks", "largest_block"}
+UPPER_KEYS = {"structured", "prime", "families", "field_rank", "columns", "determinant"}
 
 
 def limits(arch) -> tuple[int, int, int]:
@@ -130,7 +133,7 @@ def _gram_rank(r: np.ndarray, c: np.ndarray, n: int, p: int) -> int:
         for j in range(int(size.max())):
             at = first[size > max(i, j)]
             np.add.at(G, (c[at + i], c[at + j]), 1)
-    return nmod_mat(n, n, np.mod(G, p).ravel().tolist(), p).rank()
+    return nmod(G, p).rank()
 
 
 def components(left: np.ndarray, right: np.ndarray, nodes: int) -> np.ndarray:
@@ -190,12 +193,12 @@ def plain_rank(arch, p: int) -> tuple[int, int, int]:
                 continue
             block = np.zeros((len(ur), len(uc)), dtype=np.int64)
             np.add.at(block, (ri, ci), 1)
-            rank += count * nmod_mat(len(ur), len(uc), block.ravel().tolist(), p).rank()
+            rank += count * nmod(block, p).rank()
         blocks += count * (len(cuts) + 1)
     return rank, blocks, largest
 
 
-#: A field minor that is not lower triangular on the recorded columns is expanded only up to this size.
+#: The field minor's diagonal blocks on the recorded columns are expanded only up to this size.
 MAX_DENSE_MINOR = 1024
 
 
@@ -203,7 +206,7 @@ def field_minor(arch, columns: list[int], p: int) -> int:
     """Determinant mod p of the group fields at the plain point on ``columns`` (rows: intra ``E_uv``, then scaling).
 
     The ``K_vu`` entries and ``V_00`` give ``-I``: determinant ``(-1)^(a^2 + 1)``; a column no field moves gives 0.
-    A lower triangular minor is the product of its diagonal; another one is expanded only while small.
+    A block lower triangular minor is the product of its blocks' determinants, each expanded only while small.
 
     >>> from attngeo.check.arch import Arch
     >>> arch, p = Arch((4, 3), (2,), 2), 67108859
@@ -225,11 +228,53 @@ def field_minor(arch, columns: list[int], p: int) -> int:
     at[np.asarray(columns, dtype=np.int64)] = np.arange(n)
     inside = at[cols] >= 0
     rows, cols, vals = rows[inside], at[cols[inside]], np.mod(vals[inside], p)
-    det = triangular_det(rows, cols, vals, n, p)
-    if det is not None:
-        return det
-    if n > MAX_DENSE_MINOR:
-        reject(f"the field minor on upper_witness.columns is not lower triangular and above {MAX_DENSE_MINOR} columns")
-    M = np.zeros((n, n), dtype=np.int64)
-    np.add.at(M, (rows, cols), vals)
-    return int(nmod_mat(n, n, np.mod(M, p).ravel().tolist(), p).det())
+    det = block_det(rows, cols, vals, n, p, largest=MAX_DENSE_MINOR)
+    if det is None:
+        reject(f"the field minor on upper_witness.columns is not block lower triangular with blocks of at most "
+               f"{MAX_DENSE_MINOR} columns")
+    return det
+
+
+def graded_lower(cert: dict, lw: dict, name: str, ranker) -> int:
+    """The lower bound of a witness at a torus-fixed point (this module's plain point, or the head point):
+    ``ranker(p)`` is the checker's ``(rank mod p, blocks, largest block)`` of the coefficient Jacobian there, and
+    the witness and ``lower`` must record exactly that.
+
+    One layer ``4 -> 4`` of rank 2 has ``dim M = 2ad + dd' - a^2 - 1 = 27``; a witness claiming 28 is refused:
+
+    >>> from attngeo.check.arch import Arch
+    >>> lw = {"structured": "plain point", "prime": 67108859, "rank": 28, "blocks": 17, "largest_block": 8}
+    >>> graded_lower({"lower": 28}, lw, "plain point", lambda p: plain_rank(Arch((4, 4), (2,), 2), p))
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateRejected: the coefficient Jacobian at the plain point has rank 27 mod 67108859 in 17 blocks of at most 8 columns; lower and the witness must say so
+    """
+    if set(lw) != LOWER_KEYS or lw["structured"] != name:
+        reject(f"a '{name}' lower witness holds exactly {', '.join(sorted(LOWER_KEYS))}")
+    p = prime(lw["prime"], "lower_witness.prime")
+    rank, blocks, largest = ranker(p)
+    recorded = tuple(integer(lw[k], f"lower_witness.{k}", 0) for k in ("rank", "blocks", "largest_block"))
+    if recorded != (rank, blocks, largest) or integer(field(cert, "lower"), "lower") != rank:
+        reject(f"the coefficient Jacobian at the {name} has rank {rank} mod {p} in {blocks} blocks of at most "
+               f"{largest} columns; lower and the witness must say so")
+    return rank
+
+
+def check_upper(cert: dict, uw: dict, arch, expected: list) -> int:
+    """The upper bound ``P - (a^2 + 1)``: the intra fields and the scaling at the plain point, on the recorded columns.
+
+    ``expected`` is the checker's list of families for ``arch`` (groups, then kernel families).
+
+    >>> from attngeo import Architecture
+    >>> from attngeo.check.arch import Arch
+    >>> from attngeo.check.dimension.dense import _expected_families
+    >>> from attngeo.geometry.dimension.plainpoint import certify_structured
+    >>> cert = certify_structured(Architecture((6, 5), (3,)), seed=0).to_json()
+    >>> check_upper(cert, cert["upper_witness"], Arch((6, 5), (3,), 2), _expected_families(Arch((6, 5), (3,), 2)))
+    56
+    """
+    limits(arch)  # a size the lower witness could not be checked at is refused before anything else
+    fields = arch.ranks[0] ** 2 + 1
+    p = groups.witness(uw, "plain point", UPPER_KEYS, expected, fields)
+    columns = index_list(uw["columns"], fields, arch.parameters, "upper_witness.columns")
+    return groups.bound(cert, uw, arch.parameters, fields, field_minor(arch, columns, p), p, "plain point")

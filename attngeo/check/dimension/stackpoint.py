@@ -34,16 +34,16 @@ its block ("first cross") and to ``{x, q0, y}`` otherwise ("cross").
 from __future__ import annotations
 
 import numpy as np
-from flint import arb, arb_mat, ctx, fmpq, nmod_mat
+from flint import arb, arb_mat, ctx, fmpq
 
-from ...exceptions import CannotVerify, CertificateFormatError
+from ...exceptions import CertificateFormatError
 from ..arch import Arch
-from ..linalg import triangular_det
+from ..linalg import block_det, nmod
 from ..limits import (MAX_BALL_WORK, MAX_PRECISION, MAX_STACK_ENTRIES, MAX_STACK_INPUTS, MAX_STACK_LAYER_ENTRIES,
                       MAX_STACK_WORK, MIN_PRECISION)
 from ..values import field, int_array, integer, prime, rational, reject
 from .ball import _BALL, _KNOWN
-from .headpoint import groups_witness
+from . import groups
 
 LOWER_KEYS = {"structured", "prime", "rank", "inputs"}
 BALL_KEYS = {"structured", "normalization", "precision", "rank", "inputs", "rows", "determinants"}
@@ -294,7 +294,7 @@ def _rank_mod_p(stack: _Tiny, cols: list, values: list, p: int, forward) -> int:
         dY = _layer_tangent(arch, heads, Y, dY, tangents, p)
         Y = _layer(arch, heads, Y, p)
     J = np.moveaxis(dY[:, :, stack.rows, :], 0, -1).reshape(-1, C)  # rows (input, row, token), columns
-    return nmod_mat(J.shape[0], C, J.ravel().tolist(), p).rank()
+    return nmod(J, p).rank()
 
 
 def _ball_layer(heads: list, Y: arb_mat, dY, moved: list, f, fp, causal: bool):
@@ -430,8 +430,6 @@ def check_lower(cert: dict, lw: dict, arch, forward) -> int:
         return rank
     if lw["normalization"] != arch.normalization:
         reject("lower_witness.normalization is not the architecture's")
-    if arch.normalization not in _KNOWN:  # pragma: no cover - _shape admits softmax only
-        raise CannotVerify(f"this checker knows the normalizers {sorted(_KNOWN)}, not {arch.normalization!r}")
     f, fp = _KNOWN[arch.normalization]
     prec = integer(lw["precision"], "lower_witness.precision", MIN_PRECISION, MAX_PRECISION)
     for name in ("rows", "determinants"):
@@ -540,23 +538,14 @@ def check_upper(cert: dict, uw: dict, arch, expected: list) -> int:
     """
     d, a, h, l = _shape(arch)
     lightning = arch.normalization == "lightning"
-    p = groups_witness(uw, "stack point", UPPER_KEYS, expected)
     n = h * (2 * a * a + lightning)
     s = l * n
-    if integer(uw["field_rank"], "upper_witness.field_rank", 0) != s:
-        reject(f"upper_witness.field_rank must be the {s} group fields")
+    p = groups.witness(uw, "stack point", UPPER_KEYS, expected, s)
     r, c, v = field_entries(d, a, h, lightning)
     at = np.full(4 * a * d * h, -1, dtype=np.int64)
     at[field_columns(d, a, h, lightning)] = np.arange(n)
     keep = at[c] >= 0
-    det = triangular_det(r[keep], at[c[keep]], v[keep], n, p)
+    det = block_det(r[keep], at[c[keep]], v[keep], n, p)
     if det is None:  # pragma: no cover - the checker's own formulas
         reject("the field minor at the stack point is not lower triangular in the families' order")
-    det = pow(det, l, p)
-    if det == 0 or det != integer(uw["determinant"], "upper_witness.determinant", 0, p - 1):
-        reject(f"the field minor at the stack point has determinant {det} mod {p}, the certificate records "
-               f"{uw['determinant']}")
-    upper = integer(field(cert, "upper"), "upper")
-    if upper != arch.parameters - s:
-        reject(f"upper must be parameters - field rank = {arch.parameters - s}")
-    return upper
+    return groups.bound(cert, uw, arch.parameters, s, pow(det, l, p), p, "stack point")

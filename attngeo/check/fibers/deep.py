@@ -37,7 +37,7 @@ from flint import fmpq, fmpq_mat, fmpq_mpoly_ctx, fmpq_poly
 from ...exceptions import CertificateFormatError
 from ..arch import architecture
 from ..network import phi
-from ..dimension.dense import exact_field_rank
+from ..dimension.groups import exact_field_rank
 from .rebuild import phi_price
 from ..limits import MAX_REBUILD_WORK, MAX_REPLAY_SECONDS, MAX_VARIABLES, refuse_above
 from ..msolve import replay, replay_bound, same_basis
@@ -104,12 +104,8 @@ def _permuted(arch, W0: list) -> list[list]:
     head's value block ``E`` moves every value map by ``E^{-1}`` and the next
     layer's inputs by ``E``. Orbits that miss the slice (a singular block) are left out.
     """
-    layers: dict = {}
-    for i, j, name, rows, cols, off in arch.blocks():
-        layers.setdefault(i, {}).setdefault(j, []).append(
-            (name, [W0[off + r * cols:off + (r + 1) * cols] for r in range(rows)]))
-    order = sorted(layers)
-    heads = [[layers[i][j] for j in sorted(layers[i])] for i in order]
+    W = arch.weights(W0)
+    heads = [[list(h.items()) for h in arch.head_weights(W, i)] for i in range(1, len(arch.ranks) + 1)]
     kappa = [[dict(h)["K"][0][0] for h in hs] for hs in heads]
     out = []
     for choice in product(*(permutations(range(len(hs))) for hs in heads)):

@@ -17,6 +17,7 @@ from __future__ import annotations
 from flint import fmpq, fmpq_mat, fmpq_mpoly_ctx
 
 from ..arch import single_layer
+from ..layer import forms, gram, split
 from ..schema import ARCHITECTURE, CHECKED, HEADER, NUMBER
 from ..values import boolean, field, integer, matrix, rational, reject, seq
 
@@ -34,59 +35,6 @@ SCHEMA = {
                  "irreducible_over_Q": CHECKED, "gram_rank": CHECKED, "minor": CHECKED, "discriminant": CHECKED,
                  "not_proportional": CHECKED, "R": CHECKED, "R_minor": CHECKED},
 }
-
-
-def split(point: list, a: int, d: int, dd: int, where: str) -> tuple[fmpq_mat, fmpq_mat, fmpq_mat]:
-    """``(Q, K, V)`` of a flat single-layer point (rationals as strings, flattening order ``Q, K, V``).
-
-    Parameters
-    ----------
-    point : list of str
-        ``2 a d + d' d`` rationals.
-    a, d, dd : int
-        Rank, input width ``d``, output width ``d'``.
-    where : str
-        The field, for messages.
-
-    Returns
-    -------
-    tuple of fmpq_mat
-        ``Q`` (``a x d``), ``K`` (``a x d``), ``V`` (``d' x d``).
-
-    Examples
-    --------
-    >>> from attngeo.check.fibers.layer import split
-    >>> Q, K, V = split(["1", "2", "3", "5", "1", "-1/2"], 1, 2, 1, "point")
-    >>> Q.tolist(), K.tolist(), V.tolist()
-    ([[1, 2]], [[3, 5]], [[1, -1/2]])
-    """
-    return (matrix([point[i * d:(i + 1) * d] for i in range(a)], a, d, f"{where} Q"),
-            matrix([point[(a + i) * d:(a + i + 1) * d] for i in range(a)], a, d, f"{where} K"),
-            matrix([point[(2 * a + i) * d:(2 * a + i + 1) * d] for i in range(dd)], dd, d, f"{where} V"))
-
-
-def forms(A: fmpq_mat, V: fmpq_mat, ctx) -> list[list]:
-    """``F[k][p] = (V y)_k (A^T y)_p`` as polynomials: the layer as a matrix of quadratic forms.
-
-    Examples
-    --------
-    ``Q = (1, 2)``, ``K = (3, 5)``, ``V = (1, 1)``: ``A = K^T Q`` has columns
-    ``(3, 5)`` and ``(6, 10)``, so ``F = (y0 + y1)(3 y0 + 5 y1) (1, 2)``:
-
-    >>> from flint import fmpq_mat, fmpq_mpoly_ctx
-    >>> from attngeo.check.fibers.layer import forms
-    >>> ctx = fmpq_mpoly_ctx.get(("y", 2), "degrevlex")
-    >>> y0, y1 = ctx.gens()
-    >>> A = fmpq_mat([[3, 5]]).transpose() * fmpq_mat([[1, 2]])
-    >>> F = forms(A, fmpq_mat([[1, 1]]), ctx)
-    >>> F[0][0] == (y0 + y1) * (3 * y0 + 5 * y1), F[0][1] == 2 * F[0][0]
-    (True, True)
-    """
-    y = ctx.gens()
-    d = A.nrows()
-    ell = [sum((V[k, m] * y[m] for m in range(d)), ctx.from_dict({})) for k in range(V.nrows())]
-    em = [sum((A[n, p] * y[n] for n in range(d)), ctx.from_dict({})) for p in range(d)]
-    return [[lk * mp for mp in em] for lk in ell]
 
 
 def _linear(poly, d: int) -> list[fmpq] | None:
@@ -229,7 +177,7 @@ def _function(cert: dict, a: int, d: int, dd: int, ctx) -> tuple[list, bool]:
         if "tensor" in cert or "denominator" in cert or "in_neuromanifold" in cert or "rational_weights" in cert:
             reject("a fiber through a point records the point only (its weights put it in M with rational weights)")
         Q, K, V = split(seq(field(cert, "point"), "point", 2 * a * d + dd * d), a, d, dd, "point")
-        return forms(K.transpose() * Q, V, ctx), True
+        return forms(K.transpose() * Q, V, ctx.gens()), True
     y = ctx.gens()
     S = gram_tensor(cert, d, dd)
     zero = ctx.from_dict({})
@@ -296,19 +244,6 @@ def check(cert: dict) -> str:
     return claim
 
 
-def _gram(poly, d: int) -> fmpq_mat:
-    """The symmetric Gram matrix of a quadratic form."""
-    G = fmpq_mat(d, d)
-    for e, c in poly.to_dict().items():
-        idx = [i for i, k in enumerate(e) for _ in range(k)]
-        i, j = idx[0], idx[1]
-        if i == j:
-            G[i, i] = c
-        else:
-            G[i, j] = G[j, i] = c / 2
-    return G
-
-
 def _check_irreducible(cert: dict, comps: list, arg: dict, F: list, d: int, dd: int, a: int) -> str:
     """An entry irreducible over Q: Gram rank, proportionality and the conjugate-factor lemma (docs/fibers.md)."""
     entry = seq(field(arg, "entry", "argument."), "argument.entry", 2)
@@ -319,7 +254,7 @@ def _check_irreducible(cert: dict, comps: list, arg: dict, F: list, d: int, dd: 
     _, factors = Fkp.factor()
     if len(factors) != 1 or factors[0][1] != 1 or factors[0][0].total_degree() != 2:
         reject(f"F_{k}{p} is not irreducible over Q")
-    q = _gram(Fkp, d)
+    q = gram(Fkp, d)
     rank = q.rank()
     if integer(field(arg, "gram_rank", "argument."), "argument.gram_rank") != rank:
         reject(f"argument.gram_rank must be {rank}")
@@ -336,7 +271,7 @@ def _check_irreducible(cert: dict, comps: list, arg: dict, F: list, d: int, dd: 
     m, n = next((m, n) for m in range(d) for n in range(d) if q[m, n] != 0)
     for jj in range(dd):
         for qq in range(d):
-            G = _gram(F[jj][qq], d) if F[jj][qq] != 0 else fmpq_mat(d, d)
+            G = gram(F[jj][qq], d)
             R[jj, qq] = G[m, n] / q[m, n]
             if G != q * R[jj, qq]:
                 _not_proportional(arg, q, G, jj, qq, d)
@@ -448,7 +383,7 @@ def _check_lines(cert: dict, comps: list, arg: dict, F: list, ctx, d: int, dd: i
         if V_rows is not None and A_cols is not None:
             V = fmpq_mat(V_rows)
             A = fmpq_mat(A_cols).transpose()
-            ok = forms(A, V, ctx) == F and A.rank() <= a
+            ok = forms(A, V, ctx.gens()) == F and A.rank() <= a
             if ok:
                 valid.append((A, V))
         works.append(ok)
@@ -466,7 +401,7 @@ def _check_lines(cert: dict, comps: list, arg: dict, F: list, ctx, d: int, dd: i
             reject(f"components[{i}] is a line in (A, V) coordinates (dimension 1)")
         A = matrix(field(c, "A", f"components[{i}]."), d, d, f"components[{i}].A")
         V = matrix(field(c, "V", f"components[{i}]."), dd, d, f"components[{i}].V")
-        if forms(A, V, ctx) != F:
+        if forms(A, V, ctx.gens()) != F:
             reject(f"component {i} does not map to the function of the point")
         hits = [j for j, (Aj, Vj) in enumerate(valid) if _proportional(A, Aj) and _proportional(V, Vj)]
         if not hits or hits[0] in matched:

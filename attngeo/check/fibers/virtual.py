@@ -44,7 +44,7 @@ from flint import fmpq, fmpq_mat, fmpq_mpoly_ctx
 
 from ...exceptions import CertificateFormatError
 from ..arch import Arch, architecture
-from ..dimension.dense import exact_field_rank
+from ..dimension.groups import exact_field_rank
 from ..limits import MAX_LAYER_WIDTH, MAX_MULTIPLY_BACK_WORK, MAX_PEELED_DIGITS, MAX_PEELED_MONOMIALS
 from ..schema import ARCHITECTURE, CHECKED, HEADER, NUMBER, Embedded
 from ..values import boolean, field, index_list, integer, matrix, rational, reject, seq
@@ -142,10 +142,8 @@ def _exponents(depth: int, layer: int) -> list:
 
 
 def _split(arch: Arch, W: list) -> list[tuple[fmpq_mat, fmpq_mat, fmpq_mat]]:
-    layers: dict = {}
-    for i, name, rows, cols, off in arch.shapes():
-        layers.setdefault(i, {})[name] = fmpq_mat(rows, cols, W[off:off + rows * cols])
-    return [(w["Q"], w["K"], w["V"]) for _, w in sorted(layers.items())]
+    M = arch.weights(W, fmpq_mat)
+    return [(M[(i, 1, "Q")], M[(i, 1, "K")], M[(i, 1, "V")]) for i in range(1, len(arch.ranks) + 1)]
 
 
 def _point(value, n: int, name: str) -> list:

@@ -15,6 +15,8 @@ from flint import fmpq, fmpq_mat
 
 from ..arch import single_layer
 from ..fibers.layer import gram_tensor
+from ..layer import forms, gram
+from ..poly import ring
 from ..schema import ARCHITECTURE, CHECKED, HEADER, NUMBER
 from ..values import boolean, field, integer, matrix, rational, reject, seq
 
@@ -57,10 +59,9 @@ def _check_real_weights(S: dict, ev: dict, d: int, dd: int, a: int) -> None:
     """A general point comes with real weights (A, V), rank A <= a, that reproduce it."""
     A = matrix(field(ev, "A", "evidence."), d, d, "evidence A")
     V = matrix(field(ev, "V", "evidence."), dd, d, "evidence V")
-    for (k, p) in ((k, p) for k in range(dd) for p in range(d)):
-        G = fmpq_mat([[(V[k, m] * A[n, p] + V[k, n] * A[m, p]) / 2 for n in range(d)] for m in range(d)])
-        if G != S.get((k, p), fmpq_mat(d, d)):
-            reject("the real weights in the evidence do not reproduce the point")
+    F = forms(A, V, ring(tuple(f"y{i}" for i in range(d))).gens())
+    if any(gram(F[k][p], d) != S.get((k, p), fmpq_mat(d, d)) for k in range(dd) for p in range(d)):
+        reject("the real weights in the evidence do not reproduce the point")
     if a < d and A.rank() > a:
         reject("the real weights in the evidence exceed rank a")
 

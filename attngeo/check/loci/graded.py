@@ -38,10 +38,11 @@ from flint import fmpq, fmpz, fmpz_mat, nmod_mat
 from ...exceptions import CertificateFormatError
 from ..arch import single_layer
 from ..limits import MAX_GRADED_BLOCK, MAX_GRADED_DEGREE, MAX_GRADED_DIGITS, MAX_GRADED_STATES, MAX_GRADED_WORK, MAX_VARIABLES
+from ..linalg import nmod
 from ..poly import parse, ring
 from ..schema import ARCHITECTURE, CHECKED, HEADER, NUMBER
 from ..values import field, integer, reject, seq
-from .coordinates import coordinates as _coordinates, parametrization as _parametrization
+from ..layer import coordinates as _coordinates, parametrization as _parametrization
 
 _DEGREE = {"degree": CHECKED, "monomials": CHECKED, "dimension": CHECKED, "minimal_generators": CHECKED,
            "blocks": CHECKED}
@@ -458,4 +459,4 @@ def _evaluation_rank(points: list[list[int]], exps: list, p: int) -> int:
             for _ in range(x):
                 col = col * values[:, i] % p
         M[:, j] = col
-    return nmod_mat(len(points), len(exps), M.ravel().tolist(), p).rank()
+    return nmod(M, p).rank()

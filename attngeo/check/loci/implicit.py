@@ -46,14 +46,13 @@ from flint import fmpq, fmpz_mat, nmod_mat
 
 from ...exceptions import CertificateFormatError
 from ..arch import single_layer
-from ..limits import MAX_GRADED_BLOCK, MAX_GRADED_WORK, MAX_MONOMIALS, MAX_VARIABLES
-from ..dimension.dense import certified_dimension
+from ..limits import MAX_GRADED_BLOCK, MAX_GRADED_WORK, MAX_VARIABLES
 from ..msolve import replay, same_basis
 from ..poly import (count_monomials, cover_number, hilbert_numerator, parse, parse_all, projective_degree, ring,
                     standard_monomials)
-from ..schema import ARCHITECTURE, CHECKED, FLAG, HEADER, NUMBER, Embedded
+from ..schema import ARCHITECTURE, CHECKED, FLAG, HEADER, NUMBER, Embedded, certified_dimension
 from ..values import field, integer, reject, seq
-from .coordinates import coefficients, coordinates as _coordinates, parametrization as _parametrization
+from ..layer import coefficients, coordinates as _coordinates, parametrization as _parametrization
 from .graded import _evaluation_rank, _invariant, _points, _prime, _Space
 
 SCHEMA = {

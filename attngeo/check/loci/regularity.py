@@ -21,10 +21,14 @@ No code is shared with the prover (:mod:`attngeo.geometry.loci.regularity`).
 
 from __future__ import annotations
 
+import math
+import re
+
 import numpy as np
-from flint import fmpq_mat, nmod_mat
+from flint import arb, ctx, fmpq_mat
 
 from ...exceptions import CertificateFormatError
+from .. import checkpoint
 from ..arch import architecture
 from ..dimension.ball import check_ball_lower
 from ..dimension.dense import _check_minor, _jacobian_rows
@@ -32,12 +36,20 @@ from ..fibers.layer import product_strata
 from ..limits import (MAX_EXACT_RANK_ENTRIES, MAX_LOCAL_JACOBIAN_PARAMETERS, MAX_LOCAL_JACOBIAN_WORK,
                       MAX_PAIR_TESTS)
 from ..schema import ARCHITECTURE, CHECKED, HEADER, NUMBER, Embedded
+from ..linalg import rank
 from ..values import field, index_list, int_array, integer, obj, prime, rational, reject, seq
+from . import criterion
+
+_SCALE = re.compile(r"(-?[1-9][0-9]{0,29})(?:/([1-9][0-9]{0,29}))?(?:/sqrt\(([1-9][0-9]{0,11})\))?")
 
 SCHEMA = {
     **HEADER, "architecture": ARCHITECTURE, "point": CHECKED, "prime": CHECKED, "heads": CHECKED,
     "parameters": CHECKED, "lower": CHECKED, "upper": CHECKED,
-    "lower_witness": {"heads": CHECKED,
+    "scale": CHECKED,
+    # the checkpoint the point was read from: verified against the file given with --weights (check/checkpoint.py)
+    "checkpoint": {"sha256": CHECKED, "bytes": CHECKED, "format": CHECKED, "layout": CHECKED, "prefix": CHECKED,
+                   "layer": CHECKED, "tensors": CHECKED, "blocks": CHECKED, "dropped": CHECKED},
+    "lower_witness": {"heads": CHECKED, "criterion": {"groups": CHECKED},
                       "ball": {"normalization": CHECKED, "point": CHECKED, "inputs": CHECKED, "functionals": CHECKED,
                                "precision": CHECKED, "rank": CHECKED, "rows": CHECKED, "columns": CHECKED,
                                "determinant": CHECKED},
@@ -48,13 +60,48 @@ SCHEMA = {
     "dimension_certificate": Embedded("dimension"),
     "seconds": NUMBER,
 }
+#: Local-rank certificates may be checked against the checkpoint they bind (attngeo check --weights FILE).
+BINDS_CHECKPOINT = True
 
 
 class _Layer:
-    """The point as exact rationals (kept as strings until a matrix is needed) and its residues mod ``p``."""
+    """The point as exact rationals and its residues mod ``p``: from the certificate (strings, each distinct one
+    read once), or from the checkpoint file it is bound to (``weights``: check/checkpoint.py)."""
 
-    def __init__(self, cert: dict, arch, p: int):
+    def __init__(self, cert: dict, arch, p: int, weights=None):
         self.arch, self.p = arch, p
+        self.floats, self.values = None, None
+        binding = cert.get("checkpoint")
+        self.provenance = ""
+        if binding is not None and not checkpoint.hash_only(binding):
+            if "point" in cert:
+                reject("a certificate bound to its checkpoint's tensors holds no point (it is read from the file)")
+            self.floats, facts = checkpoint.read_point(binding, arch, weights)
+            self.residues = checkpoint.residues(self.floats, p)
+            layer = f", layer {facts['layer']}" if facts["layer"] is not None else ""
+            self.provenance = (f"; the point is read from {facts['tensors']} tensors of the checkpoint with SHA-256 "
+                               f"{facts['sha256']}{layer}")
+        else:
+            self._embedded(cert, arch, p)
+            if binding is not None and weights is not None:
+                digest, _ = checkpoint.verify_hash(binding, weights)
+                self.provenance = (f"; the embedded point is said to come from the checkpoint with SHA-256 {digest} "
+                                   "(the file matches; the checker does not read its format, so the point itself is "
+                                   "not compared with it)")
+            elif binding is not None:
+                self.provenance = "; its checkpoint's SHA-256 is not checked (give --weights FILE)"
+            elif weights is not None:
+                raise CertificateFormatError("this certificate embeds its point and binds no checkpoint: check it "
+                                             "without --weights")
+        n = arch.group_size(1)
+        self.blocks = {}
+        for _, j, name, rows, cols, off in arch.blocks():
+            shared = name in ("K", "U", "V", "bK", "bV") and n > 1  # a group's blocks, held by its first head
+            for k in (range(j, j + n) if shared else (j,)):
+                self.blocks[(k, name)] = (rows, cols, off)
+        self._exact: dict = {}
+
+    def _embedded(self, cert: dict, arch, p: int) -> None:
         self.values = seq(field(cert, "point"), "point", arch.parameters)
         seen: dict = {}  # a trained layer repeats values: each distinct string is read once
         residues = []
@@ -67,8 +114,12 @@ class _Layer:
                 r = seen[text] = int(x.p) % p * pow(int(x.q), -1, p) % p
             residues.append(r)
         self.residues = np.array(residues, dtype=np.int64)
-        self.blocks = {(j, name): (rows, cols, off) for _, j, name, rows, cols, off in arch.blocks()}
-        self._exact: dict = {}
+
+    def rationals(self, start: int = 0, stop: int | None = None) -> list:
+        """The point's entries ``start..stop-1`` as exact rationals."""
+        if self.floats is not None:
+            return [checkpoint.exact(v) for v in self.floats[start:stop].tolist()]
+        return [rational(v, "point") for v in self.values[start:stop]]
 
     def mod_p(self, j: int, name: str) -> np.ndarray:
         rows, cols, off = self.blocks[(j, name)]
@@ -77,14 +128,10 @@ class _Layer:
     def exact(self, j: int, name: str) -> fmpq_mat:
         if (j, name) not in self._exact:
             rows, cols, off = self.blocks[(j, name)]
-            self._exact[(j, name)] = fmpq_mat(rows, cols, [rational(v, "point") for v in self.values[off: off + rows * cols]])
+            self._exact[(j, name)] = fmpq_mat(rows, cols, self.rationals(off, off + rows * cols))
         return self._exact[(j, name)]
 
 
-def _rank_p(M: np.ndarray, p: int) -> int:
-    if 0 in M.shape:
-        return 0
-    return nmod_mat(M.shape[0], M.shape[1], M.ravel().tolist(), p).rank()
 
 
 def _exact_rank(build, rows: int, cols: int, what: str) -> int:
@@ -98,7 +145,7 @@ def _exact_rank(build, rows: int, cols: int, what: str) -> int:
 def _rank(layer: _Layer, j: int, name: str) -> int:
     """A block's rank over Q: full mod p proves it; otherwise the exact rank."""
     M = layer.mod_p(j, name)
-    r = _rank_p(M, layer.p)
+    r = rank(M, layer.p)
     return r if r == min(M.shape) else _exact_rank(lambda: layer.exact(j, name), *M.shape, f"{name}_{j}")
 
 
@@ -172,14 +219,14 @@ def _orbit(arch, h: dict) -> int:
 
 
 def _full(blocks: list[np.ndarray], p: int, axis: int) -> bool:
-    return _rank_p(np.concatenate(blocks, axis=axis), p) == sum(b.shape[axis] for b in blocks)
+    return rank(np.concatenate(blocks, axis=axis), p) == sum(b.shape[axis] for b in blocks)
 
 
 def _check_heads_witness(layer: _Layer, heads: list, chosen) -> int:
     """Lemma H (one head) or Theorem S (separated heads) of docs/math.md §7.5; returns the bound proved."""
     arch, p = layer.arch, layer.p
     if arch.normalization != "lightning" or arch.tokens < 2:
-        reject("a lower bound from the heads needs a lightning layer with t >= 2 (Lemma 1 of docs/fibers.md)")
+        reject("a lower bound from the heads is for lightning layers with t >= 2 (Lemma 1 of docs/fibers.md)")
     h_count = arch.head_count(1)
     S = seq(chosen, "lower_witness.heads")
     if not S or any(isinstance(j, bool) or not isinstance(j, int) or not 1 <= j <= h_count for j in S) \
@@ -198,7 +245,7 @@ def _check_heads_witness(layer: _Layer, heads: list, chosen) -> int:
         h, par = info[j]
         if (h["rank_Q"], h["rank_K"], h["rank_U"], h["rank_O"]) != (a, a, b, b) or par:
             reject(f"head {j} is not of full rank: Theorem S needs rank Q = rank K = a, rank U = rank O = b")
-        if a == 1 and b == 1 and _rank_p(np.concatenate([layer.mod_p(j, "U"), layer.mod_p(j, "K")]), p) < 2:
+        if a == 1 and b == 1 and rank(np.concatenate([layer.mod_p(j, "U"), layer.mod_p(j, "K")]), p) < 2:
             reject(f"head {j}: row U = row K is not excluded (a = b = 1)")
     if not _full([layer.mod_p(j, "O") for j in S], p, 1):
         reject("the stacked O_j of the separated heads do not have full column rank mod p")
@@ -213,7 +260,7 @@ def _check_heads_witness(layer: _Layer, heads: list, chosen) -> int:
                 i, j = S[x], S[y]
                 def apart(x: str, y: str) -> bool:
                     size = a if x == "K" else b
-                    return _rank_p(np.concatenate([layer.mod_p(i, x), layer.mod_p(j, y)]), p) > size
+                    return rank(np.concatenate([layer.mod_p(i, x), layer.mod_p(j, y)]), p) > size
 
                 if not (apart("K", "K") or apart("U", "U")) or max(a, b) < 2 and not (apart("K", "U") or apart("U", "K")):
                     reject(f"heads {i} and {j} are not shown to differ in (row K, row U)"
@@ -255,7 +302,7 @@ def _check_jacobian_witness(layer: _Layer, jw) -> int:
     return rank
 
 
-def _check_ball_witness(layer: _Layer, bw) -> int:
+def _check_ball_witness(layer: _Layer, bw, scale=None) -> int:
     """A normalized layer's minor at the point: the dimension checker's ball replay, bound to this point."""
     arch = layer.arch
     bw = obj(bw, "lower_witness.ball")
@@ -265,11 +312,63 @@ def _check_ball_witness(layer: _Layer, bw) -> int:
         raise CertificateFormatError(f"a ball witness for {arch.parameters} parameters is above the checker's limit "
                                      f"of {MAX_LOCAL_JACOBIAN_PARAMETERS}")
     point = seq(field(bw, "point", "lower_witness.ball."), "lower_witness.ball.point", arch.parameters)
-    if [rational(x, "lower_witness.ball.point") for x in point] != \
-            [rational(x, "point") for x in layer.values]:
+    if [rational(x, "lower_witness.ball.point") for x in point] != layer.rationals():
         reject("lower_witness.ball.point must be the certificate's point")
     rank = integer(field(bw, "rank", "lower_witness.ball."), "lower_witness.ball.rank", 0, arch.parameters)
-    return check_ball_lower({"lower": rank, "lower_witness": bw}, arch)
+    return check_ball_lower({"lower": rank, "lower_witness": bw}, arch, scale)
+
+
+def _check_criterion_witness(layer: _Layer, cw) -> tuple[int, bool]:
+    """Theorem C of docs/math.md §8.3 on the groups listed: their conditions mod ``p``; the bound and whether
+    it is the exact local rank (every group listed)."""
+    arch = layer.arch
+    cw = obj(cw, "lower_witness.criterion")
+    chosen = seq(field(cw, "groups", "lower_witness.criterion."), "lower_witness.criterion.groups")
+    count = len(criterion.groups_of(arch))
+    if any(isinstance(g, bool) or not isinstance(g, int) or not 1 <= g <= count for g in chosen) \
+            or chosen != sorted(set(chosen)):
+        reject(f"lower_witness.criterion.groups must list increasing groups among 1..{count}")
+    if not chosen:  # no group: the output bias alone, the identity on every token
+        return (arch.widths[1] if arch.biases else 0), False
+    criterion.verify(arch, layer.mod_p, layer.p, chosen, MAX_PAIR_TESTS)
+    return criterion.bound(arch, chosen), criterion.decides(arch, chosen)
+
+
+def _scale(cert: dict, arch) -> object:
+    """The recorded score scale (``"1/8"``, ``"1/16/sqrt(3)"``) as ``prec -> arb``, or None for 1.
+
+    Only softmax layers carry one (a lightning layer's local rank cannot depend on it)."""
+    if "scale" not in cert:
+        return None
+    if arch.normalization == "lightning":
+        reject("scale: a lightning layer's scores are not normalized, its local rank does not depend on a scale")
+    text = cert["scale"]
+    m = _SCALE.fullmatch(text) if isinstance(text, str) else None
+    if m is None:
+        reject("scale must read r, r/s or r/s/sqrt(m) with integers (m square-free, > 1)")
+    num, den = int(m.group(1)), int(m.group(2) or 1)
+    root = int(m.group(3)) if m.group(3) else None
+    if num == 0 or den == 0 or root is not None and (root < 2 or any(root % (k * k) == 0
+                                                                    for k in range(2, math.isqrt(root) + 1))):
+        reject("scale must be nonzero, and its radicand square-free")
+
+    def ball(prec: int):
+        old = ctx.prec
+        ctx.prec = prec
+        try:
+            value = arb(num) / den
+            return value / arb(root).sqrt() if root is not None else value
+        finally:
+            ctx.prec = old
+
+    return ball
+
+
+def _scale_text(text: str) -> str:
+    """The scale rebuilt from its verified integers (no certificate text is echoed into a claim)."""
+    m = _SCALE.fullmatch(text)
+    out = str(int(m.group(1))) + (f"/{int(m.group(2))}" if m.group(2) else "")
+    return out + (f"/sqrt({int(m.group(3))})" if m.group(3) else "")
 
 
 def _fiber(arch, h: dict, parallel: bool) -> dict:
@@ -285,8 +384,8 @@ def _fiber(arch, h: dict, parallel: bool) -> dict:
             return 0
         return max(dim for _, _, dim in product_strata(b, d, r)) if dd == d else None
 
-    if arch.normalization != "lightning" or arch.tokens < 2:
-        # Theorem 1 of docs/fibers.md is about lightning heads and t >= 2 (at t = 1 a head sees only sym(A))
+    if arch.normalization != "lightning" or arch.tokens < 2 or arch.tied:
+        # Theorem 1 of docs/fibers.md is about plain lightning heads and t >= 2 (at t = 1 a head sees only sym(A))
         return {"case": "undecided", "lines": None, "dimension": None}
     if h["rank_A"] == 0 or h["rank_V"] == 0:
         dims = []
@@ -301,16 +400,20 @@ def _fiber(arch, h: dict, parallel: bool) -> dict:
     return {"case": case, "lines": 2 if case == "rank1-swap" else 1, "dimension": None if w is None else 1 + qk(h["rank_A"]) + w}
 
 
-def check(cert: dict) -> str:
+def check(cert: dict, weights=None) -> str:
     """The claim of a local-rank certificate: bounds on the rank of ``d phi`` at the point, and the verdict.
 
     Called by the kernel after the schema check and the embedded dimension certificate; use
-    :func:`attngeo.check_certificate` on a certificate.
+    :func:`attngeo.check_certificate` on a certificate. ``weights``: the checkpoint file a bound certificate's
+    point is read from (``attngeo check --weights FILE``; :mod:`attngeo.check.checkpoint`).
 
     Raises
     ------
     CertificateRejected
-        A head rank, bound, witness, orbit dimension, fiber or verdict that the point does not give.
+        A head rank, bound, witness, orbit dimension, fiber or verdict that the point does not give; a file
+        other than the one the certificate binds.
+    CannotVerify
+        A certificate bound to a checkpoint, checked without the file.
 
     Examples
     --------
@@ -327,7 +430,9 @@ def check(cert: dict) -> str:
     ...
     attngeo.exceptions.CertificateRejected: upper = 47 but the head ranks give the bound 46
     """
-    arch = architecture(cert)
+    witness = cert.get("lower_witness")
+    # Theorem S's and Theorem C's witnesses only rank matrices with FLINT: widths beyond the int64 limit
+    arch = architecture(cert, wide=isinstance(witness, dict) and set(witness) in ({"heads"}, {"criterion"}))
     if len(arch.ranks) != 1:
         reject("local-rank certificates are for one layer")
     P = arch.parameters
@@ -336,31 +441,50 @@ def check(cert: dict) -> str:
     p = prime(field(cert, "prime"), "prime")
     if p == 2:
         reject("prime must be odd (the point's denominators are powers of two)")
-    layer = _Layer(cert, arch, p)
+    layer = _Layer(cert, arch, p, weights)
     heads = _heads(layer)
     recorded = seq(field(cert, "heads"), "heads", len(heads))
     for (h, _), given in zip(heads, recorded):
         if given != h:
             reject(f"heads[{h['head'] - 1}] must be {h}, the ranks of the point's matrices")
-    upper = min(sum(_image(arch, h, par) for h, par in heads), P)
-    if integer(field(cert, "upper"), "upper") != upper:
-        reject(f"upper = {cert['upper']} but the head ranks give the bound {upper}")
+    scale = _scale(cert, arch)
     lw = obj(field(cert, "lower_witness"), "lower_witness")
-    if set(lw) not in ({"heads"}, {"jacobian"}, {"ball"}):
-        reject("lower_witness must hold exactly one of heads, jacobian, ball")
+    if set(lw) not in ({"heads"}, {"jacobian"}, {"ball"}, {"criterion"}):
+        reject("lower_witness must hold exactly one of heads, criterion, jacobian, ball")
+    theorem_c = arch.tied or arch.normalization != "lightning"  # docs/math.md §8; else §7.5 (Theorem S)
+    if "heads" in lw and theorem_c:
+        reject("a heads witness (Theorem S) is for lightning layers without shared keys or biases; "
+               "use a criterion witness (Theorem C)")
+    if "criterion" in lw and not theorem_c:
+        reject("a criterion witness is for softmax layers, shared keys or biases (Theorem S covers this layer)")
+    decided = False
     if "heads" in lw and lw["heads"] == []:
         lower = 0
     elif "heads" in lw:
         lower = _check_heads_witness(layer, heads, lw["heads"])
+    elif "criterion" in lw:
+        lower, decided = _check_criterion_witness(layer, lw["criterion"])
     elif "jacobian" in lw:
         lower = _check_jacobian_witness(layer, lw["jacobian"])
     else:
-        lower = _check_ball_witness(layer, lw["ball"])
+        lower = _check_ball_witness(layer, lw["ball"], scale)
     if integer(field(cert, "lower"), "lower") != lower:
         reject(f"lower = {cert['lower']} but the witness proves {lower}")
+    if decided:  # Theorem C: the kernel is exactly the explicit one
+        upper, orbit = lower, P - lower
+    elif theorem_c:
+        explicit = criterion.kernel(arch, layer.mod_p, p)
+        upper, orbit = P - explicit, explicit
+        if not arch.tied:  # Lemma U of §7.5 bounds an untied head by head too
+            upper = min(upper, sum(_image(arch, h, par) for h, par in heads))
+            orbit = sum(_orbit(arch, h) for h, _ in heads)
+    else:
+        upper = min(sum(_image(arch, h, par) for h, par in heads), P)
+        orbit = sum(_orbit(arch, h) for h, _ in heads)
+    if integer(field(cert, "upper"), "upper") != upper:
+        reject(f"upper = {cert['upper']} but the head ranks give the bound {upper}")
     if lower > upper:
         reject(f"lower bound {lower} exceeds upper bound {upper}")
-    orbit = sum(_orbit(arch, h) for h, _ in heads)
     if integer(field(cert, "orbit_dimension"), "orbit_dimension") != orbit:
         reject(f"orbit_dimension must be {orbit}")
     fib = obj(field(cert, "fiber"), "fiber")
@@ -380,14 +504,14 @@ def check(cert: dict) -> str:
     verdict = True if lower >= g_hi else (False if upper < g_lo else None)
     if regular is not verdict:
         reject(f"regular must be {verdict} (local rank in [{lower}, {upper}], dim M in [{g_lo}, {g_hi}])")
+    where = arch.describe() + (f", scores x {_scale_text(cert['scale'])}" if scale is not None else "")
     lr = f"local rank {lower}" if lower == upper else f"{lower} <= local rank <= {upper}"
-    gen = "dim M" if g_lo == g_hi else f"dim M (in [{g_lo}, {g_hi}])"
     if verdict is True:
         # lower >= g_hi pins both: lower <= rho <= dim M <= g_hi <= lower, whatever the (looser) upper bound says
-        status = f"local rank {lower} = dim M at this point of {arch.describe()} (regular)"
+        status = f"local rank {lower} = dim M at this point of {where} (regular)"
     elif verdict is False:
         below = f"dim M = {g_lo}" if g_lo == g_hi else f"dim M >= {g_lo}"
-        status = f"{lr} < {below} at this point of {arch.describe()} (not regular)"
+        status = f"{lr} < {below} at this point of {where} (not regular)"
     else:
-        status = f"{lr} at this point of {arch.describe()} (regularity undecided)"
-    return f"{status}; orbit dimension {orbit}"
+        status = f"{lr} at this point of {where} (regularity undecided)"
+    return f"{status}; orbit dimension {orbit}{layer.provenance}"

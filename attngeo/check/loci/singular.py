@@ -11,15 +11,14 @@ fiber certificates are re-checked by their own checkers.
 
 from __future__ import annotations
 
-from flint import fmpq_mat, fmpq_mpoly_ctx
+from flint import fmpq_mat
 
 from ..arch import single_layer
-from ..dimension.dense import certified_dimension
 from ..limits import MAX_LOCUS_WORK, refuse_above
-from ..fibers.layer import forms, split
+from ..layer import coefficients, forms, split
 from ..poly import parse, ring
 from .graded import generators as graded_generators
-from ..schema import ARCHITECTURE, CHECKED, HEADER, NUMBER, Embedded
+from ..schema import ARCHITECTURE, CHECKED, HEADER, NUMBER, Embedded, certified_dimension
 from ..values import boolean, field, integer, matrix, reject, seq
 
 SCHEMA = {
@@ -83,40 +82,26 @@ def budget(cert: dict) -> None:
 def _tangent(Q: fmpq_mat, K: fmpq_mat, V: fmpq_mat) -> list[list]:
     """Columns: d/d eps of every coefficient of F at (Q, K, V) + eps E_j, one per weight."""
     a, d, dd = Q.nrows(), Q.ncols(), V.nrows()
-    ctx = fmpq_mpoly_ctx.get(("eps",) + tuple(f"y{i}" for i in range(d)), "degrevlex")
+    ctx = ring(("eps",) + tuple(f"y{i}" for i in range(d)))
     eps, y = ctx.gens()[0], ctx.gens()[1:]
-    monomials = [(m, n) for m in range(d) for n in range(m, d)]
     cols = []
     for which, rows in (("Q", a), ("K", a), ("V", dd)):
         for i in range(rows):
             for j in range(d):
-                mats = {name: [[ctx.constant(M[r, c]) for c in range(d)] for r in range(M.nrows())]
+                mats = {name: [[ctx.constant(x) for x in row] for row in M.tolist()]
                         for name, M in (("Q", Q), ("K", K), ("V", V))}
                 mats[which][i][j] += eps
                 A = [[sum((mats["K"][u][m] * mats["Q"][u][p] for u in range(a)), ctx.constant(0)) for p in range(d)]
                      for m in range(d)]
-                ell = [sum((mats["V"][k][m] * y[m] for m in range(d)), ctx.constant(0)) for k in range(dd)]
-                em = [sum((A[n][p] * y[n] for n in range(d)), ctx.constant(0)) for p in range(d)]
-                col = []
-                for k in range(dd):
-                    for p in range(d):
-                        terms = (ell[k] * em[p]).to_dict()
-                        for m, n in monomials:
-                            e = [0] * (d + 1)
-                            e[0] = 1
-                            e[1 + m] += 1
-                            e[1 + n] += 1
-                            col.append(terms.get(tuple(e), 0))
-                cols.append(col)
+                cols.append([c.get((1,), 0) for c in coefficients(A, mats["V"], y, 1)])
     return cols
 
 
-def _by_equations(cert: dict, F: list[list], d: int, dd: int, w: str, span: int, dim: int) -> str:
+def _by_equations(cert: dict, coords: list, w: str, span: int, dim: int) -> str:
     """A verdict read off the Jacobian of the implicit equations (the embedded certificate, verified) at the point."""
     eq = cert["implicit_certificate"]
     if span > dim:
         reject("the equations are consulted only where the tangent images do not already prove singularity")
-    coords = _point_coordinates(F, d, dd)
     cctx = ring(eq["coordinates"])
     G = [parse(t, cctx, f"implicit_certificate.equations[{k}]") for k, t in enumerate(eq["equations"])]
     if any(g(*coords) != 0 for g in G):
@@ -131,19 +116,12 @@ def _by_equations(cert: dict, F: list[list], d: int, dd: int, w: str, span: int,
     return f"{expected} point of M ({w}): Jacobian of the implicit equations has rank {rank}, codim M = {codim}"
 
 
-def _point_coordinates(F: list[list], d: int, dd: int) -> list:
-    """The coordinates ``c_{k,p,mn}`` of the point: the coefficients of ``y_m y_n`` in ``F_kp``."""
-    coords = []
-    for k in range(dd):
-        for p in range(d):
-            terms = F[k][p].to_dict()
-            for m in range(d):
-                for n in range(m, d):
-                    coords.append(terms.get(tuple(int(i == m) + int(i == n) for i in range(d)), 0))
-    return coords
+def _coordinates(A: fmpq_mat, V: fmpq_mat, y: tuple) -> list:
+    """The coordinates ``c_{k,p,mn}`` of the point (the coefficients of ``y_m y_n`` in ``F_kp``)."""
+    return [c.get((), 0) for c in coefficients(A, V, y, 0)]
 
 
-def _by_graded(cert: dict, F: list[list], d: int, dd: int, w: str, span: int, dim: int) -> str:
+def _by_graded(cert: dict, coords: list, w: str, span: int, dim: int) -> str:
     """Smooth from the equations of degree <= K (the embedded certificate, verified): Jacobian rank codim M.
 
     Those equations lie in I(M), so the Zariski tangent space is inside their
@@ -153,7 +131,6 @@ def _by_graded(cert: dict, F: list[list], d: int, dd: int, w: str, span: int, di
     eq = cert["graded_certificate"]
     if span > dim:
         reject("the equations are consulted only where the tangent images do not already prove singularity")
-    coords = _point_coordinates(F, d, dd)
     ctx = ring(eq["coordinates"])
     G = graded_generators(eq, ctx)
     if any(g(*coords) != 0 for g in G):
@@ -208,8 +185,8 @@ def check(cert: dict) -> str:
     P = 2 * a * d + dd * d
     point = seq(field(cert, "point"), "point", P)
     Q0, K0, V0 = split(point, a, d, dd, "point")
-    ctx = fmpq_mpoly_ctx.get(("y", d), "degrevlex")
-    F = forms(K0.transpose() * Q0, V0, ctx)
+    y = ring(tuple(f"y{i}" for i in range(d))).gens()
+    F = forms(K0.transpose() * Q0, V0, y)
     pre = seq(field(cert, "preimage_weights"), "preimage_weights")
     if not pre:
         reject("preimage_weights must be a nonempty list")
@@ -221,7 +198,7 @@ def check(cert: dict) -> str:
         Q = matrix(triple[0], a, d, f"preimage {k} Q")
         K = matrix(triple[1], a, d, f"preimage {k} K")
         V = matrix(triple[2], dd, d, f"preimage {k} V")
-        if forms(K.transpose() * Q, V, ctx) != F:
+        if forms(K.transpose() * Q, V, y) != F:
             reject(f"preimage {k} computes a different function")
         columns.append(_tangent(Q, K, V))
     first = fmpq_mat(columns[0]).rank()
@@ -238,9 +215,9 @@ def check(cert: dict) -> str:
     if "implicit_certificate" in cert and "graded_certificate" in cert:
         reject("a verdict rests on the implicit equations or on those of degree <= K, not both")
     if "implicit_certificate" in cert:
-        return _by_equations(cert, F, d, dd, w, span, dim)
+        return _by_equations(cert, _coordinates(K0.transpose() * Q0, V0, y), w, span, dim)
     if "graded_certificate" in cert:
-        return _by_graded(cert, F, d, dd, w, span, dim)
+        return _by_graded(cert, _coordinates(K0.transpose() * Q0, V0, y), w, span, dim)
     if "jacobian_rank" in cert:
         reject("jacobian_rank belongs to a verdict from the implicit equations")
     if verdict == "singular":

@@ -132,6 +132,11 @@ def check(cert: dict) -> str:
         where = f"stratum ({r},{s})."
         point_cert = field(st, "point_certificate", where)  # verified and bound to this architecture by the kernel
         label = point_cert["verdict"]
+        if label == "singular" and "implicit_certificate" in point_cert:
+            # a singular point of the equations is that point alone: only the tangent images, whose preimages move
+            # with the point, and smoothness (an open condition) reach the stratum (docs/singular.md §4)
+            reject(f"{where} label: a singular verdict from the implicit equations holds at its point only; a "
+                   "stratum is labelled singular by its tangent images")
         if field(st, "label", where) != label:
             reject(f"{where} label must be the point's verdict")
         point = [rational(x, "point") for x in point_cert["point"]]

@@ -57,12 +57,15 @@ def _precision(bits: int):
         ctx.prec = old
 
 
-def _layers(arch: Architecture, point: list[fmpq]) -> list[list[dict]]:
-    """Per layer, per head: ``Q, K, V`` as balls (and ``U, O`` with ``V = O U`` when factored)."""
+def _layers(arch: Architecture, point: list[fmpq], scale=None) -> list[list[dict]]:
+    """Per layer, per head: ``Q, K, V`` as balls (and ``U, O`` with ``V = O U`` when factored); ``Q`` times
+    the score scale ``scale(prec)`` when one is given."""
     mats: dict = {}
+    gamma = scale(ctx.prec) if scale is not None else None
     for b in arch.blocks():
         vals = point[b.offset: b.offset + b.rows * b.cols]
-        mats.setdefault((b.layer, b.head), {})[b.name] = arb_mat(b.rows, b.cols, [arb(v) for v in vals])
+        M = arb_mat(b.rows, b.cols, [arb(v) for v in vals])
+        mats.setdefault((b.layer, b.head), {})[b.name] = M * gamma if gamma is not None and b.name == "Q" else M
     out = []
     for i in range(1, arch.depth + 1):
         heads = [mats[(i, j)] for j in range(1, arch.heads[i - 1] + 1)]
@@ -208,7 +211,7 @@ def _unit(rows: int, cols: int, r: int, c: int) -> arb_mat:
 
 
 def ball_jacobian(arch: Architecture, point: list[fmpq], inputs: list, functionals: np.ndarray, prec: int,
-                  columns: list[int] | None = None) -> arb_mat:
+                  columns: list[int] | None = None, scale=None) -> arb_mat:
     """Rows ``<w_nr, d phi(X_n)>``, one column per parameter, as balls at ``prec`` bits.
 
     Forward mode by the chain rule, every operation in ball arithmetic: each
@@ -228,6 +231,11 @@ def ball_jacobian(arch: Architecture, point: list[fmpq], inputs: list, functiona
         Working precision in bits.
     columns : list of int, optional
         Only these parameter columns, in this order (default: all).
+    scale : callable, optional
+        ``scale(prec) -> arb``: the checkpoint's score scale ``gamma`` (``1/sqrt(a)`` is irrational, a ball
+        here): scores ``gamma (K x_s + b_K)^T (Q x_i + b_Q)``. The columns are those of ``phi`` at
+        ``(gamma Q, K, ..., gamma b_Q)``: the chain rule's factor ``gamma`` on ``Q``'s columns changes no rank
+        (docs/math.md §8.1).
 
     Returns
     -------
@@ -260,9 +268,11 @@ def ball_jacobian(arch: Architecture, point: list[fmpq], inputs: list, functiona
     if arch.normalization not in NORMALIZERS:
         raise InvalidInputError(f"ball_jacobian is for normalized networks; {arch} is {arch.normalization} "
                                 "(use attngeo.model.jacobian.jacobian_mod_p, or normalization='softmax')")
+    if arch.is_tied:  # shared keys and values, biases: the untied layer's columns, folded (model/untied.py)
+        return _tied_ball_jacobian(arch, point, inputs, functionals, prec, columns, scale)
     norm = NORMALIZERS[arch.normalization]
     with _precision(prec):
-        layers = _layers(arch, point)
+        layers = _layers(arch, point, scale)
         entries = [(b, r, c) for b in arch.blocks() for r in range(b.rows) for c in range(b.cols)]
         if columns is not None:
             entries = [entries[k] for k in columns]
@@ -280,6 +290,24 @@ def ball_jacobian(arch: Architecture, point: list[fmpq], inputs: list, functiona
                 rows.append([sum((dY[i, j] * int(wk[i][j]) for i in range(dY.nrows()) for j in range(dY.ncols())
                                   if wk[i][j]), arb(0)) for dY in cols])
         return arb_mat(rows)
+
+
+def _tied_ball_jacobian(arch, point, inputs, functionals, prec, columns, scale) -> arb_mat:
+    """:func:`ball_jacobian` of a tied layer: the untied layer on ``(x, 1)``, columns of shared copies summed."""
+    from ...model.untied import augment, bias_columns, copies, fold, untied
+
+    source, _ = copies(arch)
+    plain_inputs = [augment(arch, np.array([[fmpq(x) for x in row] for row in X], dtype=object), fmpq(1)).tolist()
+                    for X in inputs]
+    J = ball_jacobian(untied(arch), [point[k] for k in source], plain_inputs, functionals, prec, scale=scale)
+    with _precision(prec):
+        rows = np.array([[J[i, j] for j in range(J.ncols())] for i in range(J.nrows())], dtype=object)
+        bias = bias_columns(arch, len(inputs), np.asarray(functionals), object) if arch.biases else None
+        folded = fold(arch, rows, None if bias is None else np.vectorize(arb, otypes=[object])(bias),
+                      lambda x, y: x + y)
+        if columns is not None:
+            folded = folded[:, columns]
+        return arb_mat(folded.tolist())
 
 
 def float_pivots(J: np.ndarray, tol: float = 1e-11) -> tuple[list[int], list[int]]:
@@ -420,13 +448,13 @@ def _random_rationals(rng: random.Random, n: int) -> list[fmpq]:
     return [fmpq(rng.randint(1 - POINT_DENOMINATOR, POINT_DENOMINATOR - 1), POINT_DENOMINATOR) for _ in range(n)]
 
 
-def _ball_lower(arch, point, inputs, w, target: int) -> tuple[int, dict]:
-    """The certified rank bound at one point and input set, with its witness."""
+def _ball_lower(arch, point, inputs, w, target: int, scale=None) -> tuple[int, dict]:
+    """The certified rank bound at one point and input set, with its witness (``scale``: see :func:`ball_jacobian`)."""
     jacobians: dict[int, arb_mat] = {}
 
     def J(prec: int) -> arb_mat:  # each precision is computed once, however many minors are tried
         if prec not in jacobians:
-            jacobians[prec] = ball_jacobian(arch, point, inputs, w, prec)
+            jacobians[prec] = ball_jacobian(arch, point, inputs, w, prec, scale=scale)
         return jacobians[prec]
 
     witness = {"normalization": arch.normalization, "point": [str(x) for x in point],

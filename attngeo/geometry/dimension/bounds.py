@@ -16,7 +16,9 @@ import numpy as np
 from ...model.architecture import Architecture
 from ...model.network import split_heads
 from ...exact.modular import matmul
-from ...exact.rank import det_mod_p, maximal_minor_mod_p
+from ... import progress
+from ...exact.rank import det_mod_p, independent_rows, maximal_minor_mod_p
+from ...model.jacobian import jacobian_mod_p
 from .kernelfields import kernel_families, kernel_rows
 from .mixing import KINDS as MIXING, mixing_identities
 from ..symmetry import families, field_matrix, gauge_minor, identities_for
@@ -354,3 +356,54 @@ def functional_count(arch: Architecture, rows: int | None = None) -> int:
     d_l, t = arch.output_shape
     c = min(d_l * t, max(2, t * t))
     return c if rows is None else min(c, rows)
+
+
+def jacobian_lower(arch, point, p, gauge, n_inputs, c, rng) -> tuple[int, dict]:
+    """A Jacobian minor mod ``p`` at ``point`` on random inputs and functionals: the rank it proves and its witness.
+
+    The rows are tried on the ``gauge`` columns first (one determinant when they are independent there), then
+    by an echelon form. Shared by :func:`attngeo.certify_dimension` and the tied layers' random point.
+
+    Examples
+    --------
+    >>> import random
+    >>> from attngeo import Architecture
+    >>> arch, rng = Architecture((2, 2), (1,)), random.Random(0)
+    >>> rank, witness = jacobian_lower(arch, random_ints(rng, (8,)), 1000003, list(range(8)), 4, 2, rng)
+    >>> rank, len(witness["rows"])                                  # dim M = 2ad + dd' - a^2 - 1
+    (6, 6)
+    """
+    d_l, t = arch.output_shape
+    X = random_ints(rng, (n_inputs,) + arch.input_shape)
+    w = random_ints(rng, (n_inputs, c, d_l, t))
+    progress.phase("Jacobian", f"{n_inputs} inputs x {c} functionals, {arch.parameter_count} columns, mod {p}")
+    J = jacobian_mod_p(arch, point, X, p, w)
+    progress.phase("elimination", f"{J.shape[0]} x {J.shape[1]} mod {p}")
+    r = len(gauge)
+    # Random functionals make the leading rows generic: one determinant usually proves the rank, where
+    # choosing rows by an echelon form and then taking the determinant costs two eliminations.
+    det = det_mod_p(J[:r][:, gauge], p) if J.shape[0] >= r else 0
+    if det:
+        rank, rows, cols, how = r, list(range(r)), gauge, "the leading rows on the gauge columns"
+        used = -(-r // c)  # inputs whose rows the minor reads; the rest would only cost the checker time
+        X, w = X[:used], w[:used]
+    else:
+        rank, rows = independent_rows(J[:, gauge], p)
+        if rank == len(gauge):
+            cols, how = gauge, "rows independent on the gauge columns"
+        else:
+            rank, rows, cols = maximal_minor_mod_p(J, p)
+            how = "pivots of a reduced echelon form"
+        det = det_mod_p(J[np.ix_(rows, cols)], p)
+    witness = {
+        "prime": p,
+        "point": point.tolist(),
+        "inputs": X.tolist(),
+        "functionals": w.tolist(),
+        "rank": rank,
+        "rows": rows,
+        "columns": cols,
+        "determinant": det,
+        "method": f"nonsingular maximal minor of the Jacobian of <w, phi(X)> mod p ({how})",
+    }
+    return rank, witness

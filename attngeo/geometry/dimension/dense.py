@@ -33,10 +33,9 @@ from ..certificate import DimensionCertificate
 from ...exceptions import ExpansionTooLargeError, InvalidInputError, NotCertifiedError
 from ...model.formulas import hmk_formula, naive_count
 from ... import progress
-from . import identitypoint, headpoint, plainpoint, stackpoint
-from .bounds import functional_count, random_ints, upper_bound
-from ...model.jacobian import jacobian_mod_p
-from ...exact.rank import det_mod_p, independent_rows, maximal_minor_mod_p, random_prime
+from . import criterionpoint, identitypoint, headpoint, plainpoint, stackpoint
+from .bounds import functional_count, jacobian_lower, random_ints, upper_bound
+from ...exact.rank import random_prime
 
 #: Which witness comes first. None (the default): by estimated time (:func:`plan`). An integer forces the old
 #: rule: the structured witnesses from this many parameters (benchmarks force a path with 0 or 10**12).
@@ -57,43 +56,6 @@ DENSE_SECONDS_PER_UNIT, BALL_SECONDS_PER_UNIT = 1.7e-8, 7.5e-7
 
 #: How often the inputs may be doubled at one point while the rank still grows.
 MAX_DOUBLINGS = 4
-
-def _lower(arch, point, p, gauge, n_inputs, c, rng) -> tuple[int, dict]:
-    d_l, t = arch.output_shape
-    X = random_ints(rng, (n_inputs,) + arch.input_shape)
-    w = random_ints(rng, (n_inputs, c, d_l, t))
-    progress.phase("Jacobian", f"{n_inputs} inputs x {c} functionals, {arch.parameter_count} columns, mod {p}")
-    J = jacobian_mod_p(arch, point, X, p, w)
-    progress.phase("elimination", f"{J.shape[0]} x {J.shape[1]} mod {p}")
-    r = len(gauge)
-    # Random functionals make the leading rows generic: one determinant usually proves the rank, where
-    # choosing rows by an echelon form and then taking the determinant costs two eliminations.
-    det = det_mod_p(J[:r][:, gauge], p) if J.shape[0] >= r else 0
-    if det:
-        rank, rows, cols, how = r, list(range(r)), gauge, "the leading rows on the gauge columns"
-        used = -(-r // c)  # inputs whose rows the minor reads; the rest would only cost the checker time
-        X, w = X[:used], w[:used]
-    else:
-        rank, rows = independent_rows(J[:, gauge], p)
-        if rank == len(gauge):
-            cols, how = gauge, "rows independent on the gauge columns"
-        else:
-            rank, rows, cols = maximal_minor_mod_p(J, p)
-            how = "pivots of a reduced echelon form"
-        det = det_mod_p(J[np.ix_(rows, cols)], p)
-    witness = {
-        "prime": p,
-        "point": point.tolist(),
-        "inputs": X.tolist(),
-        "functionals": w.tolist(),
-        "rank": rank,
-        "rows": rows,
-        "columns": cols,
-        "determinant": det,
-        "method": f"nonsingular maximal minor of the Jacobian of <w, phi(X)> mod p ({how})",
-    }
-    return rank, witness
-
 
 def certify_dimension(
     arch: Architecture, *, seed: int | None = None, max_attempts: int = 3, inputs: int | None = None,
@@ -133,7 +95,11 @@ def certify_dimension(
     """
     if max_attempts < 1:
         raise InvalidInputError(f"max_attempts = {max_attempts} must be at least 1")
-    structured = {"stack point": stackpoint.certify_stack,  # residual stacks: a few tiny blocks, counted
+    if arch.is_tied:  # shared keys or biases: Theorem C at the selector point, else a random point (small)
+        return (criterionpoint.certify_criterion if criterionpoint.applies(arch)
+                else criterionpoint.certify_random_point)(arch, seed=seed)
+    structured = {"criterion point": criterionpoint.certify_criterion,  # one softmax layer: Theorem C
+                  "stack point": stackpoint.certify_stack,  # residual stacks: a few tiny blocks, counted
                   "identity point": identitypoint.certify_deep,  # V = I, sparse inputs: small triangular blocks
                   "plain point": plainpoint.certify_structured,  # one layer: weight classes of one kind, counted
                   "head point": headpoint.certify_heads}  # heads: graded sparse blocks
@@ -173,7 +139,7 @@ def certify_dimension(
         # inputs at the same point while that still raises it.
         previous = -1
         for _ in range(MAX_DOUBLINGS + 1):
-            lower = _lower(arch, point, p, gauge, n_inputs, c, rng)
+            lower = jacobian_lower(arch, point, p, gauge, n_inputs, c, rng)
             if lower[0] > best_lower[0]:
                 best_lower = lower
             if lower[0] >= best_upper[0] or lower[0] <= previous:
@@ -252,8 +218,13 @@ def plan(arch: Architecture) -> list[tuple[str, float, int]]:
     P = arch.parameter_count
     dense_seconds, dense_bytes = _dense_cost(arch)
     dense = [("dense", dense_seconds, dense_bytes)]
+    if arch.is_tied:  # shared keys or biases: the criterion point, else a small random point (criterionpoint.py)
+        criterionpoint.require(arch)
+        return [("criterion point", 0.05 + 1e-8 * P, 40 * P + BASE_BYTES)] if criterionpoint.applies(arch) else dense
     lightning = arch.normalization == "lightning"
     candidates = []
+    if not lightning and criterionpoint.applies(arch):
+        candidates.append(("criterion point", 0.05 + 1e-8 * P, 40 * P + BASE_BYTES))
     if stackpoint.applies(arch):
         candidates.append(("stack point", 0.05 + 2e-8 * P, stackpoint.estimate_bytes(arch)))
     if identitypoint.applies(arch):

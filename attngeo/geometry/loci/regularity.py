@@ -27,7 +27,6 @@ their local rank is exact wherever that meets the upper bound.
 
 from __future__ import annotations
 
-import math
 import random
 import time
 from dataclasses import dataclass, field
@@ -44,10 +43,11 @@ from ...model.jacobian import jacobian_mod_p
 from ...model.network import read_point, to_fmpq
 from ..certificate import Result, certificate_json
 from ..dimension.bounds import functional_count, random_ints
-from ..dimension.headpoint import batched_rank
 from ..dimension.dense import certify_dimension, estimate
-from ..fibers.layer import product_fiber_strata, str_rows
+from ..fibers.layer import product_fiber_strata
 from ..symmetry import vector_fields
+from . import criterion
+from ...model.scale import ONE, ScoreScale
 
 #: Up to this many parameters the network Jacobian at the point is ranked mod p (the exact path).
 EXACT_PARAMETERS = 4096
@@ -78,7 +78,11 @@ class _Point:
             self.floats, self._rationals = weights.astype(np.float64), None
         else:
             self.floats, self._rationals = None, read_point(arch, weights)
-        self.where = {(b.head, b.name): (b.offset, b.rows, b.cols) for b in arch.blocks()}
+        self.where = {}
+        n = arch.heads[0] // arch.kv_heads[0] if arch.depth == 1 else 1
+        for b in arch.blocks():  # a group's shared block is every one of its heads' (grouped-query attention)
+            for j in (range(b.head, b.head + n) if b.group else (b.head,)):
+                self.where[(j, b.name)] = (b.offset, b.rows, b.cols)
         self._residues: dict[int, np.ndarray] = {}
         self._exact: dict = {}
 
@@ -160,15 +164,18 @@ class HeadRanks:
 def _block_ranks(pt: _Point, names: tuple[str, ...], p: int) -> dict:
     """Exact ranks of every head's blocks: mod ``p`` where that is full (which proves it), over Q otherwise.
 
-    Blocks of one shape are ranked together (numpy's batched elimination, along the shorter side).
+    One FLINT rank per stored block (a group's shared ``K`` and ``U`` once): at LLaMA-7B's size (80 blocks of
+    128 x 4096) that is 11 s of CPU, where numpy's batched elimination took four minutes.
     """
-    out = {}
-    heads = range(1, pt.arch.heads[0] + 1)
+    out, seen = {}, {}
     for name in names:
-        stack = np.stack([pt.block_mod_p(j, name, p) for j in heads])
-        ranks = batched_rank(stack, p) if 0 not in stack.shape[1:] else np.zeros(len(stack), dtype=np.int64)
-        for j, r in zip(heads, ranks.tolist()):
-            out[(j, name)] = r if r == min(stack.shape[1:]) else pt.exact(j, name).rank()
+        for j in range(1, pt.arch.heads[0] + 1):
+            where = pt.where[(j, name)]
+            if where not in seen:
+                M = pt.block_mod_p(j, name, p)
+                r = rank_mod_p(M, p)
+                seen[where] = r if r == min(M.shape) else pt.exact(j, name).rank()
+            out[(j, name)] = seen[where]
     return out
 
 
@@ -416,6 +423,8 @@ class LocalRank(Result):
     fiber: dict
     seconds: float
     reasons: list[str] = field(default_factory=list)
+    scale: ScoreScale = ONE
+    binding: dict | None = None  # the checkpoint this point was read from (docs/certificates.md, local-rank)
     _flat: list | None = field(default=None, init=False)
 
     kind = "local-rank"
@@ -505,7 +514,7 @@ class LocalRank(Result):
         >>> check_certificate(cert).claim
         'local rank 6 = dim M at this point of widths 2,2, ranks 1, t=2 (regular); orbit dimension 2'
         """
-        body = {"architecture": self.arch.to_dict(), "point": self.point.strings(), "prime": self.prime,
+        body = {"architecture": self.arch.to_dict(), "prime": self.prime,
                 "heads": [r.to_dict() for r in self.ranks], "parameters": self.arch.parameter_count,
                 "lower": self.lower, "upper": self.upper, "lower_witness": self.lower_witness,
                 "orbit_dimension": self.orbit, "generic": list(self.generic), "regular": self.regular,
@@ -513,8 +522,14 @@ class LocalRank(Result):
                 "seconds": round(self.seconds, 3)}
         if self.dimension_certificate is not None:
             body["dimension_certificate"] = self.dimension_certificate
-        point = body.pop("point")  # millions of strings: no prose to strip from them
-        return {**certificate_json(self.kind, body), "point": point}
+        if self.arch.normalization != "lightning" and not self.scale.is_one():
+            body["scale"] = str(self.scale)
+        out = certificate_json(self.kind, body)
+        if self.binding is not None:  # the checker reads the point from the checkpoint itself (check --weights)
+            out["checkpoint"] = self.binding
+        if self.binding is None or "blocks" not in self.binding:  # a format the checker cannot read: embedded
+            out["point"] = self.point.strings()  # millions of strings: no prose to strip from them, added last
+        return out
 
     def __str__(self) -> str:
         lr = f"local rank {self.lower}" if self.exact else f"{self.lower} <= local rank <= {self.upper}"
@@ -592,6 +607,9 @@ def head_fiber(arch: Architecture, r: HeadRanks) -> dict:
     if arch.normalization != "lightning":  # docs/fibers.md is about F = l m^T: lightning heads
         return {"head": j, "case": "undecided", "lines": None, "dimension": None,
                 "latex": rf"\text{{fiber of head {j}: not decided ({arch.normalization}: docs/fibers.md is for lightning)}}"}
+    if arch.is_tied:  # docs/fibers.md is about heads with their own keys and values, without biases
+        return {"head": j, "case": "undecided", "lines": None, "dimension": None,
+                "latex": rf"\text{{fiber of head {j}: not decided (shared keys or biases: docs/fibers.md is for plain heads)}}"}
     if arch.tokens < 2:  # Theorem 1 of docs/fibers.md needs t >= 2: one token sees only sym(A_j), a larger fiber
         return {"head": j, "case": "undecided", "lines": None, "dimension": None,
                 "latex": rf"\text{{fiber of head {j}: not decided (t = 1: docs/fibers.md Theorem 1 needs t \geq 2)}}"}
@@ -745,7 +763,8 @@ def _jacobian_lower(arch: Architecture, pt: _Point, p: int, target: int, rng: ra
     return best
 
 
-def _ball_local_lower(arch: Architecture, pt: _Point, target: int, rng: random.Random) -> tuple[int, dict]:
+def _ball_local_lower(arch: Architecture, pt: _Point, target: int, rng: random.Random,
+                      scale: ScoreScale) -> tuple[int, dict]:
     """A normalized layer: a Jacobian minor at the point (random rational inputs) whose ball excludes 0."""
     from ..dimension.ball import POINT_DENOMINATOR, _ball_lower
 
@@ -758,7 +777,7 @@ def _ball_local_lower(arch: Architecture, pt: _Point, target: int, rng: random.R
              for _ in range(n)]
         w = np.array([[[[rng.randint(-3, 3) for _ in range(arch.tokens)] for _ in range(arch.widths[1])]
                        for _ in range(c)] for _ in range(n)])
-        found = _ball_lower(arch, pt.rationals(), X, w, target)
+        found = _ball_lower(arch, pt.rationals(), X, w, target, None if scale.is_one() else scale.ball)
         if found[0] > best[0]:
             best = found
         if best[0] >= target:
@@ -767,8 +786,56 @@ def _ball_local_lower(arch: Architecture, pt: _Point, target: int, rng: random.R
     return best
 
 
+def ball_rank(arch: Architecture, weights, *, scale: ScoreScale | None = None, target: int | None = None,
+              seed: int = 0) -> tuple[int, dict]:
+    """A certified lower bound on a normalized layer's local rank: a Jacobian minor at the point in balls.
+
+    The direct computation Theorem C is compared with (``proofs/softmax_criterion.py``): the rank of
+    ``d phi_W`` on random rational inputs, the minor chosen by floats and decided by a determinant ball
+    that excludes 0 (docs/softmax.md). ``target``: stop adding inputs once the rank reaches it (default:
+    the parameter count).
+
+    Examples
+    --------
+    >>> from attngeo import Architecture
+    >>> arch = Architecture((2, 2), (1,), normalization="softmax", biases=True)
+    >>> ball_rank(arch, [1, 2, -1, 1, 2, 0, 1, 3, 1, 1, 2, 1, 0, 0], target=14)[0]   # P - a - a - d' = 14 - 4
+    10
+    """
+    pt = _Point(arch, weights)
+    return _ball_local_lower(arch, pt, target or arch.parameter_count, random.Random(seed), scale or ONE)
+
+
+def _criterion_bounds(arch: Architecture, pt: _Point, p: int, reasons: list) -> tuple[int, int, dict, bool]:
+    """Theorem C (docs/math.md §8.3) or its bounds (§8.4): ``(lower, upper, witness, decided)``."""
+    def block(j, name):
+        return pt.block_mod_p(j, name, p)
+
+    why = criterion.applies(arch)
+    groups = criterion.group_heads(arch)
+    S: list[int] = []
+    if why is None:
+        progress.phase("criterion", f"stacked O, Q, K ranks of {len(groups)} groups, mod {p}")
+        S = criterion.separated_groups(arch, block, p)
+    lower = criterion.lower_bound(arch, S) if (S or arch.biases) else 0
+    decided = why is None and len(S) == len(groups) and not (arch.biases and arch.normalization == "lightning")
+    if decided:
+        reasons.append(f"Theorem C (docs/math.md §8.3): all {len(groups)} groups separated, so the local rank is "
+                       "exact" + ("; the score scale changes no rank" if arch.normalization != "lightning" else ""))
+        return lower, lower, {"criterion": {"groups": S}}, True
+    if why is not None:
+        reasons.append(f"Theorem C needs {why}")
+    elif S:
+        reasons.append(f"Theorem C on groups {S} only (the others fail (C1)-(C5) with them): a lower bound")
+    else:
+        reasons.append("no group satisfies (C3)/(C5) of Theorem C")
+    upper = arch.parameter_count - criterion.kernel_dimension(arch, block, p)
+    return lower, upper, {"criterion": {"groups": S}}, False
+
+
 def local_rank(arch: Architecture, weights, *, seed: int | None = 0, head: int = 1,
-               dimension: bool = True) -> LocalRank:
+               dimension: bool = True, scale: ScoreScale | None = None, binding: dict | None = None,
+               jacobian: bool = True) -> LocalRank:
     """Certify bounds on the local rank of one attention layer at ``weights``, and decide regularity.
 
     Parameters
@@ -785,6 +852,16 @@ def local_rank(arch: Architecture, weights, *, seed: int | None = 0, head: int =
     dimension : bool or "always"
         Certify the generic dimension (:func:`attngeo.certify_dimension`, embedded in the certificate) when the
         point does not decide it itself (``local rank = P - dim orbit`` proves ``dim M``); ``"always"``: also then.
+    scale : ScoreScale, optional
+        The checkpoint's score scale ``s`` (scores ``s (K x + b_K)^T (Q x + b_Q)``; default 1). Ranks and
+        Theorem C do not depend on it; a softmax ball witness computes with it (docs/math.md §8.1).
+    jacobian : bool
+        Small layers get a Jacobian minor at the point (mod ``p``, or a ball for softmax) where the structural
+        bounds differ; False keeps the structural bounds alone (Theorem C's, to compare them with a Jacobian).
+    binding : dict, optional
+        The checkpoint the point was read from (its hash, tensors and slices: docs/certificates.md); the
+        certificate then holds it instead of the point, and ``attngeo check --weights FILE`` reads the point
+        from the file.
 
     Returns
     -------
@@ -821,10 +898,17 @@ def local_rank(arch: Architecture, weights, *, seed: int | None = 0, head: int =
     progress.phase("ranks", f"{arch.heads[0]} heads, mod {p}")
     ranks = head_ranks(arch, pt, p)
     lightning = arch.normalization == "lightning"
-    upper = min(sum(image_dimension(arch, r) for r in ranks), arch.parameter_count)
+    scale = scale or ONE
     reasons = []
-    lower, witness = 0, {"heads": []}
-    if lightning and arch.tokens >= 2:
+    tied = arch.is_tied or not lightning
+    if tied:  # shared keys, biases or softmax: Theorem C (docs/math.md §8)
+        lower, upper, witness, decided = _criterion_bounds(arch, pt, p, reasons)
+        if not arch.is_tied:  # Lemma U of §7.5 bounds an untied softmax layer head by head too
+            upper = min(upper, sum(image_dimension(arch, r) for r in ranks))
+    else:
+        upper = min(sum(image_dimension(arch, r) for r in ranks), arch.parameter_count)
+        lower, witness, decided = 0, {"heads": []}, False
+    if lightning and arch.tokens >= 2 and not tied:
         best = max(ranks, key=lambda r: image_dimension(arch, r))
         if image_dimension(arch, best):
             lower, witness = image_dimension(arch, best), {"heads": [best.head]}
@@ -838,15 +922,15 @@ def local_rank(arch: Architecture, weights, *, seed: int | None = 0, head: int =
                                                          if len(witness["heads"]) > 1 else "one head's image"))
     elif lightning:
         reasons.append("t = 1: the structural lower bounds need t >= 2")
-    if lightning and lower < upper and arch.parameter_count <= EXACT_PARAMETERS:
+    if lightning and jacobian and lower < upper and arch.parameter_count <= EXACT_PARAMETERS:
         rank, jw = _jacobian_lower(arch, pt, p, upper, rng)
         if rank > lower:
             lower, witness = rank, {"jacobian": jw}
             reasons.append("rank of the network's Jacobian at the point, mod p")
-    if not lightning:
+    if not lightning and jacobian and lower < upper:
         if arch.parameter_count <= SOFTMAX_LOCAL_PARAMETERS:
             progress.phase("ball Jacobian", f"{arch.normalization} at the point, ball arithmetic")
-            rank, bw = _ball_local_lower(arch, pt, upper, rng)
+            rank, bw = _ball_local_lower(arch, pt, upper, rng, scale)
             if rank > lower:
                 lower, witness = rank, {"ball": bw}
                 reasons.append("a Jacobian minor at the point whose determinant ball excludes 0")
@@ -859,11 +943,19 @@ def local_rank(arch: Architecture, weights, *, seed: int | None = 0, head: int =
             "kernel vector beyond the heads' own was found" if arch.parameter_count <= EXACT_PARAMETERS else
             f"above {EXACT_PARAMETERS} parameters the Jacobian is not ranked; the structural lower bound does "
             "not reach the upper one"))
-    orbit = orbit_dimension(arch, ranks)
+    if decided:  # Theorem C: the kernel is exactly the explicit one, so it is P - rho
+        orbit = arch.parameter_count - lower
+    elif tied:
+        orbit = criterion.kernel_dimension(arch, lambda j, name: pt.block_mod_p(j, name, p), p)
+    else:
+        orbit = orbit_dimension(arch, ranks)
     generic = (lower, arch.parameter_count - orbit)  # rho(W) <= dim M <= P - dim(orbit at W): docs/math.md §7.5
     dim_cert = None
     if generic[0] == generic[1] and dimension != "always":
         reasons.append("dim M = local rank = P - the orbit's dimension at this point (docs/math.md §7.5, Lemma O)")
+    elif dimension and arch.is_tied:
+        reasons.append("dim M of shared keys or biases: bounded by this point only (attngeo dim certifies it at a "
+                       "point where Theorem C applies)")
     elif dimension:
         path, need = estimate(arch)
         if lightning or arch.parameter_count <= SOFTMAX_DIMENSION_PARAMETERS:
@@ -876,4 +968,4 @@ def local_rank(arch: Architecture, weights, *, seed: int | None = 0, head: int =
                            f"{SOFTMAX_DIMENSION_PARAMETERS} parameters")
     fib = head_fiber(arch, ranks[head - 1])
     return LocalRank(arch, pt, ranks, lower, upper, witness, p, dim_cert, generic, orbit, head, fib,
-                     time.perf_counter() - start, reasons)
+                     time.perf_counter() - start, reasons, scale, binding)
