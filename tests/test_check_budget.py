@@ -164,7 +164,7 @@ def test_msolve_stops_at_the_bound_its_system_is_priced_at(monkeypatch):
     """A replay that takes about 3 s of CPU (the implicit chart of widths 3,1, a = 2), priced at half a second:
     msolve is stopped at its bound (a second, RLIMIT_CPU's whole seconds) and the certificate is unusable."""
     from attngeo.check import msolve
-    from attngeo.check.loci.coordinates import coordinates
+    from attngeo.check.layer import coordinates
     from attngeo.check.loci.implicit import _elimination
 
     monkeypatch.setattr(msolve, "REPLAY_FLOOR_SECONDS", 0.5)

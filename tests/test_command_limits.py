@@ -55,8 +55,8 @@ def _one_line(code: int, err: str) -> None:
 
 @pytest.fixture(scope="module")
 def oversize(tmp_path_factory) -> dict:
-    """Files the oversize commands read: a deep-fiber certificate of widths 8,8,8,8 (an honest one's fields
-    around that architecture), and a small checkpoint read at 4,096 tokens."""
+    """Files the commands read: a deep-fiber certificate of widths 8,8,8,8 (an honest one's fields around that
+    architecture), and a small checkpoint."""
     import numpy as np
 
     from attngeo.model.weights import save_safetensors
@@ -85,8 +85,6 @@ OVERSIZE = {
                               "8,519,680 coordinates"),
     "implicit --max-degree 3": (["implicit", "--widths", "40,40", "--ranks", "4", "--max-degree", "3"],
                                 "1,312,000 coordinates"),
-    "inspect": (["inspect", "--weights", "{layer}", "--layout", "torch-mha", "--heads", "2", "--tokens", "4096"],
-                "up to 2047"),
 }
 
 
@@ -96,6 +94,14 @@ def test_every_command_refuses_what_it_cannot_do_at_once_in_one_line(name, overs
     code, out, err, seconds, peak = run([a.format(**oversize) for a in args])
     _one_line(code, err)
     assert says in err and seconds < SECONDS and peak < GIB, (err, seconds, peak)
+
+
+def test_inspect_stays_within_its_memory_budget(oversize):
+    """inspect's sizes are its checkpoint's (GPT-2's and LLaMA-7B's layers are within reach): its budget holds."""
+    code, out, err, seconds, peak = run(["inspect", "--weights", oversize["layer"], "--layout", "torch-mha",
+                                         "--heads", "2", "--max-memory", "1"])
+    _one_line(code, err)
+    assert "memory budget of 1 MiB (--max-memory)" in err and seconds < SECONDS and peak < GIB, err
 
 
 def test_check_refuses_an_oversize_certificate_by_a_limit(oversize):
