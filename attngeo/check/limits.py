@@ -81,9 +81,9 @@ MAX_MULTIPLY_BACK_WORK = 2 * 10**11
 #: Work of all the polynomial evaluations of one deep-fiber certificate (its rebuilt equations, its points'
 #: functions, its factors), priced by attngeo/check/fibers/rebuild.py before any is made, in term products times
 #: the words of a monomial. Measured 0.2 to 3.7 ns a unit (loaded 2-core machine: widths 4,3,3 ranks 2,2, 2.5e10 in
-#: 5.2 s; 8,8 with four heads, 3e8 in 1.1 s), so the limit buys a minute at most. Honest certificates (proofs/
+#: 5.2 s; 8,8 with four heads, 3e8 in 1.1 s), so the limit buys about 40 s at most. Honest certificates (proofs/
 #: deep_fibers.py --full, multihead_fibers.py --full): at most 8e7 (widths 3,2,2, ranks 2,1).
-MAX_REBUILD_WORK = 15_000_000_000
+MAX_REBUILD_WORK = 10_000_000_000
 #: CPU seconds of one msolve replay (deep-fiber and implicit eliminations), priced from the rebuilt system before
 #: msolve starts (attngeo/check/msolve.py, replay_bound): above this the certificate is unusable at once, below it
 #: msolve runs with its priced bound as its CPU limit. Honest replays measured: at most 54 s (widths 3,2,2, ranks
