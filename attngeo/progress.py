@@ -11,7 +11,8 @@ from __future__ import annotations
 import sys
 import time
 
-_state: dict = {"stream": None, "start": 0.0, "tty": False, "shown": False, "context": ""}
+_state: dict = {"stream": None, "start": 0.0, "tty": False, "shown": False, "context": "", "listener": None,
+                "current": ""}
 
 
 def enable(stream=None) -> None:
@@ -50,11 +51,14 @@ def phase(name: str, detail: str = "") -> None:
     --------
     >>> disable(); phase("point")      # off: silent
     """
+    name = _state["context"] + name
+    _state["current"] = f"{name} ({detail})" if detail else name
+    if _state["listener"] is not None:  # shown or not: a budgeted child names its phase to the command (ui/budget.py)
+        _state["listener"](name, detail)
     stream = _state["stream"]
     if stream is None:
         return
-    line = (f"attngeo: [{time.monotonic() - _state['start']:.1f} s] {_state['context']}{name}"
-            + (f" ({detail})" if detail else ""))
+    line = f"attngeo: [{time.monotonic() - _state['start']:.1f} s] {name}" + (f" ({detail})" if detail else "")
     if _state["tty"]:
         stream.write("\r\x1b[K" + line)
     else:
@@ -112,6 +116,34 @@ def disable() -> None:
     True
     """
     _state.update(stream=None, shown=False, context="")
+
+
+def listen(callback) -> None:
+    """Call ``callback(name, detail)`` at every phase from now on, shown or not (None stops it).
+
+    A budgeted child (:func:`attngeo.ui.budget.run_within`) reports its phases to the command this way, so
+    that a child stopped by its memory or time budget is named with the phase it was in.
+
+    Examples
+    --------
+    >>> seen = []
+    >>> listen(lambda name, detail: seen.append(name)); phase("elimination"); listen(None)
+    >>> seen
+    ['elimination']
+    """
+    _state["listener"] = callback
+
+
+def current() -> str:
+    """The last phase announced, with its detail, shown or not ('' before any): what a budget names when it stops
+    the work.
+
+    Examples
+    --------
+    >>> phase("elimination", "12 unknowns"); current()
+    'elimination (12 unknowns)'
+    """
+    return _state["current"]
 
 
 def size(n_bytes: int) -> str:

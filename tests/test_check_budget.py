@@ -104,3 +104,75 @@ def test_a_dense_jacobian_above_the_work_limit_is_refused_before_it_is_computed(
 
         _check_lower(cert, architecture(cert))
     assert time.monotonic() - start < SECONDS
+
+
+# -- what a file buys, priced from its declared sizes before any work (issue 34) ---------------------------------
+
+
+def test_a_dense_certificate_pays_for_both_minors_together(dense):
+    """Two 5,000-row minors are each inside MAX_DENSE_MINOR, about 42 s each by the measured cost: together they
+    are refused before either is built; one alone is priced within the limit (and refused by its own check)."""
+    from attngeo.exceptions import CertificateRejected
+
+    both = copy.deepcopy(dense)
+    both["lower_witness"]["rank"] = both["upper_witness"]["field_rank"] = 5000
+    start = time.monotonic()
+    with pytest.raises(CertificateFormatError, match="dense witnesses together"):
+        check_certificate(both)
+    one = copy.deepcopy(dense)
+    one["upper_witness"]["field_rank"] = 5000
+    with pytest.raises((CertificateRejected, CertificateFormatError)) as info:
+        check_certificate(one)
+    assert "together" not in str(info.value)
+    assert time.monotonic() - start < SECONDS
+
+
+@pytest.fixture(scope="module")
+def small_deep_fiber():
+    from attngeo import deep_fiber
+
+    return deep_fiber(Architecture((1, 1, 1), (1, 1), tokens=2), seed=0, engine="flint").to_json()
+
+
+@pytest.mark.parametrize("widths,ranks,says", [
+    ((8, 8, 8, 8), (3, 3, 3), "replaying the elimination of 178 unknowns"),  # 24 GB in the prover, a 3 KB file
+    ((4, 3, 3), (2, 2), "rebuilding this deep fiber's equations"),           # 30 unknowns, 2.5e10 units to rebuild
+])
+def test_a_deep_fiber_is_priced_before_its_equations_are_rebuilt(small_deep_fiber, widths, ranks, says):
+    cert = copy.deepcopy(small_deep_fiber)
+    cert["architecture"] = {**cert["architecture"], "widths": list(widths), "ranks": list(ranks)}
+    cert["inputs"] = cert["inputs"] * 6  # the recorded count is what is priced
+    start = time.monotonic()
+    with pytest.raises(CertificateFormatError, match=says):
+        check_certificate(cert)
+    assert time.monotonic() - start < 5
+
+
+def test_an_msolve_replay_is_priced_before_msolve_starts():
+    """60 variables: 0.06 * 2^15 = 1,966 s by the calibration, above the 120 s limit; no msolve is needed to say so."""
+    from attngeo.check.msolve import replay
+    from attngeo.check.poly import ring
+
+    names = tuple(f"x{i}" for i in range(60))
+    gens = ring(names).gens()
+    with pytest.raises(CertificateFormatError, match="priced at 1.97e\\+03 CPU seconds of msolve"):
+        replay([g - 1 for g in gens], names, 0)
+
+
+@pytest.mark.msolve
+def test_msolve_stops_at_the_bound_its_system_is_priced_at(monkeypatch):
+    """A replay that takes about 3 s of CPU (the implicit chart of widths 3,1, a = 2), priced at half a second:
+    msolve is stopped at its bound (a second, RLIMIT_CPU's whole seconds) and the certificate is unusable."""
+    from attngeo.check import msolve
+    from attngeo.check.layer import coordinates
+    from attngeo.check.loci.implicit import _elimination
+
+    monkeypatch.setattr(msolve, "REPLAY_FLOOR_SECONDS", 0.5)
+    monkeypatch.setattr(msolve, "REPLAY_SECONDS_PER_TERM_DEGREE2", 0)
+    monkeypatch.setattr(msolve, "REPLAY_SECONDS_PER_GROWTH", 0)
+    coords = [f"c_{k + 1}_{p + 1}_{m + 1}{n + 1}" for k, p, m, n in coordinates(3, 1)]
+    eqs, names, eliminated = _elimination(3, 1, 2, coords)
+    start = time.monotonic()
+    with pytest.raises(CertificateFormatError, match="used up the 0.5 CPU seconds its system is priced at"):
+        msolve.replay(eqs, names, eliminated)
+    assert time.monotonic() - start < SECONDS

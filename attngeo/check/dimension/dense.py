@@ -30,7 +30,8 @@ from ..arch import Arch, architecture
 from ..untie import augmented, copies, untied
 from . import criterionpoint, identitypoint, discovery, headpoint, kernelfields, plainpoint, stackpoint
 from .ball import check_ball_lower
-from ..limits import MAX_DENSE_MINOR, MAX_FIELD_ENTRIES, MAX_JACOBIAN_WORK, MAX_MIXING_MOVES, refuse_above
+from ..limits import (MAX_DENSE_MINOR, MAX_DENSE_WORK, MAX_FIELD_ENTRIES, MAX_JACOBIAN_WORK, MAX_MIXING_MOVES,
+                      MINOR_CUBES_PER_NS, NS_PER_FIELD_ENTRY, NS_PER_JACOBIAN_UNIT, refuse_above)
 from ..linalg import block_det, det, mm as _mm, product
 from .groups import families as _expected_families, field_rows as _field_rows, head_identities_hold, identities_hold
 from ..schema import ARCHITECTURE, CHECKED, HEADER, NUMBER
@@ -259,6 +260,48 @@ def _witness(cert: dict, key: str, arch: Arch) -> tuple[dict, int, np.ndarray]:
     return w, p, point
 
 
+def _jacobian_work(arch: Arch, rank: int) -> int:
+    """Multiply-adds of the reverse mode: each row's functional pulled back through the layers on its own input
+    (per head: ``K^T Q`` once, then products of at most ``w x w x t`` and ``w x t x t`` per row), then its ``P``
+    gradient entries."""
+    l, t = len(arch.ranks), arch.tokens
+    wide = max(arch.widths + arch.ranks + (arch.value_ranks or ()))
+    heads = max(arch.head_count(i) for i in range(1, l + 1))
+    return l * heads * (wide * wide * max(arch.ranks) + 4 * rank * wide * t * (wide + t)) + rank * arch.parameters
+
+
+def _field_entries(arch: Arch, found: int = 0) -> int:
+    """Entries of the dense field matrix of an upper witness: every family's rows (and discovered fields) x P."""
+    return (sum(f["size"] for f in _expected_families(arch) + kernelfields.expected(arch)) + found) * arch.parameters
+
+
+def _dense_price(cert: dict, arch: Arch) -> None:
+    """Refuse, from the recorded ranks and before either witness is replayed, a certificate whose dense mod-p
+    witnesses cost more than :data:`MAX_DENSE_WORK` estimated nanoseconds together: each alone may reach its own
+    limits, and the two 6,000-row minors with the Jacobian's pull-backs would otherwise buy about three minutes.
+
+    A composition upper bound's layer minors count as the field minors here. Other witnesses (structured,
+    balls) are priced by their own modules; a malformed field is priced at 0 and refused by its checker.
+    """
+    def rank(w, key: str) -> int:  # above MAX_DENSE_MINOR its own limit refuses it, naming the minor
+        r = w.get(key) if isinstance(w, dict) else None
+        return r if type(r) is int and 0 < r <= MAX_DENSE_MINOR else 0
+
+    lw, uw = cert.get("lower_witness"), cert.get("upper_witness")
+    ns = 0
+    if isinstance(lw, dict) and "prime" in lw and not {"structured", "precision"} & set(lw) \
+            and arch.normalization == "lightning":
+        r = rank(lw, "rank")
+        ns += _jacobian_work(arch, r) * NS_PER_JACOBIAN_UNIT + r**3 // MINOR_CUBES_PER_NS
+    if isinstance(uw, dict) and uw.get("ambient") == "composition" and isinstance(uw.get("layers"), list):
+        ns += sum(rank(layer.get("upper_witness") if isinstance(layer, dict) else None, "field_rank") ** 3
+                  for layer in uw["layers"]) // MINOR_CUBES_PER_NS
+    elif isinstance(uw, dict) and "prime" in uw and not {"structured", "ambient"} & set(uw) and not arch.tied:
+        r = rank(uw, "field_rank")
+        ns += min(_field_entries(arch), MAX_FIELD_ENTRIES) * NS_PER_FIELD_ENTRY + r**3 // MINOR_CUBES_PER_NS
+    refuse_above(ns, MAX_DENSE_WORK, "replaying this certificate's dense witnesses together (estimated ns)")
+
+
 def _check_lower(cert: dict, arch: Arch) -> int:
     lw = field(cert, "lower_witness")
     if isinstance(lw, dict) and lw.get("structured") == "stack point":  # residual stacks (check/dimension/stackpoint.py)
@@ -291,13 +334,7 @@ def _check_lower(cert: dict, arch: Arch) -> int:
     _minor_size(rank, "Jacobian")
     rows = index_list(field(lw, "rows", "lower_witness."), rank, N * c, "lower_witness.rows")
     cols = index_list(field(lw, "columns", "lower_witness."), rank, P, "lower_witness.columns")
-    # reverse mode: each row's functional pulled back through the layers on its own input (per head: K^T Q once,
-    # then products of at most w x w x t and w x t x t per row), then the row's P gradient entries
-    l, t = len(arch.ranks), arch.tokens
-    wide = max(arch.widths + arch.ranks + (arch.value_ranks or ()))
-    heads = max(arch.head_count(i) for i in range(1, l + 1))
-    refuse_above(l * heads * (wide * wide * max(arch.ranks) + 4 * rank * wide * t * (wide + t)) + rank * P,
-                 MAX_JACOBIAN_WORK, "replaying this dense Jacobian minor")
+    refuse_above(_jacobian_work(arch, rank), MAX_JACOBIAN_WORK, "replaying this dense Jacobian minor")
     J = _jacobian_rows(arch, point, X, w, rows, cols, p)
     _check_minor(J, p, field(lw, "determinant", "lower_witness."), "Jacobian")
     return rank
@@ -508,7 +545,7 @@ def _check_upper(cert: dict, arch: Arch) -> int:
             reject(f"the invariance identity of the {kind} family does not hold")
     rank = integer(field(uw, "field_rank", "upper_witness."), "upper_witness.field_rank", 0)
     _minor_size(rank, "field")
-    entries = (sum(f["size"] for f in groups + kernel) + (len(found) if found else 0)) * P
+    entries = _field_entries(arch, len(found) if found else 0)
     if entries > MAX_FIELD_ENTRIES:
         raise CertificateFormatError(f"the upper witness needs a field matrix of {entries:,} entries, above the "
                                      f"checker's limit of {MAX_FIELD_ENTRIES:,} (docs/trust.md)")
@@ -602,6 +639,7 @@ def check(cert: dict) -> str:
     dim = field(cert, "dimension")
     if (dim is not None and type(dim) is not int) or dim != (lower if lower == upper else None):  # 92.0 is not 92
         reject(f"dimension does not follow from lower = {lower}, upper = {upper}")
+    _dense_price(cert, arch)
     if _check_upper(cert, arch) != upper or _check_lower(cert, arch) != lower:  # pragma: no cover - each checks its own
         reject("a witness proves another bound than the one recorded")
     uw = cert["upper_witness"]

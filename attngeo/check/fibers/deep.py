@@ -38,8 +38,9 @@ from ...exceptions import CertificateFormatError
 from ..arch import architecture
 from ..network import phi
 from ..dimension.groups import exact_field_rank
-from ..limits import MAX_VARIABLES
-from ..msolve import replay, same_basis
+from .rebuild import phi_price
+from ..limits import MAX_REBUILD_WORK, MAX_REPLAY_SECONDS, MAX_VARIABLES, refuse_above
+from ..msolve import replay, replay_bound, same_basis
 from ..poly import parse_all, ring, staircase
 from ..schema import ARCHITECTURE, CHECKED, HEADER, NUMBER
 from ..values import boolean, field, integer, rational, reject, seq
@@ -156,6 +157,52 @@ def _permuted(arch, W0: list) -> list[list]:
         if ok and flat not in out:
             out.append(flat)
     return out
+
+
+def rebuild_price(arch, inputs: int, points: int = 1, checked: int = 0, solutions: int = 0) -> tuple[int, int]:
+    """The work of every polynomial evaluation a deep-fiber certificate asks for, and its equations' terms, at most.
+
+    ``inputs`` evaluations in the free weights of the slice (the equations), ``points + checked`` in ``X``
+    (the listed points and the checked points of a line), and, with a parametrization of ``solutions``
+    points, two in ``(z, X)`` (:mod:`attngeo.check.fibers.rebuild`). The prover prices its equations with it
+    before building them, so that it never makes a certificate this checker refuses to rebuild.
+
+    Examples
+    --------
+    >>> from attngeo.check.arch import Arch
+    >>> rebuild_price(Arch((2, 2, 2), (2, 2), 2), inputs=6)      # 3,100 terms in fact
+    (97488, 9600)
+    >>> rebuild_price(Arch((8, 8, 8, 8), (3, 3, 3), 2), inputs=24)[0] > 10**30 > MAX_REBUILD_WORK
+    True
+    """
+    fixed = _slice(arch)
+    free = {(i, j, name): sum(k not in fixed for k in range(off, off + rows * cols))
+            for i, j, name, rows, cols, off in arch.blocks()}
+    x = arch.widths[0] * arch.tokens
+    work, terms = phi_price(arch, free)
+    work = inputs * work + (points + checked) * phi_price(arch, {}, x)[0]
+    if solutions > 1:
+        work += 2 * phi_price(arch, free, x, solutions, solutions - 1)[0]
+    return work, inputs * arch.widths[-1] * arch.tokens * terms
+
+
+def _price(cert: dict, arch) -> None:
+    """Refuse, from the recorded counts and before any polynomial is built, a certificate whose evaluations cost
+    more than :data:`MAX_REBUILD_WORK` (widths 8,8,8,8 would fill the machine's memory)."""
+    def count(value, most: int = 10**6) -> int:
+        return min(len(value), most) if isinstance(value, list) else 0
+
+    unknowns = sum(k not in _slice(arch) for k in range(arch.parameters))
+    if replay_bound(unknowns, 0, 0) > MAX_REPLAY_SECONDS:  # the variables alone price the replay beyond its limit
+        raise CertificateFormatError(f"replaying the elimination of {unknowns} unknowns is priced at "
+                                     f"{replay_bound(unknowns, 0, 0):.3g} CPU seconds of msolve at least, above the "
+                                     f"checker's limit of {MAX_REPLAY_SECONDS} (docs/trust.md)")
+    line = cert.get("line")
+    solutions = cert.get("solutions_in_slice")
+    work, _ = rebuild_price(arch, count(cert.get("inputs")), 1 + count(cert.get("extra_solutions")),
+                            count(line.get("checked_at"), 1000) if isinstance(line, dict) else 0,
+                            solutions if type(solutions) is int and cert.get("factors") is not None else 0)
+    refuse_above(work, MAX_REBUILD_WORK, "rebuilding this deep fiber's equations")
 
 
 def _lead(p):
@@ -316,6 +363,7 @@ def check(cert: dict) -> str:
     if len(names) > MAX_VARIABLES:
         raise CertificateFormatError(f"a deep fiber of {len(names)} parameters is beyond the checker's limit of "
                                      f"{MAX_VARIABLES}")
+    _price(cert, arch)
     fixed = _slice(arch)
     point = seq(field(cert, "point"), "point", len(names))
     W0 = [rational(v, f"point[{k}]") for k, v in enumerate(point)]

@@ -36,6 +36,7 @@ running the engine again on equations it rebuilt itself. Certificates say so.
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from itertools import permutations, product
@@ -44,8 +45,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from flint import fmpq, fmpq_mat, fmpq_poly
 
-from ...check.limits import MAX_VARIABLES
-from ... import latex
+from ... import latex, progress
+from ...check.arch import architecture as checker_architecture
+from ...check.fibers.deep import rebuild_price
+from ...check.limits import MAX_REBUILD_WORK, MAX_REPLAY_SECONDS, MAX_VARIABLES
+from ...check.msolve import replay_bound
 from ...model.architecture import Architecture
 from ..certificate import Result, certificate_json
 from ...exact.engine import Basis, groebner, normal_form, ring
@@ -825,6 +829,73 @@ class DeepFiber(Result):
         return f"{self.arch}: {self.verdict} [{self.basis.engine}, {self.seconds:.2f} s]"
 
 
+def sample_size(arch: Architecture) -> int:
+    """The sample inputs of a first attempt: about twice the unknowns of the slice over the outputs of one input.
+
+    Examples
+    --------
+    >>> from attngeo import Architecture
+    >>> from attngeo.geometry.fibers.deep import sample_size
+    >>> sample_size(Architecture((2, 2, 2), (2, 2)))   # 10 unknowns, 4 outputs
+    6
+    """
+    unknowns = arch.parameter_count - len(gauge(arch))
+    return max(2, -(-2 * unknowns // (arch.widths[-1] * arch.tokens)) + 1)
+
+
+def equations_price(arch: Architecture, inputs: int) -> tuple[int, int]:
+    """What checking a certificate with these equations costs its polynomial evaluations, and their terms, at most.
+
+    The checker's own price (:func:`attngeo.check.fibers.deep.rebuild_price`, the listed points counted as one
+    per head permutation), computed before any polynomial is built: a fiber whose certificate the checker would
+    refuse is refused here too, and the bound on the equations' terms sizes their memory.
+
+    Examples
+    --------
+    >>> from attngeo import Architecture
+    >>> from attngeo.geometry.fibers.deep import equations_price
+    >>> equations_price(Architecture((2, 2, 2), (2, 2)), 6)
+    (97488, 9600)
+    >>> equations_price(Architecture((8, 8, 8, 8), (3, 3, 3)), 24)[0] > 10**30
+    True
+    """
+    perms = 1
+    for h in arch.heads:
+        perms *= math.factorial(h)
+    return rebuild_price(checker_architecture({"kind": "deep-fiber", "architecture": arch.to_dict()}), inputs,
+                         points=perms)
+
+
+def unreplayable(arch: Architecture, inputs: int, free: tuple = (), eqs: list | None = None) -> str:
+    """Why the fiber equations of ``inputs`` sample inputs (or, once built, ``eqs`` in ``free``) are beyond what
+    ``attngeo check`` rebuilds and replays, or ``''``: the checker's prices, before the work they price.
+
+    Examples
+    --------
+    >>> from attngeo import Architecture
+    >>> from attngeo.geometry.fibers.deep import unreplayable
+    >>> unreplayable(Architecture((2, 2, 2), (2, 2)), 6)
+    ''
+    >>> unreplayable(Architecture((8, 8), (2,), heads=4), 47)      # doctest: +ELLIPSIS
+    'eliminating 364 unknowns is priced at ... CPU seconds of msolve at least, above the 120 s attngeo check replays (docs/trust.md)'
+    """
+    if eqs is None:
+        work, _ = equations_price(arch, inputs)
+        unknowns = arch.parameter_count - len(gauge(arch))
+        if replay_bound(unknowns, 0, 0) > MAX_REPLAY_SECONDS:  # the variables alone price it beyond the replay
+            return (f"eliminating {unknowns} unknowns is priced at {replay_bound(unknowns, 0, 0):.2g} CPU seconds "
+                    f"of msolve at least, above the {MAX_REPLAY_SECONDS} s attngeo check replays (docs/trust.md)")
+        if work > MAX_REBUILD_WORK:
+            return (f"building the fiber equations of {arch} on {inputs} inputs costs about {work:.1e} units, above "
+                    f"the {MAX_REBUILD_WORK:.0e} that attngeo check rebuilds (docs/trust.md)")
+        return ""
+    bound = replay_bound(len(free), max((int(e.total_degree()) for e in eqs), default=0), sum(len(e) for e in eqs))
+    if bound > MAX_REPLAY_SECONDS:
+        return (f"eliminating {len(free)} unknowns from {len(eqs)} equations is priced at {bound:.2g} CPU seconds of "
+                f"msolve, above the {MAX_REPLAY_SECONDS} s attngeo check replays (docs/trust.md)")
+    return ""
+
+
 def deep_fiber(arch: Architecture, seed: int | None = None, engine: str = "auto", inputs: int | None = None,
                timeout: float = 600.0, point=None) -> DeepFiber:
     """Settle the fiber through a random gauge point of ``arch`` by elimination.
@@ -878,16 +949,29 @@ def deep_fiber(arch: Architecture, seed: int | None = None, engine: str = "auto"
     point = gauge_point(arch, rng) if point is None else _in_slice(arch, point)
     d, t = arch.input_shape
     unknowns = arch.parameter_count - len(gauge(arch))
-    n = inputs or max(2, -(-2 * unknowns // (arch.widths[-1] * t)) + 1)
+    n = inputs or sample_size(arch)
     Xs = [[[rng.randint(-3, 3) for _ in range(t)] for _ in range(d)] for _ in range(n)]
-    attempts = 0
+    attempts, kept = 0, None
     while True:
         attempts += 1
-        free, eqs = fiber_equations(arch, point, Xs)
+        # priced before each step, as the checker prices the certificate: the first attempt refuses, a retry
+        # that would cost more than the checker pays for keeps the previous (smaller) sample
+        why = unreplayable(arch, len(Xs))
+        if not why:
+            progress.phase("fiber equations", f"{unknowns} unknowns, {len(Xs)} inputs")
+            free, eqs = fiber_equations(arch, point, Xs)
+            why = unreplayable(arch, len(Xs), free, eqs)
+        if why and kept is None:
+            raise InvalidInputError(f"{why}: choose a smaller architecture")
+        if why:
+            Xs, free, eqs, basis, count = kept
+            break
+        progress.phase("elimination", f"{len(free)} unknowns, {len(eqs)} equations")
         basis = groebner(eqs, free, engine=engine, timeout=timeout)
         count = staircase(basis)
         if count == 1 or attempts > MAX_RETRIES:
             break
+        kept = Xs, free, eqs, basis, count
         Xs = Xs + [[[rng.randint(-3, 3) for _ in range(t)] for _ in range(d)] for _ in range(len(Xs))]
     perms = head_permutations(arch, point)
     extra, factors, param = perms[1:], None, None  # fiber points always, whatever the elimination says

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from flint import fmpq, fmpq_mat, fmpz, fmpz_mat, nmod_mat
 
 from ... import latex, progress
+from ...check.limits import MAX_GRADED_WORK, MAX_VARIABLES
 from ...exact.engine import ring
 from ...exact.ideal import Ideal
 from ...exceptions import InvalidInputError, NotCertifiedError
@@ -214,10 +215,8 @@ class Blocks:
         return self._sizes[key]
 
     def dominant_weights(self, k: int) -> list[tuple]:
-        """The dominant weights of degree ``k`` whose block is not empty."""
-        d, dd = self.d, self.dd
-        return [a + b + c for a in _sorted_parts(k, dd) for b in _sorted_parts(k, d) for c in _sorted_parts(2 * k, d)
-                if self.size(a + b + c)]
+        """The dominant weights of degree ``k`` (their blocks are never empty, :func:`dominant_weights`)."""
+        return dominant_weights(k, self.d, self.dd)
 
     def act(self, perm: tuple, i: int) -> int:
         """The index of the coordinate that the permutations ``perm`` make of coordinate ``i``."""
@@ -258,6 +257,90 @@ def _sorted_parts(total: int, length: int) -> list[tuple]:
 
     rec(total, total, [])
     return out
+
+
+# -- counting blocks without listing a coordinate ---------------------------------------------------------
+#
+# A monomial of degree k is a multiset of k coordinates. Burnside's lemma over S_k acting on sequences of k
+# coordinates counts the multisets of one weight w = (alpha | beta | gamma): a permutation of cycle type lam
+# fixes the sequences constant on its cycles, and a cycle of length j contributes j times the weight of one
+# coordinate, whose generating function is p_j(x) p_j(y) h_2(z^j), h_2(z^j) = (p_j(z)^2 + p_2j(z)) / 2. So
+#
+#     N_w = sum over lam |- k of  (1 / z_lam) [x^alpha] prod p_lam_i(x) [y^beta] prod p_lam_i(y)
+#                                  [z^gamma] prod (p_lam_i(z)^2 + p_2lam_i(z)) / 2,
+#
+# each coefficient a count of ways to place the parts of lam, whatever the widths: no coordinate is listed.
+
+
+def dominant_weights(k: int, d: int, dd: int) -> list[tuple]:
+    """The dominant weights of degree ``k``: every part sorted, of sums ``k``, ``k`` and ``2k``.
+
+    None has an empty block: ``k`` indices ``k``, ``k`` indices ``p`` and ``2k`` indices ``m, n`` paired in any
+    way make a monomial of that weight.
+
+    Examples
+    --------
+    >>> from attngeo.geometry.loci.graded import dominant_weights
+    >>> dominant_weights(1, 2, 1)
+    [(1, 1, 0, 2, 0), (1, 1, 0, 1, 1)]
+    """
+    return [a + b + c for a in _sorted_parts(k, dd) for b in _sorted_parts(k, d) for c in _sorted_parts(2 * k, d)]
+
+
+def _placements(parts: tuple, target: tuple, paired: bool) -> int:
+    """Ways to place each (labelled) part ``j`` on the positions so that each position's sum is ``target``: on one
+    position, or (``paired``) as ``j`` on each of an ordered pair of positions, or ``2j`` on one."""
+    memo: dict = {}
+
+    def rec(i: int, left: tuple) -> int:
+        if i == len(parts):
+            return int(not any(left))
+        key = (i, left)
+        if key not in memo:
+            j, total = parts[i], 0
+            for m in range(len(left)):
+                if not paired:
+                    if left[m] >= j:
+                        total += rec(i + 1, left[:m] + (left[m] - j,) + left[m + 1:])
+                    continue
+                if left[m] >= 2 * j:  # 2j on m: once as p_2j, once as the pair (m, m) of p_j^2
+                    total += 2 * rec(i + 1, left[:m] + (left[m] - 2 * j,) + left[m + 1:])
+                for n in range(len(left)):
+                    if n != m and left[m] >= j and left[n] >= j:
+                        rest = list(left)
+                        rest[m] -= j
+                        rest[n] -= j
+                        total += rec(i + 1, tuple(rest))
+            memo[key] = total
+        return memo[key]
+
+    return rec(0, tuple(x for x in target if x))  # an empty position takes no part
+
+
+def block_size(weight: tuple, d: int, dd: int) -> int:
+    """How many monomials have the torus weight ``weight``, by Burnside's lemma (counted, nothing listed).
+
+    Examples
+    --------
+    >>> from attngeo.geometry.loci.graded import Blocks, block_size
+    >>> block_size((4, 2, 2, 4, 4), 2, 1) == len(Blocks(2, 1).monomials((4, 2, 2, 4, 4))) == 8
+    True
+    >>> block_size((1,) * 8 + (0,) * 56 + (1,) * 8 + (0,) * 56 + (2,) * 8 + (0,) * 56, 64, 64)  # no coordinate listed
+    21974720947200
+    """
+    alpha, beta, gamma = _parts(weight, d, dd)
+    k = sum(alpha)
+    total = 0
+    for lam in (tuple(x for x in v if x) for v in _sorted_parts(k, k)):
+        a = _placements(lam, alpha, False)
+        b = a and _placements(lam, beta, False)
+        c = b and _placements(lam, gamma, True)
+        if c:
+            z = math.prod(j ** lam.count(j) * math.factorial(lam.count(j)) for j in set(lam))
+            total += math.factorial(k) // z * a * b * c * 2 ** (k - len(lam))
+    count, rest = divmod(total, math.factorial(k) * 2**k)
+    assert rest == 0, "Burnside's count must be an integer"
+    return count
 
 
 # -- arithmetic --------------------------------------------------------------------------------
@@ -670,8 +753,24 @@ class GradedEquations(Result):
                 f"they generate I(M) in degrees <= {self.max_degree}")
 
 
+def coordinate_count(d: int, dd: int) -> int:
+    """``d' d^2 (d + 1) / 2``, the coordinates ``c_{k,p,mn}`` of widths ``d, d'`` (counted before any is listed).
+
+    Examples
+    --------
+    >>> from attngeo.geometry.loci.graded import coordinate_count
+    >>> coordinate_count(2, 1), coordinate_count(64, 64)
+    (6, 8519680)
+    """
+    return dd * d * d * (d + 1) // 2
+
+
 def block_sizes(arch: Architecture, max_degree: int) -> list[int]:
     """The number of monomials of each dominant block, degree by degree (what the computation will face).
+
+    Counted in closed form (:func:`block_size`), after two refusals that need no counting at all: more
+    coordinates than the checker reads (widths 64,64 have 8.5 million), and a degree whose blocks average more
+    monomials than :data:`MAX_BLOCK` (the largest is at least the average).
 
     Examples
     --------
@@ -679,19 +778,38 @@ def block_sizes(arch: Architecture, max_degree: int) -> list[int]:
     >>> from attngeo.geometry.loci.graded import block_sizes
     >>> max(block_sizes(Architecture((4, 1), (2,), tokens=2), 4))
     282
+    >>> block_sizes(Architecture((64, 64), (4,), tokens=2), 2)     # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.InvalidInputError: widths 64,64 have 8,519,680 coordinates c_k_p_mn, above the 400 ...
     """
     single_layer(arch, "graded_equations")
     if isinstance(max_degree, bool) or not isinstance(max_degree, int) or not 1 <= max_degree <= MAX_DEGREE:
         raise InvalidInputError(f"max_degree = {max_degree!r} must be an integer from 1 to {MAX_DEGREE} (the "
                                 f"checker's limit); give --max-degree K")
     d, dd = arch.widths
-    blocks = Blocks(d, dd)
+    n = coordinate_count(d, dd)
+    if n > MAX_VARIABLES:
+        raise InvalidInputError(f"widths {d},{dd} have {n:,} coordinates c_k_p_mn, above the {MAX_VARIABLES} variables "
+                                "the checker reads (docs/trust.md): choose smaller widths")
+    total = math.comb(n + max_degree - 1, max_degree)
+    weights = math.comb(max_degree + dd - 1, dd - 1) * math.comb(max_degree + d - 1, d - 1) \
+        * math.comb(2 * max_degree + d - 1, d - 1)
     # the orbits cover every monomial and have at most |G| weights: the dominant blocks hold at least this many
-    least = math.comb(blocks.n + max_degree - 1, max_degree) // (math.factorial(dd) * math.factorial(d) ** 2)
-    if least > MAX_DOMINANT:
-        raise InvalidInputError(f"degree {max_degree} at widths {d},{dd} has at least {least} monomials in its "
-                                f"dominant blocks, above the limit of {MAX_DOMINANT}; lower --max-degree")
-    return [blocks.size(w) for k in range(1, max_degree + 1) for w in blocks.dominant_weights(k)]
+    least = total // (math.factorial(dd) * math.factorial(d) ** 2)
+    if least > MAX_DOMINANT or total > MAX_BLOCK * weights:
+        raise InvalidInputError(f"degree {max_degree} at widths {d},{dd} has blocks of {-(-total // weights):,} "
+                                f"monomials on average (the largest is larger), above the limit of {MAX_BLOCK}, or at "
+                                f"least {least:,} monomials in its dominant blocks, above {MAX_DOMINANT:,}; lower "
+                                "--max-degree")
+    sizes: list[int] = []
+    for k in range(1, max_degree + 1):  # degree by degree: a hopeless degree is refused before a larger is counted
+        sizes += [block_size(w, d, dd) for w in dominant_weights(k, d, dd)]
+        if max(sizes) > MAX_BLOCK or sum(x * x for x in sizes) > MAX_GRADED_WORK:
+            raise InvalidInputError(f"degree {k} at widths {d},{dd} has a block of {max(sizes):,} monomials (sum of "
+                                    f"squares {sum(x * x for x in sizes):,}), above the limits of {MAX_BLOCK:,} and "
+                                    f"{MAX_GRADED_WORK:,} (the checker's); lower --max-degree")
+    return sizes
 
 
 def memory_estimate(arch: Architecture, max_degree: int) -> int:

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 from flint import fmpq, fmpq_mat, nmod_mat
 
+from ... import progress
 from ...model.architecture import Architecture
 from ..certificate import Result, certificate_json
 from ..dimension.dense import certify_dimension
@@ -622,6 +623,7 @@ def implicit_equations(arch: Architecture, engine: str = "auto", timeout: float 
     names, phi = parametrization(arch)
     if engine == "auto" and find_singular():
         engine = "singular"
+    progress.phase("elimination", f"{engine}, {len(coords)} coordinates")
     basis = groebner(*elimination_system(arch), engine, timeout, eliminate=elimination_size(arch))
     ideal = Ideal.from_basis(basis)
     for g in ideal.gens:  # G ⊆ I(M), exactly
@@ -632,6 +634,7 @@ def implicit_equations(arch: Architecture, engine: str = "auto", timeout: float 
     leads = [g.monoms()[0] for g in ideal.gens]
     numerator = hilbert_numerator(leads, len(coords)) if leads else [1]  # once: every degree reads it
     hilbert = []
+    progress.phase("Hilbert counts", f"{len(ideal.gens)} generators")
     for k in range(1, max(ideal.degrees(), default=0) + 1):
         monomials = math.comb(len(coords) + k - 1, k)
         if monomials > max_monomials:
@@ -644,6 +647,7 @@ def implicit_equations(arch: Architecture, engine: str = "auto", timeout: float 
         factors = ideal.gens[0].factor()[1]
         irreducible = len(factors) == 1 and factors[0][1] == 1
     # I(M) is homogeneous for the torus weights (c - φ(w) and the minors of A are), so G is too
+    progress.phase("minimal generators")
     minimal = ideal.minimal_generators(_multidegree(d, dd))
     return ImplicitEquations(arch, ideal, names, dim_cert.dimension, var_dim, hilbert, irreducible, basis,
                              dim_cert.to_json(), time.perf_counter() - start, minimal)

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import networkx as nx
 from flint import fmpq_mat
 
-from ... import latex
+from ... import latex, progress
 from ...model.architecture import Architecture
 from ..certificate import Result, certificate_json
 from ...exact.engine import ring
@@ -433,6 +433,7 @@ def hmk_singular_ideal(arch: Architecture, coordinates: str = "AV", engine: str 
     d, dd = arch.widths
     a = arch.ranks[0]
     names = _av_names(d, dd)
+    progress.phase("[HMK] ideal", coordinates)
     zero = rank_ideal("A", d, d, 0, names) * rank_ideal("V", dd, d, 0, names)
     rank_one = rank_ideal("A", d, d, 1, names) + rank_ideal("V", dd, d, 1, names)
     ideal = (zero.intersect(rank_one, engine) + domain_ideal(arch)).reduced(engine)
@@ -504,6 +505,7 @@ def stratify(arch: Architecture, seed: int | None = 0, attempts: int = 8, equati
             Q = [[str(C[i, j]) if i < r else "0" for j in range(d)] for i in range(a)]
             K = [[str(B[j, i]) if i < r else "0" for j in range(d)] for i in range(a)]
             weights = [[Q, K, str_rows(D * E)]]
+            progress.phase("strata", f"rank A = {r}, rank V = {s}")
             verdict = is_singular(arch, weights, seed=rng.randrange(10**6), equations=equations)
             strata.append(Stratum(r, s, dim_s, rank, dim_s - 1, verdict.verdict,
                                   [B, C, D, E], verdict.to_json()))
