@@ -22,23 +22,6 @@ module verifies it:
   ``det(b_j, c_j')``, a polynomial in ``j, j'``, is shown ``>= 1`` or ``<= -1``
   on ``j, j' >= 2`` by Fourier–Motzkin; on one coordinate the piece must have
   ``d = 1`` and every ``b_j, c_j`` is shown nonzero the same way.
-
-Examples
---------
->>> from attngeo.check.poly import ring
->>> l, d, a = ring(("l", "d", "a")).gens()
->>> sizes, value, same = {"l": l, "d": d, "a": a}, 2*l*a*d - l*a**2 + d**2 - l, lambda p: p
->>> piece = {"equalities": [], "lemma": "peeling", "core": [[1, 0], [0, 1]]}
->>> check_piece(piece, "p", [l - 1, a - 2, d - a], sizes, value, same)
-'peeling'
->>> check_piece(piece, "p", [l - 1, a - 1, d - a], sizes, value, same)
-Traceback (most recent call last):
-...
-attngeo.exceptions.CertificateRejected: p: the peeling lemma needs a >= 2 on the whole piece (two independent columns of each M_i)
->>> check_piece(piece, "p", [l - 1, a - 2, d - a + 1], sizes, value, same)
-Traceback (most recent call last):
-...
-attngeo.exceptions.CertificateRejected: p: the lemmas of docs/math.md §7.7 need a <= d on the whole piece
 """
 
 from __future__ import annotations
@@ -64,6 +47,23 @@ def check_piece(data: dict, where: str, constraints: list, sizes: dict, formula,
     the piece and ``on_piece`` the substitution of the piece's equalities. Refuses a piece outside the
     lemmas' range (``l >= 1``, ``a <= d``: whatever the statement says), a formula other than the lemmas'
     count ``l(2ad - a²) + d² - l`` (Lemma 7.7.1), and a witness that fails the lemma's hypotheses.
+
+    Examples
+    --------
+    >>> from attngeo.check.poly import ring
+    >>> l, d, a = ring(("l", "d", "a")).gens()
+    >>> sizes, value, same = {"l": l, "d": d, "a": a}, 2*l*a*d - l*a**2 + d**2 - l, lambda p: p
+    >>> piece = {"equalities": [], "lemma": "peeling", "core": [[1, 0], [0, 1]]}
+    >>> check_piece(piece, "p", [l - 1, a - 2, d - a], sizes, value, same)
+    'peeling'
+    >>> check_piece(piece, "p", [l - 1, a - 1, d - a], sizes, value, same)
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateRejected: p: the peeling lemma needs a >= 2 on the whole piece (two independent columns of each M_i)
+    >>> check_piece(piece, "p", [l - 1, a - 2, d - a + 1], sizes, value, same)
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateRejected: p: the lemmas of docs/math.md §7.7 need a <= d on the whole piece
     """
     lemma = field(data, "lemma")
     if not isinstance(lemma, str) or lemma not in LEMMAS:
