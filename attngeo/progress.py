@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 import time
 
-_state: dict = {"stream": None, "start": 0.0, "tty": False, "shown": False}
+_state: dict = {"stream": None, "start": 0.0, "tty": False, "shown": False, "context": ""}
 
 
 def enable(stream=None) -> None:
@@ -53,13 +53,40 @@ def phase(name: str, detail: str = "") -> None:
     stream = _state["stream"]
     if stream is None:
         return
-    line = f"attngeo: [{time.monotonic() - _state['start']:.1f} s] {name}" + (f" ({detail})" if detail else "")
+    line = (f"attngeo: [{time.monotonic() - _state['start']:.1f} s] {_state['context']}{name}"
+            + (f" ({detail})" if detail else ""))
     if _state["tty"]:
         stream.write("\r\x1b[K" + line)
     else:
         stream.write(line + "\n")
     stream.flush()
     _state["shown"] = True
+
+
+def bar(k: int, n: int, width: int = 20) -> str:
+    """A text progress bar: ``k`` of ``n`` done.
+
+    Examples
+    --------
+    >>> bar(3, 12)
+    '[#####...............] 3/12'
+    """
+    filled = round(width * k / n) if n else width
+    return "[" + "#" * filled + "." * (width - filled) + f"] {k}/{n}"
+
+
+def context(text: str) -> None:
+    """Put ``text`` before every phase from now on (``""`` to stop): one run of several, e.g. a bar of layers.
+
+    Examples
+    --------
+    >>> import io
+    >>> out = io.StringIO()
+    >>> enable(out); context("layer 2/3 "); phase("ranks"); context(""); done()
+    >>> "] layer 2/3 ranks" in out.getvalue()
+    True
+    """
+    _state["context"] = text
 
 
 def done() -> None:
@@ -84,7 +111,7 @@ def disable() -> None:
     >>> disable(); _state["stream"] is None
     True
     """
-    _state.update(stream=None, shown=False)
+    _state.update(stream=None, shown=False, context="")
 
 
 def size(n_bytes: int) -> str:

@@ -25,3 +25,17 @@ def test_the_criterion_benchmark_proves_and_checks_in_a_fresh_process():
     arch = bench._arch(kw)
     assert dim == arch.parameter_count - 2 * (4 * 4 + 4 * 4)  # Theorem C: P - g (a^2 + b^2)
     assert claim.startswith(f"dim M = {dim}") and proved >= 0 and checked >= 0 and peak > 0
+
+
+def test_the_trained_layer_benchmark_inspects_and_checks_bound_certificates_at_toy_sizes(tmp_path):
+    bench = _load("trained_layer")
+    every, gqa = (next(t for t in bench.SMALL if t[0].startswith(name)) for name in ("bert-small x3", "llama GQA"))
+    (tmp_path / "all").mkdir()
+    m = bench.measure(every, str(tmp_path / "all"), seed=0)
+    # Theorem C (docs/math.md §8.3): P - g (a^2 + b^2 + a + b) with biases; 2 groups of a = b = 8 at width 16
+    assert (m["P"], m["layers"], m["local_rank"], m["regular"]) == (1088, 3, 1088 - 2 * (64 + 64 + 16), True)
+    assert "3 valid, 0 rejected" in m["check"]["out"] and m["arch"]["biases"] is True
+    (tmp_path / "gqa").mkdir()
+    m = bench.measure(gqa, str(tmp_path / "gqa"), seed=1)
+    assert m["arch"]["kv_heads"] == [2] and m["local_rank"] == m["P"] - 2 * (16 + 16)  # no biases: P - g (a^2 + b^2)
+    assert "1 valid" in m["check"]["out"]

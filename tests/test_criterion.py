@@ -143,7 +143,7 @@ def test_the_criterion_is_refused_where_a_condition_fails():
 def test_theorem_c_is_refused_beyond_its_hypotheses_and_for_lightning_biases():
     wide = _arch(4, 4, 3, 2, 2, 2)  # h a = 6 > d
     cert = local_rank(wide, _point(wide), dimension=False, jacobian=False).to_json()
-    _rejected(dict(cert, lower_witness={"criterion": {"groups": [1]}}), "h a <= d")
+    _rejected(dict(cert, lower_witness={"criterion": {"groups": [1, 2]}}), "h a <= d")  # a sub-layer of one fits
     light = _arch(normalization="lightning", biases=True)
     res = local_rank(light, _point(light, 4), dimension=False, jacobian=False)
     assert res.lower < res.upper  # Theorem C does not decide lightning with biases

@@ -555,6 +555,6 @@ def test_inspect_of_a_swapped_head_checkpoint_is_not_called_regular(tmp_path, ca
     heads = [{"Q": np.eye(2, dtype=np.int64)[[j]], "K": np.eye(2, dtype=np.int64)[[1 - j]],
               "U": np.eye(2, dtype=np.int64)[[j]], "O": np.eye(2, dtype=np.int64)[:, [j]]} for j in range(2)]
     assert _heads_rank(2, 2, heads) == 8 < _generic(2, 2, 2, 1, 1) == 10
-    assert main(["inspect", "--weights", str(f), "--layout", "torch-mha", "--heads", "2", "--json"]) == 0
+    assert main(["inspect", "--weights", str(f), "--layout", "torch-mha", "--heads", "2", "--json", "--lightning"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["local_rank_bounds"][0] <= 8 and out["regular"] is not True

@@ -49,14 +49,15 @@ def _serve(conn, memory_mb: int, seconds: float, parent: int) -> None:
             pass
     while True:
         try:
-            path = conn.recv()
+            job = conn.recv()
         except EOFError:
             return
-        if path is None:
+        if job is None:
             return
+        path, weights = job
         limit_cpu(seconds + 1)  # past it the kernel stops this worker (SIGXCPU), as the parent's clock would
         try:
-            r = check_certificate(path)
+            r = check_certificate(path, weights)
             answer = ("valid", r.kind, r.claim)
         except CertificateRejected as exc:
             answer = ("rejected", "", str(exc))
@@ -89,9 +90,9 @@ class _Worker:
         child.close()
         self.path, self.started = None, 0.0
 
-    def submit(self, path: str) -> None:
+    def submit(self, path: str, weights: str | None = None) -> None:
         self.path, self.started = path, time.monotonic()
-        self.conn.send(path)
+        self.conn.send((path, weights))
 
     def stop(self, kill: bool = False) -> None:
         if kill:
@@ -120,7 +121,7 @@ def _outcome(path: str, answer) -> CheckResult | Exception:
 
 
 def check_paths(paths: list[str], seconds: float = DEFAULT_SECONDS, memory_mb: int = DEFAULT_MEMORY_MB,
-                workers: int = 1):
+                workers: int = 1, weights: str | os.PathLike | None = None):
     """Yield ``(path, CheckResult or exception)`` for every path, each checked in isolation, in input order.
 
     Parameters
@@ -133,6 +134,8 @@ def check_paths(paths: list[str], seconds: float = DEFAULT_SECONDS, memory_mb: i
         Address-space limit of a worker (0: none).
     workers : int
         Worker processes run at once (at most one per path).
+    weights : str or os.PathLike, optional
+        The checkpoint every (local-rank) certificate is bound to (:func:`attngeo.check_certificate`).
 
     Yields
     ------
@@ -176,7 +179,7 @@ def check_paths(paths: list[str], seconds: float = DEFAULT_SECONDS, memory_mb: i
             for w in pool:
                 if w not in busy and pending:
                     index, path = pending.pop()
-                    w.submit(path)
+                    w.submit(path, None if weights is None else os.fspath(weights))
                     busy[w] = index
             now = time.monotonic()
             timeout = max(0.0, min(w.started + seconds - now for w in busy))
@@ -213,7 +216,7 @@ def check_paths(paths: list[str], seconds: float = DEFAULT_SECONDS, memory_mb: i
 
 
 def check_file(path: str | os.PathLike, seconds: float = DEFAULT_SECONDS,
-               memory_mb: int = DEFAULT_MEMORY_MB) -> CheckResult:
+               memory_mb: int = DEFAULT_MEMORY_MB, weights: str | os.PathLike | None = None) -> CheckResult:
     """Check one certificate file in an isolated worker; raises like :func:`check_certificate`.
 
     Parameters
@@ -224,6 +227,8 @@ def check_file(path: str | os.PathLike, seconds: float = DEFAULT_SECONDS,
         Time budget (900 s by default); a slower check is unusable input.
     memory_mb : int
         Address-space limit of the worker (8 GB by default).
+    weights : str or os.PathLike, optional
+        The checkpoint a local-rank certificate is bound to; its point is read from it (only the tensors named).
 
     Returns
     -------
@@ -253,7 +258,7 @@ def check_file(path: str | os.PathLike, seconds: float = DEFAULT_SECONDS,
     ...
     attngeo.exceptions.CertificateFormatError: ... is not a regular file; give the path of a certificate file
     """
-    ((_, outcome),) = list(check_paths([os.fspath(path)], seconds, memory_mb))
+    ((_, outcome),) = list(check_paths([os.fspath(path)], seconds, memory_mb, weights=weights))
     if isinstance(outcome, Exception):
         raise outcome
     return outcome
@@ -293,7 +298,8 @@ def certificate_files(folder: str | os.PathLike) -> list[str]:
 
 
 def check_folder(folder: str | os.PathLike, seconds: float = DEFAULT_SECONDS, memory_mb: int = DEFAULT_MEMORY_MB,
-                 workers: int | None = None) -> list[tuple[str, CheckResult | Exception]]:
+                 workers: int | None = None, weights: str | os.PathLike | None = None
+                 ) -> list[tuple[str, CheckResult | Exception]]:
     """Check every ``*.json`` below ``folder``, each in isolation; returns ``(path, result or error)`` pairs.
 
     Never aborts: a file that is rejected, unusable, too slow or fatal to its
@@ -307,6 +313,8 @@ def check_folder(folder: str | os.PathLike, seconds: float = DEFAULT_SECONDS, me
         The budget of each file, as for :func:`check_file`.
     workers : int, optional
         Files checked at once (default: up to 2, the number of CPUs).
+    weights : str or os.PathLike, optional
+        The checkpoint the certificates are bound to (``attngeo inspect --layer all`` writes such a folder).
 
     Returns
     -------
@@ -334,4 +342,4 @@ def check_folder(folder: str | os.PathLike, seconds: float = DEFAULT_SECONDS, me
     """
     files = certificate_files(folder)
     n = workers if workers is not None else min(2, os.cpu_count() or 1)
-    return list(check_paths(files, seconds, memory_mb, n))
+    return list(check_paths(files, seconds, memory_mb, n, weights))

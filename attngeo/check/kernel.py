@@ -105,7 +105,7 @@ def _closed(value, schema, root: dict, where: str) -> None:
         _closed(item, schema[key], root, name)
 
 
-def verify(cert) -> str:
+def verify(cert, weights=None) -> str:
     """The claim ``cert`` proves, or CertificateRejected / CertificateFormatError / CannotVerify.
 
     The header, then the closed schema (an unknown field is refused; embedded
@@ -117,6 +117,8 @@ def verify(cert) -> str:
     ----------
     cert : dict
         A parsed certificate.
+    weights : str or path-like, optional
+        The checkpoint a local-rank certificate is bound to (its point is read from it).
 
     Returns
     -------
@@ -149,10 +151,15 @@ def verify(cert) -> str:
     if budget is not None:  # a kind whose work is counted from its sizes: refused before anything is verified
         budget(cert)
     _closed(cert, module.SCHEMA, cert, "")
-    return module.check(cert)
+    if weights is None:
+        return module.check(cert)
+    if not getattr(module, "BINDS_CHECKPOINT", False):
+        raise CertificateFormatError(f"--weights is for local-rank certificates bound to a checkpoint; this is a "
+                                     f"{kind} certificate")
+    return module.check(cert, weights=weights)
 
 
-def check_certificate(source: str | os.PathLike | dict) -> CheckResult:
+def check_certificate(source: str | os.PathLike | dict, weights: str | os.PathLike | None = None) -> CheckResult:
     """Re-verify one certificate (a path or an already-loaded dict) in this process.
 
     Raises
@@ -168,6 +175,10 @@ def check_certificate(source: str | os.PathLike | dict) -> CheckResult:
     ----------
     source : str, os.PathLike or dict
         A certificate file (read by the bounded reader) or a parsed certificate.
+    weights : str or os.PathLike, optional
+        The checkpoint file a local-rank certificate is bound to (``attngeo inspect`` writes such certificates):
+        its point is rebuilt from the file, and another file is rejected naming both hashes. Without it a bound
+        certificate cannot be verified (``CannotVerify``).
 
     Returns
     -------
@@ -201,7 +212,7 @@ def check_certificate(source: str | os.PathLike | dict) -> CheckResult:
         else:
             path = os.fspath(source)
             cert = read_certificate(path)
-        return CheckResult(path, _header(cert), verify(cert))
+        return CheckResult(path, _header(cert), verify(cert, weights))
     except (CertificateRejected, CertificateFormatError, CannotVerify) as exc:
         raise type(exc)(one_line(exc)) from None
     except (TypeError, ValueError, KeyError, IndexError, AttributeError, ZeroDivisionError, OverflowError) as exc:

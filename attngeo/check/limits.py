@@ -26,6 +26,10 @@ MAX_SIZE = 2047
 #: local-rank certificate): no int64 product to bound, but two n x n ranks; LLaMA-7B's 4096 takes about a
 #: minute of the whole check (docs/trust.md), 8192 several.
 MAX_WIDE_SIZE = 8192
+#: Entries the pairwise (C4) tests of Theorem C convert into FLINT matrices (pairs x 4 stacks x 2 max(a, b) rows x d):
+#: honest certificates need none when max(a, b) >= 2 (a full stack of K); 200 groups of a = b = 1 at d = 2047 would
+#: convert 6.5e8 (88 s measured): 5e7 is about 7 s.
+MAX_PAIR_ENTRIES = 50_000_000
 #: Parameters of an architecture (heads multiply them): refused before any array is sized.
 MAX_PARAMETERS = 100_000_000
 #: Entries of the dense field matrix a dimension certificate's upper witness makes the checker build

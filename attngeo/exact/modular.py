@@ -153,9 +153,10 @@ def reduce_floats(values: np.ndarray, p: int) -> np.ndarray:
     mantissa, exponent = np.frexp(a)  # a = mantissa 2^exponent, 1/2 <= |mantissa| < 1
     m = (mantissa * 2.0**53).astype(np.int64)  # exact: 53 significant bits
     e = exponent.astype(np.int64) - 53
-    powers, where = np.unique(e, return_inverse=True)
-    table = np.array([pow(2, int(k), p) for k in powers], dtype=np.int64)  # Python inverts 2 mod p when k < 0
-    return (np.mod(m, p) * table[where.reshape(e.shape)]) % p  # both factors below 2^31: exact in int64
+    low = int(e.min()) if e.size else 0  # exponents span at most 2,100 values: a table, not a sort of them all
+    table = np.array([pow(2, k, p) for k in range(low, int(e.max()) + 1 if e.size else 1)],
+                     dtype=np.int64)  # Python inverts 2 mod p when k < 0
+    return (np.mod(m, p) * table[e - low]) % p  # both factors below 2^31: exact in int64
 
 
 def matmul(a: np.ndarray, b: np.ndarray, p: int) -> np.ndarray:

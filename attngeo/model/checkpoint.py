@@ -1,116 +1,132 @@
-"""Trained attention layers in the layouts people save, read as exact points of attngeo's model.
+"""Trained attention layers as they compute, read from checkpoints as exact points of attngeo's model.
 
 One self-attention layer of a checkpoint becomes one layer of
-:class:`attngeo.model.architecture.Architecture` with ``h`` heads and value rank
-``b`` (``V_j = O_j U_j``), and its weights become the exact rationals they store
-(F64, F32, F16 and BF16 are dyadic rationals; nothing is rounded). Layouts:
+:class:`attngeo.model.architecture.Architecture`: ``h`` heads in ``g`` key-value groups,
+value rank ``b`` (``V_j = O_j U_g``), its biases (affine attention: ``b_Q``, ``b_K``,
+``b_V``, ``b_O``) and, by default, softmax with the checkpoint's own score scale ``s``
+(a :class:`attngeo.model.scale.ScoreScale`, exact: ``1/sqrt(768)`` is ``1/16/sqrt(3)``).
+The weights become the exact rationals they store (F64, F32, F16 and BF16 are dyadic
+rationals; nothing is rounded, nothing is rescaled: the point is the stored weights,
+and docs/math.md §8.1 shows why the scale changes no rank).
 
-``gpt2``
-    ``attn.c_attn.weight`` (``d x 3d``, a ``Conv1D``: ``[q | k | v] = x W``) and
-    ``attn.c_proj.weight`` (``d x d``, ``out = merged W``); biases ``c_attn.bias``,
-    ``c_proj.bias``. Head ``j`` owns columns ``j a .. (j+1) a - 1`` of each third,
-    so ``Q_j = W[:, q-cols]^T``, ``K_j = W[:, k-cols]^T``, ``U_j = W[:, v-cols]^T``,
-    and rows ``j b ..`` of ``c_proj``: ``O_j = W_proj[j-rows, :]^T``.
-``torch-mha``
-    ``torch.nn.MultiheadAttention``: ``in_proj_weight`` (``3d x d``, a ``Linear``:
-    ``[q; k; v] = W x``) or ``q_proj_weight``, ``k_proj_weight``, ``v_proj_weight``,
-    and ``out_proj.weight``; biases ``in_proj_bias``, ``out_proj.bias``, ``bias_k``,
-    ``bias_v``. ``Q_j`` = rows ``j a ..`` of ``W_q``, ``O_j`` = columns ``j b ..`` of ``W_out``.
-``qkv``
-    ``q_proj.weight``, ``k_proj.weight``, ``v_proj.weight`` and ``o_proj.weight``
-    (or ``out_proj.weight``), each a ``Linear`` (BART, OPT, Llama-style names);
-    biases ``*.bias``.
+Which tensors, and how heads split them, is the layout's (:mod:`attngeo.model.layouts`:
+BERT, DistilBERT, ViT, GPT-2, GPT-NeoX, LLaMA, ``qkv``, T5, torch MHA), detected from the
+tensor names by default. A ``config.json`` beside the weights gives the heads, the
+key-value heads, the head size and the scale where it has them; a contradiction with
+what the caller gave is refused.
 
-**Which is which.** attngeo's head is ``V_j X (M o (X^T K_j^T Q_j X))``: the score
-of key token ``s`` for query token ``i`` is ``x_s^T K_j^T Q_j x_i = k_s . q_i``, and
-each *column* ``i`` is normalized over ``s`` — exactly the checkpoints' ``q k^T``
-softmaxed over keys, with the causal mask ``s <= i`` for GPT-2.
+Every block of the point is one rectangle of one stored tensor
+(:class:`attngeo.model.layouts.Source`); with the file's SHA-256 and the tensors' names,
+dtypes and shapes that is the *binding* a local-rank certificate carries
+(:attr:`Checkpoint.binding`), so ``attngeo check --weights FILE`` rebuilds the point from
+the file itself. Formats the checker does not read (torch, ONNX, integer tensors) bind
+the hash only and embed the point.
 
-**The score scale.** Checkpoints divide scores by ``sqrt(a)`` (``a`` the head
-dimension); attngeo's model has no such factor, so it is absorbed into ``Q``:
-``Q_j = W_q,j / sqrt(a)``, and then the softmax scores are those of the
-checkpoint. When ``a`` is not a perfect square, ``sqrt(a)`` is irrational and the
-point would not be rational: for lightning attention ``Q`` is kept as stored,
-which changes nothing reported (``phi(cQ, K, V) = c phi(Q, K, V)``, so local
-rank, regularity, fibers' dimensions and orbits are the same at every ``c != 0``);
-for softmax the loader refuses unless ``score_scale="none"`` says to inspect the
-network with scores ``sqrt(a)`` times the checkpoint's.
-
-**Biases** are not in the model: a nonzero bias is refused, naming the tensor,
-unless ``drop_bias=True`` (the report then lists what was dropped); zero biases
-are accepted and listed. Token position encodings (GPT-2's ``wpe``, RoPE) act on
-the input, not on these weights, and are not part of an attention layer here.
+**Which is which.** attngeo's head is ``O_j U_g X (M o sigma(s (K_g X + b_K)^T (Q_j X + b_Q)))``:
+the score of key token ``r`` for query token ``i`` is ``k_r . q_i``, normalized over ``r``
+(column ``i``), exactly the checkpoints' ``q k^T`` softmaxed over the keys.
 """
 
 from __future__ import annotations
 
-import math
+import hashlib
+import json
 import os
 import zipfile
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
-from flint import fmpq
 
 from ..exceptions import InvalidInputError
 from .architecture import Architecture
+from .layouts import (AUTO_ORDER, EXTRA_TOKENS, LAYOUTS, Layout, belongs, geometry, layer_number, prefixes, roles,
+                      sources, suffix_match)
+from .scale import ONE, ScoreScale
 from .weights import MAX_BYTES, npz_array, read_safetensors, regular_file, safetensors_header
 
-#: layout -> alternative sets of weight tensors (suffixes under one prefix), and the bias tensors
-LAYOUTS = {
-    "gpt2": ((("c_attn.weight", "c_proj.weight"),), ("c_attn.bias", "c_proj.bias")),
-    "torch-mha": ((("in_proj_weight", "out_proj.weight"),
-                   ("q_proj_weight", "k_proj_weight", "v_proj_weight", "out_proj.weight")),
-                  ("in_proj_bias", "out_proj.bias", "bias_k", "bias_v")),
-    "qkv": ((("q_proj.weight", "k_proj.weight", "v_proj.weight", "o_proj.weight"),
-             ("q_proj.weight", "k_proj.weight", "v_proj.weight", "out_proj.weight")),
-            ("q_proj.bias", "k_proj.bias", "v_proj.bias", "o_proj.bias", "out_proj.bias")),
-}
-#: floating dtypes read exactly (integers are exact too when below 2^53)
+#: Formats whose tensors the checker reads itself (attngeo/check/checkpoint.py), and the dtypes it reads.
+CHECKER_FORMATS = ("safetensors", "npz")
+CHECKER_DTYPES = ("F64", "F32", "F16", "BF16")
+#: A config.json larger than this is not a model configuration.
+MAX_CONFIG_BYTES = 4 * 2**20
+#: Integers are exact as float64 below this many bits.
 _EXACT_FLOAT_BITS = 53
+#: Keys of a config.json that give the number of heads, across families.
+_HEADS_KEYS = ("num_attention_heads", "n_head", "n_heads", "num_heads")
 
 
-class _Tensors:
-    """Named tensors of a file or a dict, read on demand (a whole-model file is not read whole)."""
+def _dtype_name(arr: np.ndarray) -> str:
+    if arr.dtype.name == "bfloat16":
+        return "BF16"
+    kind = {"f": "F", "i": "I", "u": "U", "b": "BOOL"}.get(arr.dtype.kind, arr.dtype.kind)
+    return kind if kind == "BOOL" else f"{kind}{8 * arr.dtype.itemsize}"
+
+
+class Tensors:
+    """Named tensors of a checkpoint file (or a dict of arrays), read on demand: a whole-model file is not read
+    whole, only the tensors of the layers asked for.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> t = Tensors({"w": np.float32([[1, 2]])})
+    >>> t.names, t.shape("w"), t.dtype("w"), t.format
+    (['w'], (1, 2), 'F32', None)
+    """
 
     def __init__(self, source):
         self.where = "the arrays" if isinstance(source, dict) else os.fspath(source)
+        self.path = None if isinstance(source, dict) else self.where
+        self.format = None
         self._cache: dict = {}
         self._npz = None
-        self._safetensors = None
+        self._header = None
+        self._sha256 = None
         if isinstance(source, dict):
-            self._cache = {str(k): v for k, v in source.items()}
+            self._cache = {str(k): np.asarray(v) for k, v in source.items()}
             self.names = list(self._cache)
             return
-        size = regular_file(self.where, "weights file")
-        if size > MAX_BYTES:
-            raise InvalidInputError(f"{self.where} has {size} bytes, more than attngeo reads (at most {MAX_BYTES})")
+        self.size = regular_file(self.where, "weights file")
+        if self.size > MAX_BYTES:
+            raise InvalidInputError(f"{self.where} has {self.size} bytes, more than attngeo reads (at most {MAX_BYTES})")
         suffix = os.path.splitext(self.where)[1].lower()
         if suffix == ".safetensors":
-            header, _ = safetensors_header(self.where)
-            self._safetensors = header
-            self.names = list(header)
+            self.format = "safetensors"
+            self._header, _ = safetensors_header(self.where)
+            self.names = list(self._header)
         elif suffix == ".npz":
+            self.format = "npz"
             try:
                 self._npz = np.load(self.where, allow_pickle=False)
                 self.names = list(self._npz.files)
             except (ValueError, OSError, EOFError, zipfile.BadZipFile):
                 raise InvalidInputError(f"{self.where} is not a numpy .npz archive of arrays") from None
         elif suffix in (".pt", ".pth", ".bin"):
+            self.format = "torch"
             self._cache = _torch_state_dict(self.where)
             self.names = list(self._cache)
+        elif suffix == ".onnx":
+            self.format = "onnx"
+            self._cache = _onnx_initializers(self.where)
+            self.names = list(self._cache)
         else:
-            raise InvalidInputError(f"{self.where}: a checkpoint layer is read from .safetensors, .npz or a torch "
-                                    f"state_dict (.pt, .pth, .bin), not {suffix or 'a file without suffix'}")
+            raise InvalidInputError(f"{self.where}: a checkpoint layer is read from .safetensors, .npz, a torch "
+                                    f"state_dict (.pt, .pth, .bin) or .onnx, not {suffix or 'a file without suffix'}")
+
+    def shape(self, name: str) -> tuple:
+        if self._header is not None:
+            return tuple(self._header[name][1])
+        return tuple(np.shape(self._raw(name)))
 
     def dtype(self, name: str) -> str:
-        if self._safetensors is not None:
-            return self._safetensors[name][0]
-        return str(np.asarray(self.read(name)).dtype)
+        if self._header is not None:
+            return self._header[name][0]
+        return _dtype_name(np.asarray(self._raw(name)))
 
-    def read(self, name: str) -> np.ndarray:
+    def _raw(self, name: str) -> np.ndarray:
         if name not in self._cache:
-            if self._safetensors is not None:
+            if self._header is not None:
                 self._cache[name] = read_safetensors(self.where, {name})[name]
             else:
                 try:
@@ -118,6 +134,45 @@ class _Tensors:
                 except (ValueError, OSError, EOFError, zipfile.BadZipFile):
                     raise InvalidInputError(f"{self.where}: array {name!r} cannot be read (numbers only)") from None
         return self._cache[name]
+
+    def read(self, name: str) -> np.ndarray:
+        """The tensor as float64 holding exactly its stored values; NaN, infinities and inexact types refused."""
+        arr = np.asarray(self._raw(name))
+        full = f"tensor {name!r} of {self.where}"
+        if arr.dtype.name == "bfloat16":
+            arr = arr.astype(np.float32)  # BF16 is the top half of a float32: widening is exact
+        if arr.dtype.kind == "f":
+            if arr.dtype.itemsize > 8:
+                raise InvalidInputError(f"{full} is {arr.dtype}; attngeo reads float64, float32, float16 and bfloat16")
+            values = arr.astype(np.float64)
+        elif arr.dtype.kind in "iub":
+            if arr.size and np.abs(arr.astype(object)).max() >= 2**_EXACT_FLOAT_BITS:
+                raise InvalidInputError(f"{full} holds integers of more than {_EXACT_FLOAT_BITS} bits")
+            values = arr.astype(np.float64)
+        else:
+            raise InvalidInputError(f"{full} has dtype {arr.dtype}; a weight tensor holds numbers")
+        bad = np.argwhere(~np.isfinite(values))
+        if len(bad):
+            where = tuple(int(i) for i in bad[0])
+            raise InvalidInputError(f"{full} holds {float(values[where])!r} at {list(where)}; weights must be "
+                                    "finite numbers")
+        return values
+
+    def forget(self, names) -> None:
+        """Drop cached tensors (a whole model is inspected one layer at a time)."""
+        if self._header is not None or self._npz is not None:
+            for n in names:
+                self._cache.pop(n, None)
+
+    def sha256(self) -> str:
+        """The SHA-256 of the file, streamed (a multi-GB checkpoint is never held in memory)."""
+        if self._sha256 is None:
+            h = hashlib.sha256()
+            with open(self.where, "rb") as fh:
+                for chunk in iter(lambda: fh.read(1 << 22), b""):
+                    h.update(chunk)
+            self._sha256 = h.hexdigest()
+        return self._sha256
 
 
 def _torch_state_dict(path: str) -> dict:
@@ -141,136 +196,84 @@ def _torch_state_dict(path: str) -> dict:
     return out
 
 
-def _exact_array(tensors: _Tensors, name: str) -> np.ndarray:
-    """A tensor as float64 holding exactly its stored values; NaN, infinities and inexact types refused."""
-    arr = np.asarray(tensors.read(name))
-    full = f"tensor {name!r} of {tensors.where}"
-    if arr.dtype.kind == "f":
-        if arr.dtype.itemsize > 8:
-            raise InvalidInputError(f"{full} is {arr.dtype}; attngeo reads float64, float32, float16 and bfloat16")
-        values = arr.astype(np.float64)  # widening a float is exact
-    elif arr.dtype.kind in "iub":
-        if arr.size and np.abs(arr.astype(object)).max() >= 2**_EXACT_FLOAT_BITS:
-            raise InvalidInputError(f"{full} holds integers of more than {_EXACT_FLOAT_BITS} bits")
-        values = arr.astype(np.float64)
-    else:
-        raise InvalidInputError(f"{full} has dtype {arr.dtype}; a weight tensor holds numbers")
-    bad = np.argwhere(~np.isfinite(values))
-    if len(bad):
-        where = tuple(int(i) for i in bad[0])
-        raise InvalidInputError(f"{full} holds {float(values[where])!r} at {list(where)}; weights must be finite numbers")
-    return values
+def _onnx_initializers(path: str) -> dict:
+    """An ONNX model's initializers (its stored tensors) by name (needs the optional ``onnx`` package)."""
+    try:
+        import onnx
+        from onnx import numpy_helper
+    except ImportError:
+        raise InvalidInputError(f"{path}: reading ONNX needs the onnx package (pip install 'attngeo[onnx]'), or "
+                                "save the layer's tensors with safetensors") from None
+    try:
+        model = onnx.load(path)
+        return {init.name: numpy_helper.to_array(init) for init in model.graph.initializer}
+    except Exception as exc:  # protobuf and onnx raise many types for a file they cannot read
+        raise InvalidInputError(f"{path} is not an ONNX model onnx can read ({type(exc).__name__})") from None
 
 
-def _prefixes(names, suffixes) -> list[str]:
-    """Prefixes ``P`` (``""`` or ending in ``.``) under which every suffix names a tensor."""
-    found = None
-    for s in suffixes:
-        here = {n[: len(n) - len(s)] for n in names if n == s or n.endswith("." + s)}
-        found = here if found is None else found & here
-    return sorted(found or ())
+# -- config.json -------------------------------------------------------------------------------
 
 
-def _layer_of(prefix: str) -> int | None:
-    numbers = [int(part) for part in prefix.split(".") if part.isdigit()]
-    return numbers[-1] if numbers else None
+def read_config(source) -> tuple[dict, str | None]:
+    """``config.json`` beside a weights file, as a dict (empty when there is none) and its path.
+
+    Raises
+    ------
+    InvalidInputError
+        A config.json that is not a JSON object.
+
+    Examples
+    --------
+    >>> import json, os, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> with open(os.path.join(folder, "config.json"), "w") as fh:
+    ...     json.dump({"num_attention_heads": 12}, fh)
+    >>> read_config(os.path.join(folder, "model.safetensors"))[0]
+    {'num_attention_heads': 12}
+    >>> read_config({"w": 0})
+    ({}, None)
+    """
+    if isinstance(source, dict) or not isinstance(source, (str, os.PathLike)):
+        return {}, None
+    path = os.path.join(os.path.dirname(os.path.abspath(os.fspath(source))), "config.json")
+    if not os.path.isfile(path):
+        return {}, None
+    return _config_file(path), path
 
 
-def _choose(tensors: _Tensors, layout: str, layer: int | None, prefix: str | None) -> tuple[str, tuple]:
-    """The prefix and the set of weight tensors of the layer asked for (refusals name what is missing)."""
-    variants, _ = LAYOUTS[layout]
-    names = tensors.names
-    found = [(pre, v) for v in variants for pre in _prefixes(names, v)]
-    if not found:
-        others = [other for other, (vs, _) in LAYOUTS.items()
-                  if other != layout and any(_prefixes(names, v) for v in vs)]
-        hint = f"; it looks like --layout {others[0]}" if others else ""
-        partial = sorted({n for v in variants for s in v for n in names if n == s or n.endswith("." + s)})
-        if partial:
-            v = variants[0]
-            pre = next(n[: len(n) - len(s)] for s in v for n in partial if n == s or n.endswith("." + s))
-            missing = [pre + s for s in v if pre + s not in names]
-            raise InvalidInputError(f"{tensors.where}: no tensor {missing[0]!r} (layout {layout} needs "
-                                    f"{', '.join(v)} under one prefix){hint}")
-        raise InvalidInputError(f"{tensors.where} holds no layer of layout {layout} (expected tensors ending in "
-                                f"{' and '.join(variants[0])}){hint}")
-    if prefix is not None:
-        want = prefix if prefix == "" or prefix.endswith(".") else prefix + "."
-        found = [(pre, v) for pre, v in found if pre == want]
-        if not found:
-            raise InvalidInputError(f"{tensors.where}: no {layout} layer under prefix {want!r}; its layers are under "
-                                    f"{', '.join(repr(p) for p in _prefixes(names, variants[0])) or 'other names'}")
-    elif layer is not None:
-        found = [(pre, v) for pre, v in found if _layer_of(pre) == layer]
-        if not found:
-            have = sorted({_layer_of(pre) for v in variants for pre in _prefixes(names, v)} - {None})
-            raise InvalidInputError(f"{tensors.where}: no {layout} layer {layer}; it has layers {have}")
-    pres = sorted({pre for pre, _ in found})
-    if len(pres) > 1:
-        raise InvalidInputError(f"{tensors.where} holds {len(pres)} {layout} layers ({', '.join(map(repr, pres[:4]))}"
-                                f"{', ...' if len(pres) > 4 else ''}); pick one with --layer N or --prefix P")
-    return found[0]
+def _config_file(path: str) -> dict:
+    try:
+        if os.path.getsize(path) > MAX_CONFIG_BYTES:
+            raise InvalidInputError(f"{path} has more than {MAX_CONFIG_BYTES} bytes: not a model configuration")
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        raise InvalidInputError(f"{path} is not a readable JSON configuration; fix it or move it away") from None
+    if not isinstance(data, dict):
+        raise InvalidInputError(f"{path} is not a model configuration (a JSON object)")
+    return data
 
 
-def _matrix(tensors: _Tensors, name: str, shape: tuple, what: str) -> np.ndarray:
-    values = _exact_array(tensors, name)
-    if values.shape != shape:
-        raise InvalidInputError(f"tensor {name!r} of {tensors.where} has shape {list(values.shape)}, expected "
-                                f"{list(shape)} ({what})")
-    return values
+def _config_int(config: dict, keys, where: str) -> tuple[int | None, str | None]:
+    for key in keys:
+        if key in config and config[key] is not None:
+            value = config[key]
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise InvalidInputError(f"{where}: {key} = {value!r} is not a positive integer")
+            return value, key
+    return None, None
 
 
-def _projections(tensors: _Tensors, layout: str, pre: str, variant: tuple) -> tuple:
-    """``(W_q, W_k, W_v, W_out)`` in ``Linear`` orientation (rows = outputs), shapes checked."""
-    def shape_of(name):
-        return tuple(np.asarray(tensors.read(pre + name)).shape)
-
-    if layout == "gpt2":
-        first = shape_of("c_attn.weight")
-        if len(first) != 2 or first[1] != 3 * first[0]:
-            raise InvalidInputError(f"tensor {pre + 'c_attn.weight'!r} of {tensors.where} has shape {list(first)}; "
-                                    "GPT-2's c_attn is a Conv1D of shape [d, 3d] (q, k, v side by side)")
-        d = first[0]
-        W = _matrix(tensors, pre + "c_attn.weight", (d, 3 * d), "GPT-2's c_attn: [d, 3d]")
-        out = _matrix(tensors, pre + "c_proj.weight", (d, d), "GPT-2's c_proj: [d, d]")
-        return W[:, :d].T, W[:, d:2 * d].T, W[:, 2 * d:].T, out.T
-    if layout == "torch-mha":
-        if variant[0] == "in_proj_weight":
-            first = shape_of("in_proj_weight")
-            if len(first) != 2 or first[0] != 3 * first[1]:
-                raise InvalidInputError(f"tensor {pre + 'in_proj_weight'!r} of {tensors.where} has shape "
-                                        f"{list(first)}; torch's in_proj_weight is [3d, d] (q, k, v stacked)")
-            d = first[1]
-            W = _matrix(tensors, pre + "in_proj_weight", (3 * d, d), "in_proj_weight: [3d, d]")
-            Wq, Wk, Wv = W[:d], W[d:2 * d], W[2 * d:]
-        else:
-            d = shape_of("q_proj_weight")[-1]
-            Wq, Wk, Wv = (_matrix(tensors, pre + n, (d, d), "self-attention: kdim = vdim = embed_dim, [d, d]")
-                          for n in ("q_proj_weight", "k_proj_weight", "v_proj_weight"))
-        return Wq, Wk, Wv, _matrix(tensors, pre + "out_proj.weight", (d, d), "out_proj: [d, d]")
-    q = shape_of("q_proj.weight")
-    if len(q) != 2:
-        raise InvalidInputError(f"tensor {pre + 'q_proj.weight'!r} of {tensors.where} has shape {list(q)}; "
-                                "a Linear weight is [out, in]")
-    d = q[1]
-    Wq = _matrix(tensors, pre + "q_proj.weight", q, "[h a, d]")
-    Wk = _matrix(tensors, pre + "k_proj.weight", q, "the same shape as q_proj.weight: grouped keys are not in "
-                                                     "attngeo's model")
-    v = shape_of("v_proj.weight")
-    Wv = _matrix(tensors, pre + "v_proj.weight", (v[0] if v else 0, d), "[h b, d]")
-    o_name = variant[3]
-    o = shape_of(o_name)
-    Wo = _matrix(tensors, pre + o_name, (o[0] if o else 0, Wv.shape[0]), f"[d', h b] with h b = {Wv.shape[0]}")
-    return Wq, Wk, Wv, Wo
+# -- the layer ---------------------------------------------------------------------------------
 
 
 @dataclass
 class Checkpoint:
-    """One attention layer read from a checkpoint: its architecture, its exact point and what was done to it.
+    """One attention layer read from a checkpoint: its architecture, its exact point, its scale and its binding.
 
-    ``point`` is a flat float64 array (every entry the exact dyadic rational it
-    holds) or, when the score scale is not a power of two, a list of ``fmpq``;
-    :func:`attngeo.model.network.read_point` reads either exactly.
+    ``point`` is a flat float64 array in :meth:`Architecture.blocks` order, every entry the exact dyadic
+    rational it stores. ``defaults`` says what the caller did not choose (the normalization, the mask, the
+    scale, ...), ``notes`` what the family computes and attngeo does not model.
 
     Examples
     --------
@@ -280,96 +283,210 @@ class Checkpoint:
     >>> ck = load_checkpoint({"c_attn.weight": rng.standard_normal((4, 12)).astype(np.float32),
     ...                       "c_proj.weight": rng.standard_normal((4, 4)).astype(np.float32)}, "gpt2", heads=2)
     >>> str(ck.arch), ck.scale
-    ('widths 4,4, ranks 2, heads 2, value ranks 2, t=2, causal, lightning', 'scores / sqrt(2): not absorbed (irrational; lightning does not depend on it)')
+    ('widths 4,4, ranks 2, heads 2, value ranks 2, t=2, causal, softmax', ScoreScale('1/sqrt(2)'))
     """
 
     arch: Architecture
-    point: object
+    point: np.ndarray
     layout: str
     prefix: str
-    tensors: dict  # name -> dtype
-    scale: str
-    dropped_biases: list[str] = field(default_factory=list)
-    zero_biases: list[str] = field(default_factory=list)
+    layer: int | None
+    tensors: dict  # name -> (dtype, shape), the tensors the point is read from
+    sources: list  # one layouts.Source per block, in Architecture.blocks() order
+    scale: ScoreScale
+    where: str = "the arrays"
+    biases: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+    defaults: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    config: str | None = None
+    _file: Tensors | None = None
 
-    def head_slices(self) -> list[dict]:
-        """Per head, the rows/columns of the checkpoint's tensors it owns (the report shows them).
+    @property
+    def binding(self) -> dict | None:
+        """What a local-rank certificate records of the checkpoint (docs/certificates.md); None for arrays.
 
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from attngeo.model.checkpoint import load_checkpoint
-        >>> ck = load_checkpoint({"in_proj_weight": np.eye(12, 4), "out_proj.weight": np.eye(4)}, "torch-mha", heads=2)
-        >>> ck.head_slices()[1]
-        {'head': 2, 'Q': 'rows 2..3 of W_q', 'K': 'rows 2..3 of W_k', 'U': 'rows 2..3 of W_v', 'O': 'columns 2..3 of W_out'}
+        ``blocks`` (one :class:`~attngeo.model.layouts.Source` per block) only when the checker can read the
+        file (safetensors or npz of F64/F32/F16/BF16); otherwise the hash alone, and the point is embedded.
         """
-        a, b = self.arch.ranks[0], self.arch.value_ranks[0]
-        out = []
-        for j in range(self.arch.heads[0]):
-            qs, vs = f"{j * a}..{(j + 1) * a - 1}", f"{j * b}..{(j + 1) * b - 1}"
-            out.append({"head": j + 1, "Q": f"rows {qs} of W_q", "K": f"rows {qs} of W_k", "U": f"rows {vs} of W_v",
-                        "O": f"columns {vs} of W_out"})
+        f = self._file
+        if f is None or f.path is None:
+            return None
+        out = {"sha256": f.sha256(), "bytes": f.size, "format": f.format}
+        if f.format not in CHECKER_FORMATS or any(dt not in CHECKER_DTYPES for dt, _ in self.tensors.values()):
+            return out
+        out.update(layout=self.layout, prefix=self.prefix)
+        if self.layer is not None:
+            out["layer"] = self.layer
+        out["tensors"] = [{"name": n, "dtype": dt, "shape": list(s)} for n, (dt, s) in self.tensors.items()]
+        out["blocks"] = [s.to_json() for s in self.sources]
+        if self.dropped:
+            out["dropped"] = list(self.dropped)
         return out
 
     def summary(self) -> dict:
-        """What was read: layout, prefix, tensors and dtypes, the scale, the biases.
+        """What was read: file, layout, prefix, layer, tensors and dtypes, the scale, the biases, the defaults.
 
         Examples
         --------
         >>> import numpy as np
         >>> from attngeo.model.checkpoint import load_checkpoint
         >>> w = {"in_proj_weight": np.eye(12, 4), "out_proj.weight": np.eye(4), "in_proj_bias": np.zeros(12)}
-        >>> load_checkpoint(w, "torch-mha", heads=1).summary()["zero_biases"]
-        ['in_proj_bias']
+        >>> s = load_checkpoint(w, "torch-mha", heads=1).summary()
+        >>> s["biases"], s["score_scale"], s["defaults"][0]
+        (['in_proj_bias'], '1/2', 'softmax (the layer as it computes; --lightning for the lightning model)')
         """
-        return {"layout": self.layout, "prefix": self.prefix, "tensors": self.tensors, "score_scale": self.scale,
-                "dropped_biases": self.dropped_biases, "zero_biases": self.zero_biases}
+        return {"weights": self.where, "layout": self.layout, "prefix": self.prefix, "layer": self.layer,
+                "tensors": {n: dt for n, (dt, _) in self.tensors.items()}, "score_scale": str(self.scale),
+                "biases": self.biases, "dropped_biases": self.dropped, "defaults": self.defaults,
+                "not_modelled": self.notes, "config": self.config}
 
 
-def _biases(tensors: _Tensors, layout: str, pre: str, drop: bool) -> tuple[list[str], list[str]]:
-    dropped, zero = [], []
-    for s in LAYOUTS[layout][1]:
-        name = pre + s
-        if name not in tensors.names:
-            continue
-        values = _exact_array(tensors, name)
-        if not values.any():
-            zero.append(name)
-        elif drop:
-            dropped.append(name)
-        else:
-            raise InvalidInputError(f"tensor {name!r} of {tensors.where} is a nonzero bias; attngeo's attention has "
-                                    "no biases: pass --drop-bias (drop_bias=True) to inspect the layer without them")
-    return dropped, zero
+def _find(tensors: Tensors, layout: str, layer: int | None, prefix: str | None) -> list[tuple[Layout, str, tuple]]:
+    """Every ``(layout, prefix, variant)`` of the layer(s) asked for; refusals name what is missing."""
+    names = tensors.names
+    tried = AUTO_ORDER if layout == "auto" else (layout,)
+    found, taken = [], set()
+    for name in tried:
+        L = LAYOUTS[name]
+        for v in L.variants:
+            for pre in prefixes(names, v):
+                if belongs(L, pre) and pre not in taken:
+                    found.append((L, pre, v))
+                    taken.add(pre)
+    if not found:
+        if layout == "auto":
+            seen = ", ".join(repr(n) for n in sorted(names)[:4]) + (", ..." if len(names) > 4 else "")
+            raise InvalidInputError(f"{tensors.where}: no attention layer recognised among its {len(names)} tensors "
+                                    f"({seen or 'none'}); layouts tried: {', '.join(AUTO_ORDER)}; give --layout "
+                                    "or name the tensors as one of them does")
+        _missing(tensors, LAYOUTS[layout])
+    if prefix is not None:
+        want = prefix if prefix == "" or prefix.endswith(".") else prefix + "."
+        chosen = [f for f in found if f[1] == want]
+        if not chosen:
+            raise InvalidInputError(f"{tensors.where}: no {_what(layout)} layer under prefix {want!r}; its layers are "
+                                    f"under {', '.join(repr(f[1]) for f in found[:6])}")
+        return chosen
+    if layer is not None:
+        chosen = [f for f in found if layer_number(f[1]) == layer]
+        if not chosen:
+            have = sorted({layer_number(f[1]) for f in found} - {None})
+            raise InvalidInputError(f"{tensors.where}: no {_what(layout)} layer {layer}; it has layers {have}")
+        return chosen
+    return found
 
 
-def load_checkpoint(source, layout: str, heads: int, *, layer: int | None = None, prefix: str | None = None,
-                    drop_bias: bool = False, normalization: str = "lightning", tokens: int = 2,
-                    causal: bool | None = None, score_scale: str = "auto") -> Checkpoint:
-    """Read one self-attention layer of a checkpoint as an exact point of attngeo's model (module docstring).
+def _what(layout: str) -> str:
+    return "attention" if layout == "auto" else layout
+
+
+def _missing(tensors: Tensors, L: Layout) -> None:
+    names = tensors.names
+    others = [o for o in AUTO_ORDER if o != L.name and any(
+        belongs(LAYOUTS[o], p) for v in LAYOUTS[o].variants for p in prefixes(names, v))]
+    hint = f"; it looks like --layout {others[0]}" if others else ""
+    partial = sorted({n for v in L.variants for s in v for n in names if suffix_match(n, s)})
+    if partial:
+        v = L.variants[0]
+        pre = next(n[: len(n) - len(s)] for s in v for n in partial if suffix_match(n, s))
+        missing = [pre + s for s in v if pre + s not in names]
+        if missing:
+            raise InvalidInputError(f"{tensors.where}: no tensor {missing[0]!r} (layout {L.name} needs "
+                                    f"{', '.join(v)} under one prefix){hint}")
+    raise InvalidInputError(f"{tensors.where} holds no layer of layout {L.name} (expected tensors ending in "
+                            f"{' and '.join(L.variants[0])}){hint}")
+
+
+def layers(source, layout: str = "auto") -> list[tuple[str, str]]:
+    """Every attention layer of a checkpoint: ``(layout, prefix)`` in the order of their layer numbers.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> w = {f"h.{i}.attn.{n}": np.zeros(s) for i in (1, 0) for n, s in (("c_attn.weight", (4, 12)),
+    ...                                                                   ("c_proj.weight", (4, 4)))}
+    >>> layers(w)
+    [('gpt2', 'h.0.attn.'), ('gpt2', 'h.1.attn.')]
+    """
+    tensors = source if isinstance(source, Tensors) else Tensors(source)
+    _check_layout(layout)
+    found = _find(tensors, layout, None, None)
+    order = sorted(found, key=lambda f: (layer_number(f[1]) is None, layer_number(f[1]) or 0, f[1]))
+    return [(L.name, pre) for L, pre, _ in order]
+
+
+def _check_layout(layout: str) -> None:
+    if layout != "auto" and layout not in LAYOUTS:
+        raise InvalidInputError(f"layout = {layout!r} is unknown; use auto or one of {', '.join(LAYOUTS)}")
+
+
+def _heads(given: int | None, config: dict, config_path: str | None, layout: Layout, where: str) -> int:
+    value, key = _config_int(config, layout.heads_keys + _HEADS_KEYS, config_path or where)
+    if given is not None:
+        if isinstance(given, bool) or not isinstance(given, int) or given < 1:
+            raise InvalidInputError(f"heads = {given!r}: give the number of heads h >= 1 the layer was trained with")
+        if value is not None and value != given:
+            raise InvalidInputError(f"--heads {given} contradicts {config_path} ({key} = {value}); drop --heads or "
+                                    "fix the configuration")
+        return given
+    if value is None:
+        raise InvalidInputError(f"{where}: the number of heads is not in the tensors' shapes; give --heads N (or "
+                                "put the model's config.json beside the weights)")
+    return value
+
+
+def _scale(L: Layout, a: int, config: dict, layer: int | None, given) -> tuple[ScoreScale, str]:
+    """The score scale and where it comes from (said in the report)."""
+    if given is not None:
+        return (given if isinstance(given, ScoreScale) else ScoreScale.parse(given)), "given"
+    if L.scale == "one":
+        return ONE, f"{L.name} multiplies scores by 1 (no 1/sqrt(a))"
+    if config.get("scale_attn_weights") is False:  # GPT-2's switch
+        return ONE, "config.json: scale_attn_weights = false"
+    value, _ = _config_int(config, ("query_pre_attn_scalar",), "config.json")
+    scale = ScoreScale.inverse_sqrt(value if value is not None else a)
+    origin = f"1/sqrt({value if value is not None else a})" + (
+        " (config.json: query_pre_attn_scalar)" if value is not None else f", the head size of {L.name}")
+    if config.get("scale_attn_by_inverse_layer_idx") is True and layer is not None:
+        scale = ScoreScale(scale.ratio * Fraction(1, layer + 1), scale.radicand)
+        origin += f", divided by layer + 1 = {layer + 1} (config.json: scale_attn_by_inverse_layer_idx)"
+    return scale, origin
+
+
+def load_checkpoint(source, layout: str = "auto", heads: int | None = None, *, layer: int | None = None,
+                    prefix: str | None = None, drop_bias: bool = False, normalization: str | None = None,
+                    tokens: int | None = None, causal: bool | None = None, residual: bool = False,
+                    score_scale=None, config="auto") -> Checkpoint:
+    """Read one self-attention layer of a checkpoint as the exact point of the layer it computes (module docstring).
 
     Parameters
     ----------
-    source : str, path-like or dict
-        A ``.safetensors`` or ``.npz`` file, a torch state_dict (``.pt``, ``.pth``, ``.bin``; needs torch), or a
-        dict of arrays.
-    layout : {"gpt2", "torch-mha", "qkv"}
-    heads : int
-        ``h``; the projections must split into ``h`` heads.
+    source : str, path-like, dict or Tensors
+        A ``.safetensors`` or ``.npz`` file, a torch state_dict (``.pt``, ``.pth``, ``.bin``; needs torch), an
+        ``.onnx`` model (its initializers; needs onnx), or a dict of arrays.
+    layout : str
+        ``"auto"`` (from the tensor names) or one of :data:`attngeo.model.layouts.LAYOUTS`.
+    heads : int, optional
+        ``h``; default from ``config.json`` (refused when the two disagree).
     layer : int, optional
-        Picks the layer whose prefix contains this number (``h.3.attn.`` is layer 3) from a whole-model file.
+        The layer whose prefix ends in this number (``h.3.attn.`` is layer 3) in a whole-model file.
     prefix : str, optional
-        Picks the layer by the exact prefix of its tensor names instead.
+        The layer by the exact prefix of its tensor names instead.
     drop_bias : bool
-        Drop nonzero biases (otherwise refused, naming the tensor).
-    normalization : str
-        ``"lightning"`` or ``"softmax"`` (the model attngeo analyses).
-    tokens : int
-        ``t`` of the architecture (local rank and dimension of lightning layers do not depend on ``t >= 2``).
+        Inspect the layer without its biases (the report lists what was dropped).
+    normalization : str, optional
+        ``"softmax"`` (the default: the layer as it computes) or ``"lightning"``.
+    tokens : int, optional
+        ``t`` of the architecture (default 2).
     causal : bool, optional
-        Default: True for GPT-2 (its attention is masked), False otherwise.
-    score_scale : {"auto", "none"}
-        ``auto`` absorbs ``1/sqrt(a)`` into ``Q`` when exact (module docstring); ``none`` keeps ``Q`` as stored.
+        Default: the family's (GPT-2, GPT-NeoX, LLaMA, T5's decoder, a BERT configured as decoder).
+    residual : bool
+        The layer maps ``X`` to ``X + Y`` (the family's LayerNorm is not modelled).
+    score_scale : ScoreScale or str, optional
+        Default: the family's (``1/sqrt(a)``; 1 for T5; config.json's switches).
+    config : "auto", dict, path or None
+        ``config.json`` beside the weights (``"auto"``), a given one, or none.
 
     Returns
     -------
@@ -378,73 +495,119 @@ def load_checkpoint(source, layout: str, heads: int, *, layer: int | None = None
     Raises
     ------
     InvalidInputError
-        One line naming the file and the tensor: wrong layout, a missing tensor, a shape that does not split
-        into ``heads`` heads, NaN or infinities, a nonzero bias, several layers and none chosen.
+        One line naming the file and the tensor: no layer recognised, a missing tensor, a shape that does not
+        split into ``heads`` heads, a config contradicting ``heads``, NaN or infinities, several layers and none
+        chosen.
 
     Examples
     --------
-    A GPT-2 layer of width 8 with two heads of size 4 (``sqrt(4) = 2`` is absorbed into ``Q`` exactly):
+    A GPT-2 layer of width 8 with two heads of size 4, biases kept (the layer as it computes):
 
     >>> import numpy as np
     >>> from attngeo.model.checkpoint import load_checkpoint
     >>> rng = np.random.default_rng(1)
     >>> w = {"h.0.attn.c_attn.weight": rng.standard_normal((8, 24)), "h.0.attn.c_proj.weight": np.eye(8),
     ...      "h.0.attn.c_attn.bias": np.zeros(24)}
-    >>> ck = load_checkpoint(w, "gpt2", heads=2)
-    >>> ck.arch.parameter_count, ck.scale, ck.prefix
-    (256, 'scores / sqrt(4) absorbed into Q (Q = W_q / 2)', 'h.0.attn.')
-    >>> bool(ck.point[0] == w["h.0.attn.c_attn.weight"][0, 0] / 2)   # Q_1[0, 0] = W[0, 0] / 2
+    >>> ck = load_checkpoint(w, heads=2)
+    >>> ck.layout, ck.prefix, ck.arch.biases, ck.scale, ck.arch.parameter_count
+    ('gpt2', 'h.0.attn.', True, ScoreScale('1/2'), 288)
+    >>> bool(ck.point[0] == w["h.0.attn.c_attn.weight"][0, 0])   # Q_1[0, 0] = W[0, 0], as stored
     True
-    >>> load_checkpoint(w, "gpt2", heads=3)
+    >>> load_checkpoint(w, heads=3)
     Traceback (most recent call last):
     ...
     attngeo.exceptions.InvalidInputError: tensor 'h.0.attn.c_attn.weight' of the arrays projects to 8 query features, which do not split into 3 heads
-    >>> load_checkpoint(w, "torch-mha", heads=2)
+    >>> load_checkpoint({"foo.weight": np.eye(2)}, heads=1)   # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    attngeo.exceptions.InvalidInputError: the arrays holds no layer of layout torch-mha (expected tensors ending in in_proj_weight and out_proj.weight); it looks like --layout gpt2
+    attngeo.exceptions.InvalidInputError: the arrays: no attention layer recognised among its 1 tensors ('foo.weight'); layouts tried: bert, ...
     """
-    if layout not in LAYOUTS:
-        raise InvalidInputError(f"layout = {layout!r} is unknown; use one of {', '.join(LAYOUTS)}")
-    if isinstance(heads, bool) or not isinstance(heads, int) or heads < 1:
-        raise InvalidInputError(f"heads = {heads!r}: give the number of heads h >= 1 the layer was trained with")
-    if score_scale not in ("auto", "none"):
-        raise InvalidInputError(f"score_scale = {score_scale!r}: use 'auto' (absorb 1/sqrt(a) into Q) or 'none'")
-    tensors = _Tensors(source)
-    pre, variant = _choose(tensors, layout, layer, prefix)
-    Wq, Wk, Wv, Wo = _projections(tensors, layout, pre, variant)
-    value_name = variant[0] if len(variant) == 2 else variant[2]  # packed q, k, v: one tensor holds them all
-    for what, W, name in (("query", Wq, variant[0]), ("value", Wv, value_name)):
-        if W.shape[0] % heads:
-            raise InvalidInputError(f"tensor {pre + name!r} of {tensors.where} projects to {W.shape[0]} {what} "
-                                    f"features, which do not split into {heads} heads")
-    d, dd = Wq.shape[1], Wo.shape[0]
-    a, b = Wq.shape[0] // heads, Wv.shape[0] // heads
-    if a == 0 or b == 0 or d == 0:
-        raise InvalidInputError(f"{tensors.where}: the {layout} layer under {pre!r} has an empty projection")
-    dropped, zero = _biases(tensors, layout, pre, drop_bias)
-    root = math.isqrt(a)
-    values = np.concatenate([m.ravel() for j in range(heads) for m in (
-        Wq[j * a:(j + 1) * a], Wk[j * a:(j + 1) * a], Wv[j * b:(j + 1) * b], Wo[:, j * b:(j + 1) * b])])
-    point: object = values
-    if root * root == a and score_scale == "auto":
-        scale = f"scores / sqrt({a}) absorbed into Q (Q = W_q / {root})"
-        per_head = 2 * a * d + b * (d + dd)
-        in_q = (np.arange(values.size) % per_head) < a * d
-        scaled = np.where(in_q, values / root, values)
-        if root & (root - 1) == 0 and np.array_equal(np.where(in_q, scaled * root, scaled), values):
-            point = scaled  # a power of two: exact, unless a subnormal lost bits (checked)
-        else:
-            point = [fmpq(*float(v).as_integer_ratio()) / (root if q else 1) for v, q in zip(values, in_q)]
-    elif score_scale == "none":
-        scale = f"scores / sqrt({a}) not absorbed (score_scale = none): Q = W_q as stored"
-    elif normalization == "lightning":
-        scale = f"scores / sqrt({a}): not absorbed (irrational; lightning does not depend on it)"
+    _check_layout(layout)
+    chosen_norm, normalization = normalization is not None, normalization or "softmax"
+    chosen_t, tokens = tokens is not None, 2 if tokens is None else tokens
+    if normalization not in ("softmax", "lightning"):
+        raise InvalidInputError(f"normalization = {normalization!r}: use 'softmax' (as checkpoints compute) or "
+                                "'lightning'")
+    tensors = source if isinstance(source, Tensors) else Tensors(source)
+    if isinstance(config, dict):
+        cfg, cfg_path = config, "the given configuration"
+    elif config == "auto":
+        cfg, cfg_path = read_config(tensors.path) if tensors.path else ({}, None)
+    elif config is None:
+        cfg, cfg_path = {}, None
     else:
-        raise InvalidInputError(f"{tensors.where}: the checkpoint's scores are divided by sqrt({a}), which is "
-                                f"irrational, so its softmax point is not rational; inspect it with lightning, or "
-                                "pass --score-scale none to inspect scores sqrt(a) times the checkpoint's")
-    arch = Architecture((d, dd), (a,), tokens, normalization, heads, b, False,
-                        layout == "gpt2" if causal is None else causal)
-    names = [pre + s for s in variant]
-    return Checkpoint(arch, point, layout, pre, {n: tensors.dtype(n) for n in names}, scale, dropped, zero)
+        cfg, cfg_path = _config_file(os.fspath(config)), os.fspath(config)
+    found = _find(tensors, layout, layer, prefix)
+    prefixes_found = sorted({f[1] for f in found})
+    if len(prefixes_found) > 1:
+        shown = ", ".join(map(repr, prefixes_found[:4])) + (", ..." if len(prefixes_found) > 4 else "")
+        pick = "--prefix P" if layer is not None else "--layer N, --prefix P, or all with --layer all"
+        raise InvalidInputError(f"{tensors.where} holds {len(prefixes_found)} attention layers"
+                                f"{f' numbered {layer}' if layer is not None else ''} ({shown}); pick one with {pick}")
+    L, pre, variant = found[0]
+    number = layer_number(pre)
+    defaults = [] if layout != "auto" else [f"layout {L.name} ({L.families}), recognised from the tensor names"]
+    names = roles(L, variant, pre, lambda n: n in tensors.names)
+    h = _heads(heads, cfg, cfg_path, L, tensors.where)
+    if heads is None:
+        defaults.append(f"{h} heads (from {cfg_path})")
+    kv, _ = _config_int(cfg, ("num_key_value_heads",), cfg_path or "config")
+    head_dim, _ = _config_int(cfg, ("head_dim", "d_kv"), cfg_path or "config")
+    shapes = {names[r]: tensors.shape(names[r]) for r in ("q", "k", "v", "o", "qkv") if r in names}
+    geo = geometry(L, names, shapes, h, kv, head_dim, tensors.where)
+    bias_names = [names[r] for r in ("bq", "bk", "bv", "bqkv", "bo") if r in names]
+    _check_biases(tensors, names, geo)
+    extra = [pre + s for s in EXTRA_TOKENS if pre + s in tensors.names] if L.name == "torch-mha" else []
+    for name in extra:
+        if tensors.read(name).any() and not drop_bias:
+            raise InvalidInputError(f"tensor {name!r} of {tensors.where} adds a key/value token (torch's add_bias_kv), "
+                                    "which attngeo's attention does not have: pass --drop-bias to inspect without it")
+    dropped = bias_names + [n for n in extra if tensors.read(n).any()] if drop_bias else []
+    kept = [] if drop_bias else bias_names
+    if drop_bias:
+        names = {r: n for r, n in names.items() if not r.startswith("b")}
+    is_causal = causal
+    if causal is None:
+        is_causal = L.causal or (L.name == "t5" and "decoder." in pre) or cfg.get("is_decoder") is True
+        mask = "causal mask" if is_causal else "no mask"
+        defaults.append(f"{mask} (the default of {L.name}" + (", a decoder" if is_causal and not L.causal else "")
+                        + f"; --{'no-' if is_causal else ''}causal to change it)")
+    scale, origin = _scale(L, geo.a, cfg, number, score_scale)
+    if score_scale is None:
+        defaults.append(f"score scale {scale} ({origin})")
+    if not chosen_norm:
+        defaults.insert(0, "softmax (the layer as it computes; --lightning for the lightning model)")
+    arch = Architecture((geo.d, geo.dd), (geo.a,), tokens, normalization, geo.h, geo.b, residual, is_causal,
+                        geo.g, bool(kept))
+    if not chosen_t:
+        defaults.append("t = 2 tokens (--tokens to change it)")
+    notes = list(L.notes)
+    if cfg.get("position_embedding_type") not in (None, "absolute"):
+        notes.append(f"position_embedding_type = {cfg['position_embedding_type']!r} (relative scores): not modelled")
+    if residual:
+        notes.append("the LayerNorm " + ("after X + Y" if L.norm == "post" else "on the layer's input (pre-LN)")
+                     + f" of {L.name}: not modelled")
+    per_role = sources(L, names, geo)
+    blocks = []
+    for b in arch.blocks():
+        index = 0 if b.name == "bO" else (b.group or b.head) - 1
+        blocks.append(per_role[b.name][index])
+    used = list(dict.fromkeys(s.tensor for s in blocks if s.tensor is not None))
+    arrays = {n: tensors.read(n) for n in used}
+    point = np.concatenate([s.read(arrays[s.tensor]).ravel() if s.tensor is not None else np.zeros(b.size)
+                            for b, s in zip(arch.blocks(), blocks)]) if blocks else np.zeros(0)
+    tensors.forget(used)
+    return Checkpoint(arch, point, L.name, pre, number, {n: (tensors.dtype(n), tensors.shape(n)) for n in used},
+                      blocks, scale, tensors.where, kept, dropped, defaults, notes, cfg_path, tensors)
+
+
+def _check_biases(tensors: Tensors, names: dict, geo) -> None:
+    """Each bias is a vector of its projection's length."""
+    h, g, a, b = geo.h, geo.g, geo.a, geo.b
+    want = {"bq": h * a, "bk": g * a, "bv": g * b, "bqkv": 2 * h * a + h * b, "bo": geo.dd}
+    for role, n in want.items():
+        if role in names:
+            shape = tensors.shape(names[role])
+            if tuple(shape) != (n,):
+                raise InvalidInputError(f"tensor {names[role]!r} of {tensors.where} has shape {list(shape)}; a bias "
+                                        f"of this layer has {n} entries")

@@ -12,6 +12,7 @@ import argparse
 import functools
 import json
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -23,6 +24,7 @@ from pathlib import Path
 
 from .. import __version__, progress
 from ..model.architecture import Architecture
+from ..model.layouts import LAYOUTS
 from ..geometry.certificate import check_writable, make_folder, write_text
 from ..check import check_file, check_folder, one_line
 from ..check.limits import DEFAULT_MEMORY_MB, DEFAULT_SECONDS
@@ -65,6 +67,37 @@ class _Parser(argparse.ArgumentParser):
 # the shared argument types (ui/arguments.py), under the names the subcommands use
 _seed, _seconds, _megabytes = arguments.seed, arguments.seconds, arguments.megabytes
 _positive = arguments.whole(1)
+
+
+def _layer(text: str):
+    """``--layer``: a layer number, or ``all``."""
+    return "all" if text.strip() == "all" else arguments.whole(0)(text)
+
+
+def _score_scale(text: str) -> str:
+    """``--score-scale``: auto, none, or a positive exact value (refused now, not after the checkpoint is read).
+
+    Examples
+    --------
+    >>> _score_scale("1/sqrt(96)"), _score_scale("none")
+    ('1/sqrt(96)', 'none')
+    >>> _score_scale("-1")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be auto, none or a positive exact number such as 1, 1/8 or 1/sqrt(96) (at most 12 digits each), got '-1'
+    """
+    from ..model.scale import ScoreScale
+
+    if text in ("auto", "none"):
+        return text
+    if re.fullmatch(r"[0-9]{1,12}(/[0-9]{1,12})?(/sqrt\([0-9]{1,12}\))?", text.strip()):
+        try:
+            ScoreScale.parse(text)
+            return text
+        except InvalidInputError:
+            pass
+    raise argparse.ArgumentTypeError("must be auto, none or a positive exact number such as 1, 1/8 or 1/sqrt(96) "
+                                     f"(at most 12 digits each), got {text!r}")
 
 
 def _int_list(flag: str):
@@ -472,6 +505,14 @@ def _verdict(result) -> dict:
 
 def _cmd_check(args) -> int:
     target = Path(args.path)
+    if args.weights is not None:
+        try:
+            regular = stat.S_ISREG(os.stat(args.weights).st_mode)
+        except OSError as exc:
+            raise CertificateFormatError(f"--weights: {_refused(exc, Path(args.weights))}") from None
+        if not regular:
+            raise CertificateFormatError(f"--weights {_shown(args.weights)} is not a regular file; give the "
+                                         "checkpoint the certificate was made from")
     try:
         is_folder = stat.S_ISDIR(os.stat(target).st_mode)  # follows links: a loop or a too-long name refuses here
     except FileNotFoundError:
@@ -479,12 +520,13 @@ def _cmd_check(args) -> int:
     except OSError as exc:
         raise CertificateFormatError(_refused(exc, target)) from None
     if is_folder:
-        results = check_folder(target, seconds=args.timeout, memory_mb=args.max_memory)
+        results = check_folder(target, seconds=args.timeout, memory_mb=args.max_memory, weights=args.weights)
         if not results:
             raise CertificateFormatError(f"{target} holds no .json certificates; give a certificate or a folder")
     else:
         try:
-            results = [(str(target), check_file(target, seconds=args.timeout, memory_mb=args.max_memory))]
+            results = [(str(target), check_file(target, seconds=args.timeout, memory_mb=args.max_memory,
+                                                weights=args.weights))]
         except AttngeoError as exc:
             results = [(str(target), exc)]
     files = [{"path": str(path), **_verdict(res)} for path, res in results]
@@ -556,8 +598,7 @@ def _proofs_folder(given: str | None) -> Path:
 
 
 def _progress(k: int, n: int, width: int = 20) -> str:
-    filled = round(width * k / n) if n else width
-    return "[" + "#" * filled + "." * (width - filled) + f"] {k}/{n}"
+    return progress.bar(k, n, width)
 
 
 def _outcome_json(o) -> dict:
@@ -781,39 +822,58 @@ def build_parser() -> argparse.ArgumentParser:
     _add_memory(p)
     p.set_defaults(run=_cmd_implicit)
 
-    p = sub.add_parser("inspect", help="one trained attention layer from a checkpoint: head ranks, dim M, the "
-                                       "certified local rank, regularity, the orbit and one head's fiber")
+    p = sub.add_parser("inspect", help="trained attention layers from a checkpoint, as they compute: head ranks, "
+                                       "dim M, the certified local rank, regularity, the orbit and one head's fiber")
     p.add_argument("--weights", required=True, metavar="FILE",
-                   help="the checkpoint: .safetensors (F64/F32/F16/BF16), .npz, or a torch state_dict (needs torch)")
-    p.add_argument("--layout", required=True, choices=["gpt2", "torch-mha", "qkv"],
-                   help="gpt2: attn.c_attn/c_proj (Conv1D); torch-mha: in_proj_weight, out_proj; "
-                        "qkv: q_proj/k_proj/v_proj/o_proj")
-    p.add_argument("--heads", required=True, type=_positive, help="the number of heads the layer was trained with")
+                   help="the checkpoint: .safetensors (F64/F32/F16/BF16), .npz, a torch state_dict (needs torch) or "
+                        ".onnx (needs onnx); a config.json beside it gives heads, key-value heads and the scale")
+    p.add_argument("--layout", default="auto", choices=["auto", *LAYOUTS],
+                   help="auto (default): from the tensor names. bert: encoder.layer.N.attention.self.query...; "
+                        "distilbert: q_lin...; vit: attention.attention.query...; gpt2: attn.c_attn/c_proj; "
+                        "gpt-neox: query_key_value; llama: q_proj...o_proj (grouped-query attention); qkv: q_proj... "
+                        "out_proj; t5: SelfAttention.q...; torch-mha: in_proj_weight, out_proj")
+    p.add_argument("--heads", type=_positive, default=None,
+                   help="the number of heads the layer was trained with (default: from config.json; a contradiction "
+                        "is refused)")
     where = p.add_mutually_exclusive_group()
-    where.add_argument("--layer", type=arguments.whole(0), metavar="N", help="the layer whose tensor names contain N (whole-model files)")
+    where.add_argument("--layer", type=_layer, metavar="N|all",
+                       help="the layer whose tensor names contain N (whole-model files), or all: every layer, one "
+                            "table row and one certificate each (--certificate is then a folder)")
     where.add_argument("--prefix", metavar="P", help="the layer whose tensor names start with P, e.g. h.3.attn.")
-    p.add_argument("--drop-bias", action="store_true", help="drop nonzero biases (refused otherwise; said in the report)")
-    p.add_argument("--softmax", action="store_true", help="analyse the softmax layer (default: lightning)")
-    p.add_argument("--tokens", type=_positive, default=2, help="tokens t of the architecture (default 2)")
+    p.add_argument("--drop-bias", action="store_true",
+                   help="inspect the layer without its biases (default: kept, as the layer computes; said in the "
+                        "report)")
+    norm = p.add_mutually_exclusive_group()
+    norm.add_argument("--softmax", action="store_true", help="the softmax layer as it computes (the default)")
+    norm.add_argument("--lightning", action="store_true", help="the lightning model (scores not normalized)")
+    p.add_argument("--tokens", type=_positive, default=None, help="tokens t of the architecture (default 2)")
     p.add_argument("--causal", action=argparse.BooleanOptionalAction, default=None,
-                   help="the causal mask (default: on for gpt2, off otherwise)")
-    p.add_argument("--score-scale", choices=["auto", "none"], default="auto",
-                   help="auto: absorb the checkpoint's 1/sqrt(a) into Q when exact; none: Q as stored")
+                   help="the causal mask (default: the family's: on for gpt2, gpt-neox, llama, T5's decoder)")
+    p.add_argument("--residual", action="store_true",
+                   help="the layer maps X to X + Y (as dim --residual); the family's LayerNorm is not modelled")
+    p.add_argument("--score-scale", type=_score_scale, default="auto", metavar="S",
+                   help="the scores' factor, exactly: auto (default: the family's 1/sqrt(a), T5's 1, config.json's), "
+                        "none (1), or a value such as 1/8 or 1/sqrt(96)")
     p.add_argument("--head", type=_positive, default=1, help="the head whose fiber is reported (default 1)")
     p.add_argument("--embed-dimension", action="store_true",
                    help="also certify dim M as attngeo dim does and embed it (by default only when the point itself "
                         "does not decide dim M)")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--json", action="store_true", help="print one JSON object (with --layer all: a list)")
     p.add_argument("--latex", action="store_true", help="print the report in LaTeX")
-    p.add_argument("--certificate", metavar="FILE", help="write the local-rank certificate to FILE")
+    p.add_argument("--certificate", metavar="FILE",
+                   help="write the local-rank certificate to FILE (with --layer all: a folder, one file per layer); "
+                        "it binds the checkpoint: attngeo check FILE --weights WEIGHTS")
     p.add_argument("--seed", type=_seed, default=0, help="seed for the prime and the inputs (default 0)")
     p.add_argument("--max-memory", type=_megabytes, default=_default_memory(), metavar="MiB",
                    help="refuse when the estimated peak memory is above this (default: 3/4 of this machine's memory)")
-    p.add_argument("--progress", action="store_true", help="print the phases to stderr")
+    p.add_argument("--progress", action="store_true", help="print the phases to stderr (a bar with --layer all)")
     p.set_defaults(run=_cmd_inspect)
 
     p = sub.add_parser("check", help="re-verify a certificate file or every certificate in a folder")
     p.add_argument("path", help="certificate .json or a folder of them")
+    p.add_argument("--weights", metavar="FILE",
+                   help="the checkpoint a local-rank certificate of attngeo inspect is bound to: its point is read "
+                        "from it, and another file is rejected")
     p.add_argument("--json", action="store_true", help="print one JSON object: every file's status and the counts")
     p.add_argument("--timeout", type=_seconds, default=DEFAULT_SECONDS, metavar="SECONDS",
                    help=f"time budget of each file's check (default {DEFAULT_SECONDS:g}); a slower file is unusable")

@@ -132,6 +132,9 @@ def check_upper(cert: dict, uw: dict, arch) -> int:
     p = prime(uw["prime"], "upper_witness.prime")
     if kind == "criterion point":  # Theorem C's count at the selector point (large layers)
         _applies(arch)
+        lw = cert.get("lower_witness")
+        if isinstance(lw, dict) and lw.get("structured") == "criterion point" and lw.get("prime") != uw["prime"]:
+            reject("the two criterion-point witnesses must use one prime (the conditions are verified once)")
         every = tuple(range(1, len(criterion.groups_of(arch)) + 1))
         if uw.get("rank") == arch.parameters - criterion.bound(arch, list(every)) \
                 and not (arch.biases and arch.normalization == "lightning"):
@@ -141,9 +144,7 @@ def check_upper(cert: dict, uw: dict, arch) -> int:
             explicit = criterion.kernel(arch, _block(arch, selector(arch), p), p)
     else:  # the rank of the explicit directions at the recorded point (small layers)
         point = int_array(uw["point"], (arch.parameters,), "upper_witness.point") % p
-        rows = sum(a * a + (b * b if b else 0) + 4 * (arch.head_count(1) + arch.widths[1])
-                   for a, b in [(arch.ranks[0], arch.value_ranks[0] if arch.value_ranks else 0)])
-        refuse_above(rows * arch.parameters * len(criterion.groups_of(arch)), MAX_FIELD_ENTRIES,
+        refuse_above(criterion.field_count(arch) * arch.parameters, MAX_FIELD_ENTRIES,
                      "listing the explicit kernel's directions")
         F = criterion.fields(arch, point, p)
         explicit = rank(F, p)

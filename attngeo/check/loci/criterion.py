@@ -13,14 +13,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..limits import MAX_PAIR_ENTRIES, refuse_above
 from ..linalg import rank
 from ..values import reject
 
 
 
 
-def hypotheses(arch) -> str | None:
-    """The first hypothesis of Theorem C the architecture fails, or None.
+def hypotheses(arch, groups: int | None = None) -> str | None:
+    """The first hypothesis of Theorem C the architecture (or its sub-layer of ``groups`` groups) fails, or None.
 
     Examples
     --------
@@ -30,11 +31,15 @@ def hypotheses(arch) -> str | None:
     """
     if len(arch.ranks) != 1:
         return "one layer"
+    if arch.normalization not in ("softmax", "lightning"):
+        return "softmax (Lemma R uses exp) or lightning"
     if arch.tokens < 2:
         return "t >= 2"
     if arch.value_ranks is None:
         return "factored values (value ranks)"
     (d, dd), a, h, b = arch.widths, arch.ranks[0], arch.head_count(1), arch.value_ranks[0]
+    if groups is not None:
+        h = groups * arch.group_size(1)  # a sub-layer of whole groups (docs/math.md §8.4)
     if h * a > d or h * b > dd:
         return "h a <= d and h b <= d'"
     return None
@@ -73,13 +78,14 @@ def verify(arch, block, p: int, chosen: list[int], max_pairs: int) -> None:
     ...
     attngeo.exceptions.CertificateRejected: (C2): the stacked Q_j of the chosen groups do not have full row rank mod p
     """
-    why = hypotheses(arch)
+    why = hypotheses(arch, len(chosen))
     if why is not None:
         reject(f"Theorem C needs {why}")
     a, b = arch.ranks[0], arch.value_ranks[0]
     groups = groups_of(arch)
     heads = [j for g in chosen for j in groups[g - 1]]
     lead = {g: groups[g - 1][0] for g in chosen}
+    pairs = len(chosen) * (len(chosen) - 1) // 2
     for g in chosen:
         K, U = block(lead[g], "K"), block(lead[g], "U")
         if rank(K, p) != a or rank(U, p) != b:
@@ -94,7 +100,9 @@ def verify(arch, block, p: int, chosen: list[int], max_pairs: int) -> None:
         return
     if max(a, b) >= 2 and rank(np.concatenate([block(lead[g], "K") for g in chosen]), p) == len(chosen) * a:
         return  # a full stack of K separates every pair's row K: (C4)
-    if len(chosen) * (len(chosen) - 1) // 2 > max_pairs:
+    # each pair's (C4) tests convert up to four stacks of 2 max(a, b) rows of d entries into FLINT matrices
+    refuse_above(pairs * 4 * 2 * max(a, b) * arch.widths[0], MAX_PAIR_ENTRIES, "the pairwise (C4) tests")
+    if pairs > max_pairs:
         reject(f"{len(chosen)} groups need more than {max_pairs} pairwise tests of (C4)")
     for x, g1 in enumerate(chosen):
         for g2 in chosen[x + 1:]:
@@ -148,19 +156,22 @@ def kernel(arch, block, p: int) -> int:
     for heads in groups_of(arch):
         lead = heads[0]
         Qs = [np.concatenate([block(j, "Q"), block(j, "bQ")], axis=1) if arch.biases else block(j, "Q") for j in heads]
-        r_k = rank(block(lead, "K"), p)
+        # lightning moves the key and value biases with K and U: its stabilizer sees [K | b_K], [U | b_V]
+        tilde = arch.biases and arch.normalization == "lightning"
+        r_k = rank(np.concatenate([block(lead, "K"), block(lead, "bK")], axis=1) if tilde else block(lead, "K"), p)
         total += a * a - (a - r_k) * (a - rank(np.concatenate(Qs, axis=1), p))
         r_u = None
         if b is not None:
-            r_u = rank(block(lead, "U"), p)
+            r_u = rank(np.concatenate([block(lead, "U"), block(lead, "bV")], axis=1) if tilde else block(lead, "U"), p)
             total += b * b - (b - rank(np.concatenate([block(j, "O") for j in heads], axis=0), p)) * (b - r_u)
         if arch.biases and arch.normalization != "lightning":
             total += a + (b if b is not None else arch.widths[1])
         elif arch.normalization == "lightning" and b is not None and r_k == a and r_u == b \
                 and rank(np.concatenate(Qs, axis=0), p) == a * len(heads):
             total += len(heads) ** 2  # the group's mixing acts freely: K, U full, its queries independent
-        elif arch.normalization == "lightning" and b is None and (block(lead, "V") % p).any():
-            total += 1  # unfactored V != 0: the scaling (Q~, -V), which GL_a never moves V by
+        elif arch.normalization == "lightning" and b is None and (
+                (np.concatenate([block(lead, "V"), block(lead, "bV")], axis=1) if tilde else block(lead, "V")) % p).any():
+            total += 1  # unfactored V~ != 0: the scaling (Q~, -V~), which GL_a never moves V~ by
     return total
 
 
@@ -176,6 +187,28 @@ def decides(arch, chosen: list[int]) -> bool:
     """
     return hypotheses(arch) is None and len(chosen) == len(groups_of(arch)) \
         and not (arch.biases and arch.normalization == "lightning")
+
+
+def field_count(arch) -> int:
+    """The number of rows :func:`fields` lists, counted before any is (its price is rows x parameters).
+
+    Examples
+    --------
+    >>> from attngeo.check.arch import Arch
+    >>> field_count(Arch((1, 1), (1,), 2, "lightning", (2047,), (1,), kv_heads=(1,)))   # 1 + 1 + 2047^2
+    4190211
+    """
+    a = arch.ranks[0]
+    b = arch.value_ranks[0] if arch.value_ranks is not None else None
+    total = 0
+    for heads in groups_of(arch):
+        n = len(heads)
+        total += a * a + (b * b if b is not None else 0)
+        if arch.normalization == "lightning":
+            total += n * n if b is not None else n
+        elif arch.biases:
+            total += a + (b if b is not None else n * arch.widths[1])
+    return total
 
 
 def fields(arch, point: np.ndarray, p: int) -> np.ndarray:
@@ -247,8 +280,8 @@ def fields(arch, point: np.ndarray, p: int) -> np.ndarray:
                     row = np.zeros(P, dtype=np.int64)
                     if b is not None:  # mixing E_ij: O_j moves by -O_i, Q~_i by Q~_j
                         add(row, j, "O", None, -mat(i, "O"))
-                    else:  # unfactored: the scaling (Q~, -V)
-                        add(row, i, "V", None, -mat(i, "V"))
+                    else:  # unfactored: the scaling (Q~, -V~), the value bias with V
+                        add(row, i, "V", "bV", -wide(i, "V", "bV"))
                     add(row, i, "Q", "bQ", wide(j, "Q", "bQ"))
                     out.append(row % p)
         elif arch.biases:

@@ -28,6 +28,7 @@ import numpy as np
 from flint import arb, ctx, fmpq_mat
 
 from ...exceptions import CertificateFormatError
+from .. import checkpoint
 from ..arch import architecture
 from ..dimension.ball import check_ball_lower
 from ..dimension.dense import _check_minor, _jacobian_rows
@@ -45,6 +46,9 @@ SCHEMA = {
     **HEADER, "architecture": ARCHITECTURE, "point": CHECKED, "prime": CHECKED, "heads": CHECKED,
     "parameters": CHECKED, "lower": CHECKED, "upper": CHECKED,
     "scale": CHECKED,
+    # the checkpoint the point was read from: verified against the file given with --weights (check/checkpoint.py)
+    "checkpoint": {"sha256": CHECKED, "bytes": CHECKED, "format": CHECKED, "layout": CHECKED, "prefix": CHECKED,
+                   "layer": CHECKED, "tensors": CHECKED, "blocks": CHECKED, "dropped": CHECKED},
     "lower_witness": {"heads": CHECKED, "criterion": {"groups": CHECKED},
                       "ball": {"normalization": CHECKED, "point": CHECKED, "inputs": CHECKED, "functionals": CHECKED,
                                "precision": CHECKED, "rank": CHECKED, "rows": CHECKED, "columns": CHECKED,
@@ -56,13 +60,48 @@ SCHEMA = {
     "dimension_certificate": Embedded("dimension"),
     "seconds": NUMBER,
 }
+#: Local-rank certificates may be checked against the checkpoint they bind (attngeo check --weights FILE).
+BINDS_CHECKPOINT = True
 
 
 class _Layer:
-    """The point as exact rationals (kept as strings until a matrix is needed) and its residues mod ``p``."""
+    """The point as exact rationals and its residues mod ``p``: from the certificate (strings, each distinct one
+    read once), or from the checkpoint file it is bound to (``weights``: check/checkpoint.py)."""
 
-    def __init__(self, cert: dict, arch, p: int):
+    def __init__(self, cert: dict, arch, p: int, weights=None):
         self.arch, self.p = arch, p
+        self.floats, self.values = None, None
+        binding = cert.get("checkpoint")
+        self.provenance = ""
+        if binding is not None and not checkpoint.hash_only(binding):
+            if "point" in cert:
+                reject("a certificate bound to its checkpoint's tensors holds no point (it is read from the file)")
+            self.floats, facts = checkpoint.read_point(binding, arch, weights)
+            self.residues = checkpoint.residues(self.floats, p)
+            layer = f", layer {facts['layer']}" if facts["layer"] is not None else ""
+            self.provenance = (f"; the point is read from {facts['tensors']} tensors of the checkpoint with SHA-256 "
+                               f"{facts['sha256']}{layer}")
+        else:
+            self._embedded(cert, arch, p)
+            if binding is not None and weights is not None:
+                digest, _ = checkpoint.verify_hash(binding, weights)
+                self.provenance = (f"; the embedded point is said to come from the checkpoint with SHA-256 {digest} "
+                                   "(the file matches; the checker does not read its format, so the point itself is "
+                                   "not compared with it)")
+            elif binding is not None:
+                self.provenance = "; its checkpoint's SHA-256 is not checked (give --weights FILE)"
+            elif weights is not None:
+                raise CertificateFormatError("this certificate embeds its point and binds no checkpoint: check it "
+                                             "without --weights")
+        n = arch.group_size(1)
+        self.blocks = {}
+        for _, j, name, rows, cols, off in arch.blocks():
+            shared = name in ("K", "U", "V", "bK", "bV") and n > 1  # a group's blocks, held by its first head
+            for k in (range(j, j + n) if shared else (j,)):
+                self.blocks[(k, name)] = (rows, cols, off)
+        self._exact: dict = {}
+
+    def _embedded(self, cert: dict, arch, p: int) -> None:
         self.values = seq(field(cert, "point"), "point", arch.parameters)
         seen: dict = {}  # a trained layer repeats values: each distinct string is read once
         residues = []
@@ -75,13 +114,12 @@ class _Layer:
                 r = seen[text] = int(x.p) % p * pow(int(x.q), -1, p) % p
             residues.append(r)
         self.residues = np.array(residues, dtype=np.int64)
-        n = arch.group_size(1)
-        self.blocks = {}
-        for _, j, name, rows, cols, off in arch.blocks():
-            shared = name in ("K", "U", "V", "bK", "bV") and n > 1  # a group's blocks, held by its first head
-            for k in (range(j, j + n) if shared else (j,)):
-                self.blocks[(k, name)] = (rows, cols, off)
-        self._exact: dict = {}
+
+    def rationals(self, start: int = 0, stop: int | None = None) -> list:
+        """The point's entries ``start..stop-1`` as exact rationals."""
+        if self.floats is not None:
+            return [checkpoint.exact(v) for v in self.floats[start:stop].tolist()]
+        return [rational(v, "point") for v in self.values[start:stop]]
 
     def mod_p(self, j: int, name: str) -> np.ndarray:
         rows, cols, off = self.blocks[(j, name)]
@@ -90,18 +128,23 @@ class _Layer:
     def exact(self, j: int, name: str) -> fmpq_mat:
         if (j, name) not in self._exact:
             rows, cols, off = self.blocks[(j, name)]
-            self._exact[(j, name)] = fmpq_mat(rows, cols, [rational(v, "point") for v in self.values[off: off + rows * cols]])
+            self._exact[(j, name)] = fmpq_mat(rows, cols, self.rationals(off, off + rows * cols))
         return self._exact[(j, name)]
 
 
 
 
-def _exact_rank(build, rows: int, cols: int, what: str) -> int:
-    """The rank over Q of the matrix ``build()`` makes, refused (before it is built) above the entry limit."""
+def _bounded(build, rows: int, cols: int, what: str) -> fmpq_mat:
+    """The exact matrix ``build()`` makes, refused (before it is built) above the entry limit."""
     if rows * cols > MAX_EXACT_RANK_ENTRIES:
-        raise CertificateFormatError(f"{what} is rank-deficient mod p and has {rows * cols} entries: its rank over Q "
-                                     f"is above the checker's limit of {MAX_EXACT_RANK_ENTRIES} entries")
-    return build().rank()
+        raise CertificateFormatError(f"{what} needs its {rows} x {cols} matrix over Q ({rows * cols} entries), above "
+                                     f"the checker's limit of {MAX_EXACT_RANK_ENTRIES} entries")
+    return build()
+
+
+def _exact_rank(build, rows: int, cols: int, what: str) -> int:
+    """The rank over Q of ``build()`` (a matrix rank-deficient mod p), within the entry limit."""
+    return _bounded(build, rows, cols, f"{what} is rank-deficient mod p: its rank").rank()
 
 
 def _rank(layer: _Layer, j: int, name: str) -> int:
@@ -147,10 +190,33 @@ def _heads(layer: _Layer) -> list[dict]:
                                    h["rank_U"], arch.value_ranks[0], (arch.widths[1], d), f"V_{j}")
         parallel = False
         if h["rank_A"] == 1 and h["rank_V"] == 1:
-            A = layer.exact(j, "K").transpose() * layer.exact(j, "Q")
-            parallel = fmpq_mat([_first_nonzero_row(value()), _first_nonzero_row(A.transpose())]).rank() == 1
+            parallel = fmpq_mat([_value_row(layer, j, h, value), _score_column(layer, j, h)]).rank() == 1
         out.append((h, parallel))
     return out
+
+
+def _value_row(layer: _Layer, j: int, h: dict, value) -> list:
+    """The row space of a rank-1 ``V_j``, as one exact row: a nonzero row of ``U`` when ``rank U = 1``, ``o U`` for a
+    nonzero row ``o`` of ``O`` when ``rank O = 1`` (``b d`` products), else a row of the whole product (priced)."""
+    if "rank_U" in h and h["rank_U"] == 1:
+        return _first_nonzero_row(layer.exact(j, "U"))
+    if "rank_O" in h and h["rank_O"] == 1:
+        return _first_nonzero_row(fmpq_mat([_first_nonzero_row(layer.exact(j, "O"))]) * layer.exact(j, "U"))
+    rows, cols = layer.arch.widths[1], layer.arch.widths[0]
+    return _first_nonzero_row(_bounded(value, rows, cols, f"the rank-1 parallel test of V_{j} (factors of higher rank)"))
+
+
+def _score_column(layer: _Layer, j: int, h: dict) -> list:
+    """The column space of a rank-1 ``A_j = K^T Q``, as one exact column: a nonzero row of ``K`` when ``rank K = 1``,
+    ``K^T q`` for a nonzero column ``q`` of ``Q`` when ``rank Q = 1`` (``a d`` products), else a column of ``A``."""
+    if h["rank_K"] == 1:
+        return _first_nonzero_row(layer.exact(j, "K"))
+    if h["rank_Q"] == 1:  # Q = q r^T: A = (K^T q) r^T, and q is any nonzero column of Q
+        return _first_nonzero_row(fmpq_mat([_first_nonzero_row(layer.exact(j, "Q").transpose())]) * layer.exact(j, "K"))
+    d = layer.arch.widths[0]
+    return _first_nonzero_row(_bounded(lambda: layer.exact(j, "K").transpose() * layer.exact(j, "Q"), d, d,
+                                       f"the rank-1 parallel test of A_{j} (factors of higher rank)").transpose())
+
 
 
 def _image(arch, h: dict, parallel: bool) -> int:
@@ -274,8 +340,7 @@ def _check_ball_witness(layer: _Layer, bw, scale=None) -> int:
         raise CertificateFormatError(f"a ball witness for {arch.parameters} parameters is above the checker's limit "
                                      f"of {MAX_LOCAL_JACOBIAN_PARAMETERS}")
     point = seq(field(bw, "point", "lower_witness.ball."), "lower_witness.ball.point", arch.parameters)
-    if [rational(x, "lower_witness.ball.point") for x in point] != \
-            [rational(x, "point") for x in layer.values]:
+    if [rational(x, "lower_witness.ball.point") for x in point] != layer.rationals():
         reject("lower_witness.ball.point must be the certificate's point")
     rank = integer(field(bw, "rank", "lower_witness.ball."), "lower_witness.ball.rank", 0, arch.parameters)
     return check_ball_lower({"lower": rank, "lower_witness": bw}, arch, scale)
@@ -363,16 +428,20 @@ def _fiber(arch, h: dict, parallel: bool) -> dict:
     return {"case": case, "lines": 2 if case == "rank1-swap" else 1, "dimension": None if w is None else 1 + qk(h["rank_A"]) + w}
 
 
-def check(cert: dict) -> str:
+def check(cert: dict, weights=None) -> str:
     """The claim of a local-rank certificate: bounds on the rank of ``d phi`` at the point, and the verdict.
 
     Called by the kernel after the schema check and the embedded dimension certificate; use
-    :func:`attngeo.check_certificate` on a certificate.
+    :func:`attngeo.check_certificate` on a certificate. ``weights``: the checkpoint file a bound certificate's
+    point is read from (``attngeo check --weights FILE``; :mod:`attngeo.check.checkpoint`).
 
     Raises
     ------
     CertificateRejected
-        A head rank, bound, witness, orbit dimension, fiber or verdict that the point does not give.
+        A head rank, bound, witness, orbit dimension, fiber or verdict that the point does not give; a file
+        other than the one the certificate binds.
+    CannotVerify
+        A certificate bound to a checkpoint, checked without the file.
 
     Examples
     --------
@@ -400,7 +469,7 @@ def check(cert: dict) -> str:
     p = prime(field(cert, "prime"), "prime")
     if p == 2:
         reject("prime must be odd (the point's denominators are powers of two)")
-    layer = _Layer(cert, arch, p)
+    layer = _Layer(cert, arch, p, weights)
     heads = _heads(layer)
     recorded = seq(field(cert, "heads"), "heads", len(heads))
     for (h, _), given in zip(heads, recorded):
@@ -473,4 +542,4 @@ def check(cert: dict) -> str:
         status = f"{lr} < {below} at this point of {where} (not regular)"
     else:
         status = f"{lr} at this point of {where} (regularity undecided)"
-    return f"{status}; orbit dimension {orbit}"
+    return f"{status}; orbit dimension {orbit}{layer.provenance}"

@@ -30,8 +30,9 @@ from ...model.architecture import Architecture
 __all__ = ["applies", "separated_groups", "lower_bound", "kernel_dimension", "group_heads"]
 
 
-def applies(arch: Architecture) -> str | None:
-    """Why Theorem C cannot apply to ``arch`` at any point, or None.
+def applies(arch: Architecture, whole: bool = True) -> str | None:
+    """Why Theorem C cannot apply to ``arch`` at any point, or None; ``whole=False``: to a sub-layer of whole groups
+    (docs/math.md §8.4), for which ``h a <= d`` and ``h b <= d'`` count the sub-layer's heads only.
 
     Examples
     --------
@@ -42,11 +43,15 @@ def applies(arch: Architecture) -> str | None:
     """
     if arch.depth != 1:
         return f"one layer (the network has {arch.depth})"
+    if arch.normalization not in ("softmax", "lightning"):
+        return f"softmax or lightning (Lemma R uses exp; {arch.normalization} is neither)"
     if arch.tokens < 2:
         return "t >= 2 (one token sees only the symmetric part of A)"
     if arch.value_ranks is None:
         return "factored values V_j = O_j U_j (value ranks)"
     (d, dd), a, h, b = arch.widths, arch.ranks[0], arch.heads[0], arch.value_ranks[0]
+    if not whole:
+        return None
     if h * a > d:
         return f"h a = {h * a} > d = {d} (hypothesis of docs/math.md §8.3)"
     if h * b > dd:
@@ -230,25 +235,27 @@ def kernel_dimension(arch: Architecture, block, p: int) -> int:
         queries = [np.concatenate([block(i, "Q"), block(i, "bQ")], axis=1) if arch.biases else block(i, "Q")
                    for i in heads]
         r_q = rank_mod_p(np.concatenate(queries, axis=1), p)
-        total += a * a - (a - rank_mod_p(block(j, "K"), p)) * (a - r_q)
+        # lightning moves the key and value biases with K and U: its stabilizer sees [K | b_K] and [U | b_V]
+        with_bias = arch.biases and arch.normalization == "lightning"
+        value = "U" if b is not None else "V"
+        K, U = ((np.concatenate([block(j, n), block(j, bias)], axis=1) if with_bias else block(j, n))
+                for n, bias in (("K", "bK"), (value, "bV")))
+        r_k = rank_mod_p(K, p)
+        total += a * a - (a - r_k) * (a - r_q)
         if b is not None:
             r_o = rank_mod_p(np.concatenate([block(i, "O") for i in heads], axis=0), p)
-            total += b * b - (b - r_o) * (b - rank_mod_p(block(j, "U"), p))
+            r_u = rank_mod_p(U, p)
+            total += b * b - (b - r_o) * (b - r_u)
         if translations:  # b_K, and b_V against b_O (b_V lives in d' when V is unfactored)
             total += a + (b if b is not None else arch.widths[1])
-        elif arch.normalization == "lightning" and b is not None and _full_ranks(block, j, a, b, p) \
+        elif arch.normalization == "lightning" and b is not None and r_k == a and r_u == b \
                 and rank_mod_p(np.concatenate(queries, axis=0), p) == a * len(heads):
             # K, U of full rank and the group's queries independent: the mixing gl_n (scalings when n = 1)
             # acts freely beside GL_a x GL_b (a stabilizer (C, D, E) has C = 0, D = 0, then E = 0)
             total += len(heads) ** 2
-        elif arch.normalization == "lightning" and b is None and block(j, "V").any():
-            total += 1  # V unfactored: the scaling (Q~, -V) moves V != 0, which GL_a never does
+        elif arch.normalization == "lightning" and b is None and U.any():
+            total += 1  # V unfactored: the scaling (Q~, -V~) moves V~ != 0, which GL_a never does
     return total
-
-
-def _full_ranks(block, j: int, a: int, b: int, p: int) -> bool:
-    """``K`` of rank ``a`` and ``U`` of rank ``b`` for head ``j``'s group."""
-    return rank_mod_p(block(j, "K"), p) == a and rank_mod_p(block(j, "U"), p) == b
 
 
 def explicit_fields(arch: Architecture, point: np.ndarray, p: int) -> np.ndarray:
@@ -328,11 +335,11 @@ def explicit_fields(arch: Architecture, point: np.ndarray, p: int) -> np.ndarray
                     put(row, (j, "O"), None, (-get((i, "O"))) % p)  # d O_j = -O_i E_ij
                     put(row, (i, "Q"), (i, "bQ"), tilde((j, "Q"), (j, "bQ")))  # d Q~_i = E_ij Q~_j
                     rows.append(row)
-        elif not softmax:  # unfactored values: each head's scaling
+        elif not softmax:  # unfactored values: each head's scaling, the value bias moving with V
             for j in heads:
                 row = np.zeros(P, dtype=np.int64)
                 put(row, (j, "Q"), (j, "bQ"), tilde((j, "Q"), (j, "bQ")))
-                put(row, (j, value), None, (-get((j, value))) % p)
+                put(row, (j, value), (j, "bV"), (-tilde((j, value), (j, "bV"))) % p)
                 rows.append(row)
         if softmax and arch.biases:
             for r in range(a):  # b_K: a per-query constant of the scores
