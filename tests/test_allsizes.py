@@ -297,12 +297,16 @@ def test_prove_command_writes_a_certificate_check_accepts(tmp_path, capsys):
 
 
 def test_prove_prints_the_scope_that_was_proved_not_all_sizes(capsys):
-    """The deep theorem is proved for l <= 3 and a <= 3 only (its pieces fix l and a): the scope says so, beside
-    the hypotheses the checker verified."""
+    """The scope is the one proved, in words, beside the hypotheses the checker verified: every depth for the
+    deep theorem now (docs/math.md §7.7), l <= 3 and a <= 3 only for its superseded pattern certificate."""
+    from attngeo.theorems.allsizes import SUPERSEDED, scope
+
     assert main(["prove", "deep-dimension"]) == 0
     rows = dict(line.split(None, 1) for line in capsys.readouterr().out.splitlines())
-    assert rows["scope"].startswith("l <= 3 and a <= 3 only; every d, with a <= d") and "all sizes" not in rows["scope"]
-    assert "l <= 3" in rows["checked"] and "a <= 3" in rows["checked"]  # the checker's own claim bounds them too
+    assert rows["scope"].startswith("every l, d, a, with a <= d (") and "<= 3" not in rows["scope"]
+    assert rows["hypotheses"] == "l >= 1, a >= 1, a <= d, t >= 2" and "for all l >= 1, a >= 1, a <= d" in rows["checked"]
+    old = SUPERSEDED["deep-dimension"]
+    assert scope(old.parameters, old.hypotheses) == "l <= 3 and a <= 3 only; every d, with a <= d"
     assert main(["prove", "multihead-layer-dimension", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["scope"] == "every d, h, a, b, with h*a <= d, h*b <= d"
 
@@ -320,15 +324,17 @@ def test_piece_at_refuses_sizes_outside_the_hypotheses(single):
         piece_at(single, {"d": 0, "dd": 1, "a": 1})
 
 
-# -- deep networks: fixed depth and rank, every width ------------------------------------------------
+# -- deep networks, the superseded pattern certificate: fixed depth and rank, every width ----------------
+# (the induction on depth that replaced it for every l and a: tests/test_depthinduction.py)
 
 
 @pytest.fixture(scope="module")
 def deep():
-    return prove("deep-dimension")
+    return prove("deep-dimension", superseded=True)
 
 
 def test_deep_statement_is_proved_for_the_stated_depths_and_ranks(deep):
+    """An earlier certificate still verifies, with its own narrower claim."""
     claim = check_certificate(deep).claim
     assert "2*l*a*d - l*a^2 + d^2 - l" in claim and "l <= 3" in claim and "a <= 3" in claim
 
@@ -420,7 +426,7 @@ def test_the_report_separates_theorems_from_instances(tmp_path):
     with contextlib.redirect_stdout(out):  # a range that is a list of sizes: instances certified
         print_summary([Claim("deep", "dim formula")], [Entry("deep", {"l": l, "d": d, "a": 1, "t": 2}, "certified")
                                                        for l, d in ((1, 2), (3, 5))])
-    claim = "for all sizes: dim M = f; l layers, for all l >= 1, l <= 3 (12 pieces)"
+    claim = "for all sizes: dim M = f; l layers, for all l >= 1, a >= 1, a <= d (3 pieces)"
     proved = Outcome(get("deep-dimension"), 0, 1.0, out.getvalue(), proved=claim)
     failed = Outcome(get("single-layer-dimension"), 0, 1.0, "", proof_failure="the checker refused it")
     assert (proved.label, proved.verdict, failed.label) == ("proved", "instances", "failed")
@@ -428,15 +434,15 @@ def test_the_report_separates_theorems_from_instances(tmp_path):
     theorems, instances = text.split("## Instances (claims on ranges of sizes)")
     assert "## Theorems (all sizes, with hypotheses)" in theorems and "1 theorem proved for all sizes" in theorems
     row = next(ln for ln in theorems.splitlines() if "`deep-dimension`" in ln)
-    assert r"$\dim \mathcal M = 2 l a d - l a^{2} + d^{2} - l$" in row and r"$l \leq 3$" in row
-    assert r"$a \leq 3$" in row and r"$t \geq 2$" in row and f"**{OUTCOMES['proved']}**" in row
+    assert r"$\dim \mathcal M = 2 l a d - l a^{2} + d^{2} - l$" in row and r"$l \geq 1$" in row and "3" not in row
+    assert r"$a \leq d$" in row and r"$t \geq 2$" in row and f"**{OUTCOMES['proved']}**" in row
     assert "**FAILED**: the checker refused it" in theorems and proved.ok and not failed.ok
     table = instances.split("\n## ")[0]
     assert f"**{OUTCOMES['instances']}**" in table and OUTCOMES["proved"] not in table  # the range is a range
     tex = latex([proved], tmp_path, 2.0)
     head, rest = tex.split(r"\section{Theorems proved for all sizes}")
     section, ranges = rest.split(r"\section{Instances: claims on ranges of sizes}")
-    assert rf"\textbf{{{OUTCOMES['proved']}}}" in section and r"$l \leq 3$" in section
+    assert rf"\textbf{{{OUTCOMES['proved']}}}" in section and r"$l \geq 1$" in section and r"l \leq" not in section
     assert r"\textbf{instances certified}" in ranges.split(r"\section")[0] and OUTCOMES["proved"] not in \
         ranges.split(r"\begin{figure}")[0]
     alone = latex([Outcome(get("deep-fibers"), 0, 1.0, "")], tmp_path, 2.0)  # no theorem run: no such section

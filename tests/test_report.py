@@ -279,5 +279,5 @@ def test_the_pdf_puts_theorems_with_their_hypotheses_before_the_instances(tmp_pa
     _assert_typeset(text)
     theorems = text.split("Theorems proved for all sizes")[1]
     section, instances = theorems.split("Instances: claims on ranges of sizes")
-    assert "l ≤ 3" in section and "a ≤ 3" in section and "a ≤ d" in section and "proved for all sizes" in section
+    assert "l ≥ 1" in section and "a ≤ d" in section and "≤ 3" not in section and "proved for all sizes" in section
     assert "instances certified" not in section and "instances certified" in instances

@@ -9,6 +9,13 @@ tree, the points and the blocks, and the checker
 (:mod:`attngeo.check.dimension.allsizes`) re-derives every block, count and
 identity itself.
 
+``deep-dimension`` is proved for every depth by an induction on depth instead
+(docs/math.md §7.7, ``argument: depth-induction``): its three leaves carry one
+layer's witnesses (:mod:`attngeo.geometry.dimension.layerwitness`). The earlier
+certificate of it, pattern points at each depth ``l <= 3`` and rank ``a <= 3``,
+is :data:`SUPERSEDED` (``prove(name, superseded=True)``), and the checker still
+reads it with that scope.
+
 Examples
 --------
 >>> from attngeo.check import check_certificate
@@ -17,6 +24,9 @@ Examples
 ('all sizes', 8)
 >>> check_certificate(cert).claim.startswith("for all sizes: dim M = 2*d*a + d*dd - a^2 - 1 if a <= d")
 True
+>>> deep = prove("deep-dimension")
+>>> deep["argument"], deep["hypotheses"], [p["lemma"] for p in deep["pieces"]]
+('depth-induction', ['l >= 1', 'a >= 1', 'a <= d'], ['peeling', 'rank-one', 'rank-one'])
 """
 
 from __future__ import annotations
@@ -32,6 +42,7 @@ from ..check import check_certificate
 from ..exceptions import CertificateRejected, InvalidInputError
 from ..geometry.certificate import certificate_json
 from ..geometry.dimension.deeppattern import deep_piece
+from ..geometry.dimension.layerwitness import peeling_piece, rank_one_piece
 from ..geometry.dimension.patternpoint import Design, find_minors, head_design, ones_design, region_design, total
 
 KIND = "dimension-all-sizes"
@@ -89,7 +100,14 @@ def _multihead_tree() -> tuple:
         _leaf(ones_design(), "a = 1", "b = 1"))
 
 
-#: Depths and ranks the deep statement covers (every width): a deep piece's blocks grow with ``l`` and ``a``.
+def _depth_tree() -> tuple:
+    """Every depth: the peeling lemma for ``a >= 2``, the rank-one lemma for ``a = 1`` (its own witness at ``d = 1``)."""
+    return _split("a - 2", ("witness", peeling_piece(), ()),
+                  _split("d - 2", ("witness", rank_one_piece(), ("a = 1",)),
+                         ("witness", rank_one_piece(width_one=True), ("a = 1", "d = 1"))))
+
+
+#: Depths and ranks the superseded deep statement covers (every width): a pattern piece's blocks grow with them.
 DEEP_DEPTHS, DEEP_RANKS = 3, 3
 
 
@@ -137,11 +155,12 @@ class AllSizes:
     tree: object
     #: The architectures, as LaTeX text (math in dollars): what the checker's claim says in words.
     family: str = ""
+    argument: str | None = None
 
     def to_json(self) -> dict:
         # "all sizes" names the kind of proof (the checker requires it); scope() says which sizes
-        return {"theorem": self.name, "scope": "all sizes", "parameters": list(self.parameters),
-                "hypotheses": list(self.hypotheses),
+        return {"theorem": self.name, **({"argument": self.argument} if self.argument else {}), "scope": "all sizes",
+                "parameters": list(self.parameters), "hypotheses": list(self.hypotheses),
                 "formula": [{"when": list(w), "value": v} for w, v in self.formula]}
 
     def scope(self) -> str:
@@ -155,7 +174,7 @@ class AllSizes:
         Examples
         --------
         >>> print(STATEMENTS["deep-dimension"].latex())
-        \\dim \\mathcal{M} = - a^{2} l + 2 a d l + d^{2} - l \\quad \\text{for all } l \\geq 1,\\ l \\leq 3,\\ a \\geq 1,\\ a \\leq 3,\\ a \\leq d
+        \\dim \\mathcal{M} = - a^{2} l + 2 a d l + d^{2} - l \\quad \\text{for all } l \\geq 1,\\ a \\geq 1,\\ a \\leq d
         >>> print(STATEMENTS["single-layer-dimension"].latex().split(r"\\quad")[0].strip())
         \\dim \\mathcal{M} = \\begin{cases} - a^{2} + 2 a d + d d' - 1 & \\text{if } a \\leq d \\\\ d^{2} + d d' - 1 & \\text{if } a \\geq d + 1 \\end{cases}
         """
@@ -220,9 +239,9 @@ STATEMENTS = {
         ((("a <= d",), "2*d*a + d*dd - a^2 - 1"), (("a >= d + 1",), "d^2 + d*dd - 1")), _single_layer_tree,
         r"one lightning layer $d \to d'$ of rank $a$ (one head), $t \ge 2$"),
     "deep-dimension": AllSizes(
-        "deep-dimension", ("l", "d", "a"), ("l >= 1", f"l <= {DEEP_DEPTHS}", "a >= 1", f"a <= {DEEP_RANKS}", "a <= d"),
-        (((), "2*l*a*d - l*a^2 + d^2 - l"),), _deep_tree,
-        r"$l$ lightning layers of equal width $d$ and rank $a$, $t \ge 2$"),
+        "deep-dimension", ("l", "d", "a"), ("l >= 1", "a >= 1", "a <= d"),
+        (((), "2*l*a*d - l*a^2 + d^2 - l"),), _depth_tree,
+        r"$l$ lightning layers of equal width $d$ and rank $a$, $t \ge 2$", argument="depth-induction"),
     "multihead-layer-dimension": AllSizes(
         "multihead-layer-dimension", ("d", "h", "a", "b"),
         ("h >= 1", "a >= 1", "b >= 1", "h*a <= d", "h*b <= d"),
@@ -230,6 +249,15 @@ STATEMENTS = {
         r"one lightning layer $d \to d$ with $h$ heads of rank $a$ and value rank $b$ ($V_j = O_j U_j$), $t \ge 2$"),
 }
 
+
+#: Earlier proofs of a statement, kept because the checker still reads their certificates (with their own scope)
+#: and because they do not use the lemmas of the current proof: ``deep-dimension`` by pattern points (§7.1).
+SUPERSEDED = {
+    "deep-dimension": AllSizes(
+        "deep-dimension", ("l", "d", "a"), ("l >= 1", f"l <= {DEEP_DEPTHS}", "a >= 1", f"a <= {DEEP_RANKS}", "a <= d"),
+        (((), "2*l*a*d - l*a^2 + d^2 - l"),), _deep_tree,
+        r"$l$ lightning layers of equal width $d$ and rank $a$, $t \ge 2$"),
+}
 
 #: Registered statements ``attngeo prove`` knows but cannot prove for all sizes, and why.
 NOT_PROVED = {
@@ -255,8 +283,10 @@ def _deep_total(blocks: list) -> str:
     return str(sympy.expand(sum(sympy.sympify(b["count"], locals={"d": d}) * len(b["columns"]) for b in blocks)))
 
 
-def prove(name: str) -> dict:
+def prove(name: str, superseded: bool = False) -> dict:
     """The all-sizes certificate of a statement of :data:`STATEMENTS` (a dict, ready to write or check).
+
+    ``superseded``: the earlier proof of :data:`SUPERSEDED` instead (its narrower scope).
 
     Raises
     ------
@@ -271,7 +301,10 @@ def prove(name: str) -> dict:
     attngeo.exceptions.InvalidInputError: prove softmax-single-layer: not proved for all sizes: its lower bound ...
     """
     statement = _known(name)
-    statement = STATEMENTS[name]
+    if superseded:
+        if name not in SUPERSEDED:
+            raise InvalidInputError(f"prove {name}: no earlier proof of it is kept")
+        statement = SUPERSEDED[name]
     start = time.perf_counter()
     pieces: list = []
 
@@ -280,6 +313,9 @@ def prove(name: str) -> dict:
             return {"split": node[1], "ge": walk(node[2]), "lt": walk(node[3])}
         if node[0] == "empty":
             return {"empty": True}
+        if node[0] == "witness":
+            pieces.append({"equalities": list(node[2]), **node[1]})
+            return {"piece": len(pieces) - 1}
         if node[0] == "deep":
             _, (l, a, tiny), equalities = node
             piece = deep_piece(l, a, tiny)
@@ -332,15 +368,19 @@ class Proof:
         >>> s = proved("single-layer-dimension").summary()
         >>> s["scope"], s["hypotheses"], s["pieces"]
         ('every d, dd, a', ['d >= 1', 'dd >= 1', 'a >= 1'], 8)
-        >>> proved("deep-dimension").summary()["scope"]
-        'l <= 3 and a <= 3 only; every d, with a <= d'
+        >>> deep = proved("deep-dimension").summary()
+        >>> deep["scope"], deep["argument"], deep["lemmas"]
+        ('every l, d, a, with a <= d', 'depth-induction', ['peeling', 'rank-one', 'rank-one'])
         """
         c = self.certificate
-        return {"theorem": c["theorem"], "scope": scope(c["parameters"], c["hypotheses"]),
-                "parameters": c["parameters"],
-                "hypotheses": c["hypotheses"], "formula": c["formula"], "pieces": len(c["pieces"]),
-                "blocks": {side: sum(len(p[side]["blocks"]) for p in c["pieces"]) for side in ("lower", "upper")},
-                "claim": self.claim, "seconds": c["seconds"], "check_seconds": round(self.check_seconds, 3)}
+        out = {"theorem": c["theorem"], "scope": scope(c["parameters"], c["hypotheses"]),
+               "parameters": c["parameters"],
+               "hypotheses": c["hypotheses"], "formula": c["formula"], "pieces": len(c["pieces"])}
+        if "argument" in c:  # pieces of one layer's witnesses (docs/math.md §7.7), no block minors
+            out.update(argument=c["argument"], lemmas=[p["lemma"] for p in c["pieces"]])
+        else:
+            out["blocks"] = {side: sum(len(p[side]["blocks"]) for p in c["pieces"]) for side in ("lower", "upper")}
+        return {**out, "claim": self.claim, "seconds": c["seconds"], "check_seconds": round(self.check_seconds, 3)}
 
 
 def proved(name: str) -> Proof:

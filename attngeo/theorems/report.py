@@ -382,9 +382,8 @@ def _all_sizes(o: Outcome) -> str:
     >>> from attngeo.theorems.registry import get
     >>> o = Outcome(get("deep-dimension"), 0, 1.0, "", proved="for all sizes: dim M = ... (12 pieces)")
     >>> print(_all_sizes(o))     # doctest: +NORMALIZE_WHITESPACE
-    $\\dim \\mathcal{M} = - a^{2} l + 2 a d l + d^{2} - l$ for all $l \\geq 1$, $l \\leq 3$, $a \\geq 1$,
-    $a \\leq 3$, $a \\leq d$: $l$ lightning layers of equal width $d$ and rank $a$, $t \\ge 2$ (12 pieces,
-    verified by the checker)
+    $\dim \mathcal{M} = - a^{2} l + 2 a d l + d^{2} - l$ for all $l \geq 1$, $a \geq 1$, $a \leq d$: $l$ lightning
+    layers of equal width $d$ and rank $a$, $t \ge 2$ (12 pieces, verified by the checker)
     """
     from ..latex import expression
     from .allsizes import STATEMENTS as THEOREMS

@@ -590,8 +590,11 @@ def _cmd_prove(args) -> int:
                         for f in summary["formula"])
     rows = [("theorem", summary["theorem"]), ("scope", f"{summary['scope']} (proved for each such size, not sampled)"),
             ("hypotheses", ", ".join(summary["hypotheses"]) + ", t >= 2"), ("formula", f"dim M = {formula}"),
-            ("pieces", f"{summary['pieces']} (a case split of the hypotheses, one pattern point each)"),
-            ("blocks", f"{summary['blocks']['lower']} Jacobian, {summary['blocks']['upper']} field block types"),
+            ("pieces", f"{summary['pieces']} (a case split of the hypotheses, one "
+                       f"{'witness of a lemma' if 'argument' in summary else 'pattern point'} each)"),
+            ("blocks", f"{summary['blocks']['lower']} Jacobian, {summary['blocks']['upper']} field block types")
+            if "blocks" in summary else
+            ("proof", "induction on depth (docs/math.md §7.7), lemmas: " + ", ".join(summary["lemmas"])),
             ("checked", proof.claim), ("time", f"{summary['seconds']:.2f} s to prove, "
                                                f"{summary['check_seconds']:.2f} s to check")]
     if args.certificate:

@@ -27,6 +27,13 @@ What the checker verifies, cheapest first:
 6. both minors: every block's matrix, recomputed from the layer formula, is the
    claimed nonsingular one, and no row meets a column of a later block type or
    of another block of its own type.
+
+``deep-dimension`` is proved for every depth by an induction on depth
+(``argument: depth-induction``, docs/math.md §7.7): its pieces carry one layer's
+witnesses instead of minors, and steps 3–6 become the lemma's hypotheses on the
+piece (:mod:`attngeo.check.dimension.layerwitness`). Certificates of the earlier
+statement (``l <= 3``, ``a <= 3``, pattern pieces, no ``argument``) still verify,
+with that narrower claim (:data:`SUPERSEDED`).
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ from ..poly import parse, ring
 from ..schema import CHECKED, HEADER, NUMBER
 from ..values import field, obj, reject, seq
 from . import groups
+from . import layerwitness
 from .deeppattern import DeepPiece
 from .patternpoint import Block, Piece, verify_minor
 
@@ -65,6 +73,16 @@ THEOREMS = {
         "claim": "one lightning layer d -> d with h heads of rank a and value rank b (V_j = O_j U_j), t >= 2",
     },
     "deep-dimension": {
+        "argument": "depth-induction",
+        "parameters": ["l", "d", "a"],
+        "hypotheses": ["l >= 1", "a >= 1", "a <= d"],
+        "formula": [{"when": [], "value": "2*l*a*d - l*a^2 + d^2 - l"}],
+        "claim": "l lightning layers of equal width d and rank a, t >= 2",
+    },
+}
+#: Statements of earlier certificates (no ``argument``), still verified with their own, narrower, claim.
+SUPERSEDED = {
+    "deep-dimension": {
         "parameters": ["l", "d", "a"],
         "hypotheses": ["l >= 1", "l <= 3", "a >= 1", "a <= 3", "a <= d"],
         "formula": [{"when": [], "value": "2*l*a*d - l*a^2 + d^2 - l"}],
@@ -78,12 +96,13 @@ THEOREMS = {
 PIECE_KEYS = {False: {"equalities", "cells", "sorts", "point", "lower", "upper"},
               True: {"equalities", "cells", "sorts", "core", "layers", "inputs", "lower", "upper"}}
 
-SCHEMA = {**HEADER, "theorem": CHECKED, "scope": CHECKED, "parameters": CHECKED, "hypotheses": CHECKED,
-          "formula": CHECKED, "cases": CHECKED, "seconds": NUMBER,
+SCHEMA = {**HEADER, "theorem": CHECKED, "argument": CHECKED, "scope": CHECKED, "parameters": CHECKED,
+          "hypotheses": CHECKED, "formula": CHECKED, "cases": CHECKED, "seconds": NUMBER,
           "pieces": [{"equalities": CHECKED, "cells": CHECKED, "sorts": CHECKED, "point": CHECKED,
                       "core": CHECKED, "layers": CHECKED, "inputs": CHECKED,
                       "lower": {"blocks": CHECKED, "rank": CHECKED},
-                      "upper": {"blocks": CHECKED, "fields": CHECKED}}]}
+                      "upper": {"blocks": CHECKED, "fields": CHECKED},
+                      "lemma": CHECKED, "first": CHECKED, "later": CHECKED}]}
 
 
 class _Sizes:
@@ -187,6 +206,10 @@ def _piece(cert_piece: dict, k: int, constraints: list, theorem: dict, sizes: _S
     if not cases:
         reject(f"{where}: no case of the formula holds on the whole piece")
     formula = _substitute(sizes.poly(cases[0]["value"], "formula"), equal, sizes)
+    if theorem.get("argument") == "depth-induction":
+        layerwitness.check_piece(cert_piece, where, constraints, {p: sizes.poly(p, where) for p in ("l", "d", "a")},
+                                 formula, lambda p: _substitute(p, equal, sizes))
+        return
     deep = theorem.get("deep", False)
     if set(cert_piece) != PIECE_KEYS[deep]:
         reject(f"{where} must have exactly {sorted(PIECE_KEYS[deep])}")
@@ -235,6 +258,17 @@ def _prod(factors):
     return out if out is not None else 1
 
 
+def _statement(name: str, argument) -> dict:
+    """The checker's statement a certificate of ``name`` proves by ``argument`` (``None``: an earlier one)."""
+    theorem = THEOREMS[name]
+    if argument == theorem.get("argument"):
+        return theorem
+    if argument is None and name in SUPERSEDED:
+        return SUPERSEDED[name]
+    earlier = " (or none: the earlier statement)" if name in SUPERSEDED else ""
+    reject(f"argument must be {theorem.get('argument')!r}{earlier} for {name}, not {str(argument)[:40]!r}")
+
+
 def check(cert: dict) -> str:
     """Verify an all-sizes dimension certificate (module docstring); the claim in the checker's words.
 
@@ -247,7 +281,7 @@ def check(cert: dict) -> str:
     name = field(cert, "theorem")
     if not isinstance(name, str) or name not in THEOREMS:
         reject(f"unknown theorem (this checker proves {sorted(THEOREMS)})")
-    theorem = THEOREMS[name]
+    theorem = _statement(name, cert.get("argument"))
     if field(cert, "scope") != "all sizes":
         reject("scope must be \"all sizes\"")
     for key in ("parameters", "hypotheses", "formula"):

@@ -54,7 +54,7 @@ class DeepPiece(Indices):
 
     >>> from attngeo.theorems.allsizes import prove, piece_at
     >>> from attngeo.check.poly import parse, ring
-    >>> cert = prove("deep-dimension")
+    >>> cert = prove("deep-dimension", superseded=True)
     >>> raw = cert["pieces"][piece_at(cert, {"l": 1, "d": 4, "a": 2})]
     >>> R = ring(("l", "d", "a"))
     >>> piece = DeepPiece(raw, lambda text, where: parse(text, R, where, nonzero=False))
