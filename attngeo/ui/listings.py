@@ -91,12 +91,17 @@ def theorem(statement, claim: str, summary: dict) -> str:
     >>> "cases" in tex, "2*d*a" in tex      # the formula as LaTeX, never as the checker's ASCII
     (True, False)
     """
-    pieces = f"{summary['pieces']} pieces, {summary['blocks']['lower']} Jacobian and {summary['blocks']['upper']} " \
-             "field block types"
     verified = "the checker verified it" if claim.startswith("for all sizes") else f"the checker: {claim}"
+    if "blocks" in summary:  # pattern points (docs/math.md §7.1)
+        how = (f"A case split of the hypotheses, one pattern point each ({summary['pieces']} pieces, "
+               f"{summary['blocks']['lower']} Jacobian and {summary['blocks']['upper']} field block types)")
+    else:  # an induction (docs/math.md §7.7): finite witnesses of its lemmas
+        lemmas = ", ".join(sorted(set(summary.get("lemmas", []))))
+        how = (f"An argument by {summary.get('argument', 'lemmas')} with {summary['pieces']} finite pieces "
+               f"(lemmas: {lemmas})")
     return "\n".join([f"Proved for all sizes ({latex.tex_escape(statement.name)}): {statement.family}.",
                       latex.display(*statement.latex_parts()),
-                      _paragraph(f"A case split of the hypotheses, one pattern point each ({pieces}); {verified}.")])
+                      _paragraph(f"{how}; {verified}.")])
 
 
 # -- singular ---------------------------------------------------------------------------------------
