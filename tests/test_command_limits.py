@@ -172,3 +172,17 @@ def test_the_estimate_is_the_first_phase():
     first = err.splitlines()[0]
     assert f"] estimate (degrees <= 2: {len(listed)} dominant blocks of at most {max(listed)} monomials; about " \
         in first, err
+
+
+SLOW_DIM = ("import sys, time; from attngeo.geometry.dimension import dense; "
+            "dense.certify_dimension = lambda *a, **k: time.sleep(60); "
+            "from attngeo.ui.cli import main; sys.exit(main(sys.argv[1:]))")
+
+
+def test_dim_obeys_its_timeout_like_every_command():
+    """``dim`` and ``inspect`` take ``--timeout`` as the other commands do: a computation that would run for a
+    minute (here made to) is stopped after the given seconds, in one line naming the option, exit 2."""
+    code, out, err, seconds, peak = run(["dim", "--widths", "3,3", "--ranks", "2", "--timeout", "1"],
+                                        prefix=["-c", SLOW_DIM])
+    _one_line(code, err)
+    assert "did not finish within --timeout 1 s" in err and seconds < 15, (err, seconds)

@@ -285,7 +285,7 @@ def _cmd_dim(args) -> int:
         from .budget import run_within
 
         cert = run_within(lambda: certify_dimension(arch, seed=args.seed, max_bytes=args.max_memory * 2**20),
-                          args.max_memory, f"attngeo dim ({arch})")
+                          args.max_memory, f"attngeo dim ({arch})", args.timeout)
         if args.certificate:
             progress.phase("writing", str(args.certificate))
     finally:
@@ -796,6 +796,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-memory", type=_megabytes, default=_default_memory(), metavar="MiB",
                    help="refuse when the estimated peak memory is above this, and stop the computation if it "
                         "grows beyond it (default: 3/4 of this machine's memory)")
+    p.add_argument("--timeout", type=_seconds, default=None,
+                   help="seconds the computation may take; past them it is stopped in one line (default: no limit)")
     p.add_argument("--progress", action="store_true",
                    help="print the phases (point, Jacobian, elimination, upper bound, writing) to stderr; "
                         "on by default when stderr is a terminal")
@@ -906,6 +908,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=_seed, default=0, help="seed for the prime and the inputs (default 0)")
     p.add_argument("--max-memory", type=_megabytes, default=_default_memory(), metavar="MiB",
                    help="refuse when the estimated peak memory is above this (default: 3/4 of this machine's memory)")
+    p.add_argument("--timeout", type=_seconds, default=None,
+                   help="seconds the whole command may take; past them it is stopped in one line (default: no limit)")
     p.add_argument("--progress", action="store_true", help="print the phases to stderr (a bar with --layer all)")
     p.set_defaults(run=_cmd_inspect)
 
