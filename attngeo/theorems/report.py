@@ -371,7 +371,7 @@ class Outcome:
 
 
 def _all_sizes(o: Outcome) -> str:
-    """The all-sizes theorem the checker verified, as LaTeX text (math in dollars, so also Markdown): the formula
+    r"""The all-sizes theorem the checker verified, as LaTeX text (math in dollars, so also Markdown): the formula
     case by case and each hypothesis by ``sympy.latex``, the architectures, and the checker's count of pieces.
 
     The statement is :mod:`attngeo.theorems.allsizes`'s, which the checker requires the certificate to repeat

@@ -12,6 +12,7 @@ own message (``Unable to allocate memory (N).``) goes to a file the parent reads
 
 from __future__ import annotations
 
+import faulthandler
 import io
 import os
 import pickle
@@ -85,6 +86,7 @@ def _send(fd: int, message: tuple) -> None:
 
 def _child(write_fd: int, fn, limit: int, seconds: float | None, parent: int, capture: int) -> None:
     die_with_parent(parent)
+    faulthandler.disable()  # a fatal signal here (FLINT's abort) is the parent's one line, not a dumped traceback
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the command's: it kills this child and says so
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})

@@ -106,6 +106,10 @@ def _int_list(flag: str):
                                   "--kv-heads": "2 or 2,1"}.get(flag, "3,3,3"))
 
 
+#: certify's terminal lines: a few findings per statement, each cut to a line (report.md has them all, whole)
+FINDINGS_SHOWN, FINDING_WIDTH = 3, 160
+
+
 def _default_memory() -> int:
     """Three quarters of the machine's memory, in MiB (a share that leaves room for everything else)."""
     try:
@@ -303,8 +307,9 @@ def _cmd_dim(args) -> int:
         ("parameters", str(cert.parameters)),
         ("lower bound", f"{cert.lower}  ({_lower_witness_text(lw)})"),
         ("upper bound", f"{cert.upper}  ({_upper_witness_text(cert)})"),
-        ("families", _families_text(cert.families)),
     ]
+    if cert.families:  # the criterion point and the explicit kernel use no named family
+        rows.append(("families", _families_text(cert.families)))
     if cert.certified:
         rows.append(("dimension", f"{cert.dimension}  certified"))
     else:
@@ -729,8 +734,10 @@ def _cmd_certify(args) -> int:
             write_text(out / "logs" / f"{s.script}.txt", log)
             say(f"{_progress(k, n)}  {s.name}: proofs/{s.script}.py  {o.headline}  ({o.seconds:.1f} s, CPU {cpu:.1f} s)",
                 flush=True)
-            for f in o.findings:
-                say(f"  finding: {f}")
+            for f in o.findings[:FINDINGS_SHOWN]:  # every finding in full: report.md and the script's log
+                say(f"  finding: {f if len(f) <= FINDING_WIDTH else f[:FINDING_WIDTH - 1] + '…'}")
+            if len(o.findings) > FINDINGS_SHOWN:
+                say(f"  ... {len(o.findings) - FINDINGS_SHOWN} more findings in report.md")
         outcomes[s.name] = o
 
     scripts = "proof script" if len(names) == 1 else "proof scripts"

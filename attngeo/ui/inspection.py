@@ -264,6 +264,6 @@ def _table(args, head, rows) -> list[tuple[str | None, str]]:
                       f"{'regular':>9} {'time':>8}"))
     out += [(None, row) for row in rows]
     if args.certificate:
-        out += [(None, ""), ("certificates", f"{args.certificate}/ ({len(rows)} files; attngeo check "
+        out += [(None, ""), ("certificates", f"{str(args.certificate).rstrip('/')}/ ({len(rows)} files; attngeo check "
                                              f"{args.certificate} --weights {args.weights})")]
     return out
