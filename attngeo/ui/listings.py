@@ -91,12 +91,15 @@ def theorem(statement, claim: str, summary: dict) -> str:
     >>> "cases" in tex, "2*d*a" in tex      # the formula as LaTeX, never as the checker's ASCII
     (True, False)
     """
-    pieces = f"{summary['pieces']} pieces, {summary['blocks']['lower']} Jacobian and {summary['blocks']['upper']} " \
-             "field block types"
     verified = "the checker verified it" if claim.startswith("for all sizes") else f"the checker: {claim}"
+    if "blocks" in summary:
+        how = (f"one pattern point each ({summary['pieces']} pieces, {summary['blocks']['lower']} Jacobian and "
+               f"{summary['blocks']['upper']} field block types)")
+    else:  # witnesses of lemmas (docs/math.md §7.7, §7.8)
+        how = f"one witness each ({summary['pieces']} pieces; {latex.tex_escape(statement.method)})"
     return "\n".join([f"Proved for all sizes ({latex.tex_escape(statement.name)}): {statement.family}.",
                       latex.display(*statement.latex_parts()),
-                      _paragraph(f"A case split of the hypotheses, one pattern point each ({pieces}); {verified}.")])
+                      _paragraph(f"A case split of the hypotheses, {how}; {verified}.")])
 
 
 # -- singular ---------------------------------------------------------------------------------------
