@@ -39,3 +39,10 @@ def test_the_trained_layer_benchmark_inspects_and_checks_bound_certificates_at_t
     m = bench.measure(gqa, str(tmp_path / "gqa"), seed=1)
     assert m["arch"]["kv_heads"] == [2] and m["local_rank"] == m["P"] - 2 * (16 + 16)  # no biases: P - g (a^2 + b^2)
     assert "1 valid" in m["check"]["out"]
+
+
+def test_the_deep_fiber_benchmark_proves_and_checks_in_fresh_processes(tmp_path):
+    bench = _load("deep_fibers")
+    m = bench.measure((4, 4, 4), (2, 2), str(tmp_path))
+    assert m["orbits"] == 1 and m["generic"] and m["claim"].startswith("fiber = 1 orbit(s)")
+    assert m["prove"] >= 0 and m["check"] >= 0 and m["prove_mib"] > 0 and m["check_mib"] > 0

@@ -16,6 +16,11 @@ certificate of it, pattern points at each depth ``l <= 3`` and rank ``a <= 3``,
 is :data:`SUPERSEDED` (``prove(name, superseded=True)``), and the checker still
 reads it with that scope.
 
+``deep-fibers`` is not a dimension: the number of orbits of the symmetry group in
+the generic fiber of a deep network, for every depth and width (docs/math.md
+Theorem 7.8, kind ``fiber-all-sizes``); its leaves carry a witness point's core and
+the last layer's shift.
+
 Examples
 --------
 >>> from attngeo.check import check_certificate
@@ -27,6 +32,9 @@ True
 >>> deep = prove("deep-dimension")
 >>> deep["argument"], deep["hypotheses"], [p["lemma"] for p in deep["pieces"]]
 ('depth-induction', ['l >= 1', 'a >= 1', 'a <= d'], ['peeling', 'rank-one', 'rank-one'])
+>>> fibers = prove("deep-fibers")
+>>> fibers["kind"], [p["shift"] for p in fibers["pieces"]]
+('fiber-all-sizes', ['a', 'a', 'a', 'd - a'])
 """
 
 from __future__ import annotations
@@ -42,10 +50,8 @@ from ..check import check_certificate
 from ..exceptions import CertificateRejected, InvalidInputError
 from ..geometry.certificate import certificate_json
 from ..geometry.dimension.deeppattern import deep_piece
-from ..geometry.dimension.layerwitness import peeling_piece, rank_one_piece
+from ..geometry.dimension.layerwitness import CORE, peeling_piece, rank_one_piece
 from ..geometry.dimension.patternpoint import Design, find_minors, head_design, ones_design, region_design, total
-
-KIND = "dimension-all-sizes"
 
 
 def _leaf(design: Design, *equalities: str) -> tuple:
@@ -107,6 +113,19 @@ def _depth_tree() -> tuple:
                          ("witness", rank_one_piece(width_one=True), ("a = 1", "d = 1"))))
 
 
+def _fiber_tree() -> tuple:
+    """Theorem 7.8 (1): the last layer's shift ``s = a`` where ``2a <= d`` (so ``s + a = 2a``), else ``d - a`` (``d``);
+    one orbit where ``a >= 2`` or ``dd >= 2``, two (the swap) at ``a = dd = 1``; every piece with the core of §7.7."""
+    core = peeling_piece(CORE)["core"]
+
+    def leaf(shift: str, *equalities: str) -> tuple:
+        return ("witness", {"core": core, "shift": shift}, equalities)
+
+    return _split("d - 2*a",
+                  _split("a - 2", leaf("a"), _split("dd - 2", leaf("a", "a = 1"), leaf("a", "a = 1", "dd = 1"))),
+                  leaf("d - a"))
+
+
 #: Depths and ranks the superseded deep statement covers (every width): a pattern piece's blocks grow with them.
 DEEP_DEPTHS, DEEP_RANKS = 3, 3
 
@@ -156,6 +175,11 @@ class AllSizes:
     #: The architectures, as LaTeX text (math in dollars): what the checker's claim says in words.
     family: str = ""
     argument: str | None = None
+    #: The certificate's kind, what the formula's value counts (LaTeX and text) and how it is proved, in words.
+    kind: str = "dimension-all-sizes"
+    quantity: str = r"\dim \mathcal{M}"
+    quantity_text: str = "dim M"
+    method: str = ""
 
     def to_json(self) -> dict:
         # "all sizes" names the kind of proof (the checker requires it); scope() says which sizes
@@ -192,7 +216,7 @@ class AllSizes:
         else:
             value = (r"\begin{cases} " + r" \\ ".join(f"{expression(v)} & {when(w)}" for w, v in self.formula)
                      + r" \end{cases}")
-        return [rf"\dim \mathcal{{M}} = {value}", r"\text{for all } " + r",\ ".join(map(expression, self.hypotheses))]
+        return [rf"{self.quantity} = {value}", r"\text{for all } " + r",\ ".join(map(expression, self.hypotheses))]
 
 
 _BOUND = re.compile(r"(\w+) <= (\d+)$")
@@ -241,7 +265,16 @@ STATEMENTS = {
     "deep-dimension": AllSizes(
         "deep-dimension", ("l", "d", "a"), ("l >= 1", "a >= 1", "a <= d"),
         (((), "2*l*a*d - l*a^2 + d^2 - l"),), _depth_tree,
-        r"$l$ lightning layers of equal width $d$ and rank $a$, $t \ge 2$", argument="depth-induction"),
+        r"$l$ lightning layers of equal width $d$ and rank $a$, $t \ge 2$", argument="depth-induction",
+        method="induction on depth (docs/math.md §7.7)"),
+    "deep-fibers": AllSizes(
+        "deep-fibers", ("l", "d", "dd", "a"), ("l >= 2", "d >= 2", "dd >= 1", "a >= 1", "a <= d", "2*a + dd >= d"),
+        ((("a + dd >= 3",), "1"), (("a + dd <= 2",), "2")), _fiber_tree,
+        r"$l$ lightning layers of widths $d, \dots, d, d'$ (every hidden width $d$), earlier ranks "
+        r"$2 \le a_i \le d$ and last rank $a$, $t \ge 2$; each orbit of dimension $\dim G$",
+        argument="virtual-peeling", kind="fiber-all-sizes", quantity=r"\#\, G\text{-orbits in the generic fiber}",
+        quantity_text="G-orbits in the generic fiber",
+        method="a witness point at every size, peeled by Lemmas P and A (docs/math.md §7.8)"),
     "multihead-layer-dimension": AllSizes(
         "multihead-layer-dimension", ("d", "h", "a", "b"),
         ("h >= 1", "a >= 1", "b >= 1", "h*a <= d", "h*b <= d"),
@@ -332,7 +365,7 @@ def prove(name: str, superseded: bool = False) -> dict:
         return {"piece": len(pieces) - 1}
 
     cases = walk(statement.tree())
-    return certificate_json(KIND, {**statement.to_json(), "cases": cases, "pieces": pieces,
+    return certificate_json(statement.kind, {**statement.to_json(), "cases": cases, "pieces": pieces,
                                    "seconds": round(time.perf_counter() - start, 3)})
 
 
@@ -376,8 +409,12 @@ class Proof:
         out = {"theorem": c["theorem"], "scope": scope(c["parameters"], c["hypotheses"]),
                "parameters": c["parameters"],
                "hypotheses": c["hypotheses"], "formula": c["formula"], "pieces": len(c["pieces"])}
-        if "argument" in c:  # pieces of one layer's witnesses (docs/math.md §7.7), no block minors
-            out.update(argument=c["argument"], lemmas=[p["lemma"] for p in c["pieces"]])
+        if "argument" in c:  # pieces of one layer's (or one point's) witnesses (docs/math.md §7.7, §7.8), no minors
+            out["argument"] = c["argument"]
+            if all("lemma" in p for p in c["pieces"]):
+                out["lemmas"] = [p["lemma"] for p in c["pieces"]]
+            else:  # a witness point per piece: the last layer's shift (docs/math.md §7.8)
+                out["shifts"] = [p["shift"] for p in c["pieces"]]
         else:
             out["blocks"] = {side: sum(len(p[side]["blocks"]) for p in c["pieces"]) for side in ("lower", "upper")}
         return {**out, "claim": self.claim, "seconds": c["seconds"], "check_seconds": round(self.check_seconds, 3)}

@@ -91,13 +91,14 @@ STATEMENTS: tuple[Statement, ...] = (
         "single_layer_fibers",
         ("single-layer-dimension",)),
     Statement(
-        "deep-fibers", "finding", "attngeo (docs/findings.md 8-11)",
+        "deep-fibers", "theorem", "attngeo (docs/math.md §7.8; docs/findings.md 8-11, 21, 22)",
         "Fibers of deep networks and their hidden symmetries",
-        r"generic fiber $=$ symmetry orbit when every hidden width is $d_0$, $a_i \ge 2$ before the last layer and "
-        r"$2 a_l + d_l \ge d_0$ (docs/math.md \S 7.2); hidden $A_2 \mapsto A_2^T$, $A_2 \mapsto A_2 + sS$ and $S_3$ "
-        r"when $a_1 = 1$; a swap at output width 1 with $a_l = 1$",
+        r"with every hidden width $d_0$, the generic fiber is one symmetry orbit exactly when $a_i \ge 2$ before the "
+        r"last layer, $2 a_l + d_l \ge d_0$ and $a_l + d_l \ge 3$ (docs/math.md \S 7.8); two orbits, a swap, when "
+        r"$a_l = d_l = 1$; hidden $A_j \mapsto A_j^T$ after a layer of rank 1 ($A_2 \mapsto A_2 + sS$ and $S_3$ at "
+        r"small sizes); weights with a singular $V_{l-1}$, limits of the orbit, when $2 a_l + d_l < d_0$",
         "deep_fibers",
-        ("single-layer-fibers", "deep-dimension")),
+        ("single-layer-fibers", "deep-dimension"), all_sizes=True),
     Statement(
         "singular-points", "theorem", "[HMK] Thm. (singular points)",
         "Singular points of one layer",
@@ -301,8 +302,8 @@ def graph() -> nx.DiGraph:
     >>> g = graph()
     >>> nx.is_directed_acyclic_graph(g), sorted(nx.ancestors(g, "softmax-conjecture"))
     (True, ['deep-dimension', 'single-layer-dimension', 'softmax-single-layer'])
-    >>> g.nodes["deep-fibers"]["statement"].kind
-    'finding'
+    >>> g.nodes["every-architecture"]["statement"].kind, g.nodes["deep-fibers"]["statement"].kind
+    ('finding', 'theorem')
     """
     g = nx.DiGraph()
     for s in STATEMENTS:

@@ -591,15 +591,18 @@ def _cmd_prove(args) -> int:
     if tex:
         print(tex)
         return 0
+    statement = STATEMENTS[args.name]
     formula = "; ".join(f"{f['value']}" + (f"  if {', '.join(f['when'])}" if f["when"] else "")
                         for f in summary["formula"])
     rows = [("theorem", summary["theorem"]), ("scope", f"{summary['scope']} (proved for each such size, not sampled)"),
-            ("hypotheses", ", ".join(summary["hypotheses"]) + ", t >= 2"), ("formula", f"dim M = {formula}"),
+            ("hypotheses", ", ".join(summary["hypotheses"]) + ", t >= 2"),
+            ("formula", f"{statement.quantity_text} = {formula}"),
             ("pieces", f"{summary['pieces']} (a case split of the hypotheses, one "
                        f"{'witness of a lemma' if 'argument' in summary else 'pattern point'} each)"),
             ("blocks", f"{summary['blocks']['lower']} Jacobian, {summary['blocks']['upper']} field block types")
             if "blocks" in summary else
-            ("proof", "induction on depth (docs/math.md §7.7), lemmas: " + ", ".join(summary["lemmas"])),
+            ("proof", f"{statement.method}, " + (f"lemmas: {', '.join(summary['lemmas'])}" if "lemmas" in summary else
+                                                 f"the last layer's shift: {', '.join(summary['shifts'])}")),
             ("checked", proof.claim), ("time", f"{summary['seconds']:.2f} s to prove, "
                                                f"{summary['check_seconds']:.2f} s to check")]
     if args.certificate:
@@ -965,8 +968,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="y axis of the defect heatmap (default layers)")
     p.set_defaults(run=_cmd_plot)
 
-    p = sub.add_parser("prove", help="prove a dimension formula for all sizes; the checker verifies the certificate")
-    p.add_argument("name", help="single-layer-dimension, multihead-layer-dimension or deep-dimension")
+    p = sub.add_parser("prove", help="prove a statement for all sizes (a dimension formula, or the generic deep fiber); "
+                                      "the checker verifies the certificate")
+    p.add_argument("name", help="single-layer-dimension, multihead-layer-dimension, deep-dimension or deep-fibers")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--latex", action="store_true", help="print the theorem in LaTeX (its formula by sympy.latex)")
     p.add_argument("--certificate", metavar="FILE", help="write the certificate to FILE")

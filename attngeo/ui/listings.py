@@ -95,10 +95,13 @@ def theorem(statement, claim: str, summary: dict) -> str:
     if "blocks" in summary:  # pattern points (docs/math.md §7.1)
         how = (f"A case split of the hypotheses, one pattern point each ({summary['pieces']} pieces, "
                f"{summary['blocks']['lower']} Jacobian and {summary['blocks']['upper']} field block types)")
-    else:  # an induction (docs/math.md §7.7): finite witnesses of its lemmas
-        lemmas = ", ".join(sorted(set(summary.get("lemmas", []))))
+    elif summary.get("lemmas"):  # an induction (docs/math.md §7.7): finite witnesses of its lemmas
+        lemmas = ", ".join(sorted(set(summary["lemmas"])))
         how = (f"An argument by {summary.get('argument', 'lemmas')} with {summary['pieces']} finite pieces "
                f"(lemmas: {lemmas})")
+    else:  # one witness point per piece (docs/math.md §7.8)
+        how = (f"A case split of the hypotheses, one witness each ({summary['pieces']} pieces; "
+               f"{latex.tex_escape(statement.method)})")
     return "\n".join([f"Proved for all sizes ({latex.tex_escape(statement.name)}): {statement.family}.",
                       latex.display(*statement.latex_parts()),
                       _paragraph(f"{how}; {verified}.")])

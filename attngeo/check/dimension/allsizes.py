@@ -199,13 +199,31 @@ def _count(block: Block, piece: Piece):
     return out
 
 
-def _piece(cert_piece: dict, k: int, constraints: list, theorem: dict, sizes: _Sizes, budget: dict) -> None:
-    where = f"pieces[{k}]"
-    equal = _equalities(field(cert_piece, "equalities"), constraints, sizes, f"{where}.equalities")
+def formula_on(theorem: dict, constraints: list, sizes: _Sizes, equal: dict, where: str):
+    """The formula's value on a piece: the first case whose conditions hold on all of it, with its equalities.
+
+    Examples
+    --------
+    >>> sizes = _Sizes(["d", "dd", "a"])
+    >>> d, dd, a = sizes.ctx.gens()
+    >>> theorem = THEOREMS["single-layer-dimension"]
+    >>> formula_on(theorem, [d - 1, dd - 1, a - d - 1], sizes, {}, "piece")     # a > d
+    d^2 + d*dd - 1
+    >>> formula_on(theorem, [d - 1, dd - 1, a - 1], sizes, {}, "piece")
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateRejected: piece: no case of the formula holds on the whole piece
+    """
     cases = [c for c in theorem["formula"] if all(implies(constraints, sizes.inequality(w)) for w in c["when"])]
     if not cases:
         reject(f"{where}: no case of the formula holds on the whole piece")
-    formula = _substitute(sizes.poly(cases[0]["value"], "formula"), equal, sizes)
+    return _substitute(sizes.poly(cases[0]["value"], "formula"), equal, sizes)
+
+
+def _piece(cert_piece: dict, k: int, constraints: list, theorem: dict, sizes: _Sizes, budget: dict) -> None:
+    where = f"pieces[{k}]"
+    equal = _equalities(field(cert_piece, "equalities"), constraints, sizes, f"{where}.equalities")
+    formula = formula_on(theorem, constraints, sizes, equal, where)
     if theorem.get("argument") == "depth-induction":
         layerwitness.check_piece(cert_piece, where, constraints, {p: sizes.poly(p, where) for p in ("l", "d", "a")},
                                  formula, lambda p: _substitute(p, equal, sizes))
@@ -269,19 +287,17 @@ def _statement(name: str, argument) -> dict:
     reject(f"argument must be {theorem.get('argument')!r}{earlier} for {name}, not {str(argument)[:40]!r}")
 
 
-def check(cert: dict) -> str:
-    """Verify an all-sizes dimension certificate (module docstring); the claim in the checker's words.
+def case_split(cert: dict, name: str, theorem: dict) -> tuple[_Sizes, list, list]:
+    """Steps 1 and 2 for the checker's statement ``theorem``: the sizes' ring, the pieces, and each piece's index
+    with its constraints (the hypotheses and its path in the case tree), in the pieces' order.
 
     Examples
     --------
     >>> from attngeo.theorems.allsizes import prove
-    >>> check(prove("single-layer-dimension"))    # doctest: +ELLIPSIS
-    'for all sizes: dim M = 2*d*a + d*dd - a^2 - 1 if a <= d; d^2 + d*dd - 1 if a >= d + 1; one lightning ...'
+    >>> sizes, pieces, leaves = case_split(prove("deep-dimension"), "deep-dimension", THEOREMS["deep-dimension"])
+    >>> sizes.names, len(pieces), [k for k, _ in leaves]
+    (('l', 'd', 'a'), 3, [0, 1, 2])
     """
-    name = field(cert, "theorem")
-    if not isinstance(name, str) or name not in THEOREMS:
-        reject(f"unknown theorem (this checker proves {sorted(THEOREMS)})")
-    theorem = _statement(name, cert.get("argument"))
     if field(cert, "scope") != "all sizes":
         reject("scope must be \"all sizes\"")
     for key in ("parameters", "hypotheses", "formula"):
@@ -297,8 +313,25 @@ def check(cert: dict) -> str:
     _leaves(field(cert, "cases"), sizes, hypotheses, leaves)
     if sorted(k for k, _ in leaves) != list(range(len(pieces))):
         reject("cases must name every piece exactly once")
+    return sizes, pieces, sorted(leaves, key=lambda kv: kv[0])
+
+
+def check(cert: dict) -> str:
+    """Verify an all-sizes dimension certificate (module docstring); the claim in the checker's words.
+
+    Examples
+    --------
+    >>> from attngeo.theorems.allsizes import prove
+    >>> check(prove("single-layer-dimension"))    # doctest: +ELLIPSIS
+    'for all sizes: dim M = 2*d*a + d*dd - a^2 - 1 if a <= d; d^2 + d*dd - 1 if a >= d + 1; one lightning ...'
+    """
+    name = field(cert, "theorem")
+    if not isinstance(name, str) or name not in THEOREMS:
+        reject(f"unknown theorem (this checker proves {sorted(THEOREMS)})")
+    theorem = _statement(name, cert.get("argument"))
+    sizes, pieces, leaves = case_split(cert, name, theorem)
     budget = {"work": 0}
-    for k, constraints in sorted(leaves, key=lambda kv: kv[0]):
+    for k, constraints in leaves:
         _piece(obj(pieces[k], f"pieces[{k}]"), k, constraints, theorem, sizes, budget)
     cases = "; ".join(f"{c['value']}" + (f" if {', '.join(c['when'])}" if c["when"] else "") for c in theorem["formula"])
     return (f"for all sizes: dim M = {cases}; {theorem['claim']}, for all "
