@@ -126,6 +126,13 @@ def _fiber_tree() -> tuple:
                   leaf("d - a"))
 
 
+def _criterion_tree() -> tuple:
+    """Corollary C's selector point: the value columns shifted by one only where ``a = b = 1`` (then ``d >= 3`` by the
+    hypothesis ``a + b + d >= 5``), so that a group's key and value rows differ."""
+    return _split("a - 2", ("witness", {"shift": "0"}, ()),
+                  _split("b - 2", ("witness", {"shift": "0"}, ("a = 1",)), ("witness", {"shift": "1"}, ("a = 1", "b = 1"))))
+
+
 #: Depths and ranks the superseded deep statement covers (every width): a pattern piece's blocks grow with them.
 DEEP_DEPTHS, DEEP_RANKS = 3, 3
 
@@ -254,6 +261,7 @@ def tex(text: str) -> str:
     """
     names = {n: sympy.Symbol(n) for n in re.findall(r"[A-Za-z]\w*", text)}
     names["dd"] = sympy.Symbol("d'")
+    names["bias"] = sympy.Symbol(r"\beta")
     return sympy.latex(parse_expr(text.replace("^", "**"), local_dict=names, evaluate=False), order="none")
 
 
@@ -275,6 +283,16 @@ STATEMENTS = {
         argument="virtual-peeling", kind="fiber-all-sizes", quantity=r"\#\, G\text{-orbits in the generic fiber}",
         quantity_text="G-orbits in the generic fiber",
         method="a witness point at every size, peeled by Lemmas P and A (docs/math.md §7.8)"),
+    "softmax-criterion": AllSizes(
+        "softmax-criterion", ("d", "dd", "g", "n", "a", "b", "bias"),
+        ("d >= 2", "dd >= 1", "g >= 1", "n >= 1", "a >= 1", "b >= 1", "bias >= 0", "bias <= 1",
+         "g*n*a <= d", "g*n*b <= dd", "b <= d", "a + b + d >= 5"),
+        (((), "g*n*a*d + g*a*d + g*b*d + g*n*b*dd - g*a^2 - g*b^2 + bias*g*n*a + bias*dd"),), _criterion_tree,
+        r"one softmax layer $d \to d'$ with $h = g n$ heads of rank $a$ in $g$ key-value groups of $n$ heads, value "
+        r"rank $b$ ($V_j = O_j U_\gamma$), with biases on every projection when $\beta = 1$ (none when $\beta = 0$), at every "
+        r"score scale, causal or not, residual or not, $t \ge 2$",
+        argument="criterion-point", method="Theorem C at a selector point of every size (docs/math.md §8.3, "
+                                           "Corollary C)"),
     "multihead-layer-dimension": AllSizes(
         "multihead-layer-dimension", ("d", "h", "a", "b"),
         ("h >= 1", "a >= 1", "b >= 1", "h*a <= d", "h*b <= d"),
@@ -294,9 +312,9 @@ SUPERSEDED = {
 
 #: Registered statements ``attngeo prove`` knows but cannot prove for all sizes, and why.
 NOT_PROVED = {
-    "softmax-single-layer": "its lower bound is a ball-arithmetic determinant at sampled inputs, and the "
-                            "coefficient coordinates the all-sizes blocks use do not exist for exp; an index-pattern "
-                            "version with ball-decided blocks is not implemented (docs/math.md §7.1)",
+    "softmax-single-layer": "its case a > d is not covered; for a <= d it is softmax-criterion with g = n = 1 and "
+                            "b = min(d, d') (a value map of any rank factors through b), proved for all sizes with "
+                            "a + b + d >= 5 (docs/math.md §8.3, Corollary C)",
 }
 
 
@@ -331,7 +349,7 @@ def prove(name: str, superseded: bool = False) -> dict:
     >>> prove("softmax-single-layer")     # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    attngeo.exceptions.InvalidInputError: prove softmax-single-layer: not proved for all sizes: its lower bound ...
+    attngeo.exceptions.InvalidInputError: prove softmax-single-layer: not proved for all sizes: its case a > d ...
     """
     statement = _known(name)
     if superseded:

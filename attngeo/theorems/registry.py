@@ -183,10 +183,11 @@ STATEMENTS: tuple[Statement, ...] = (
         "The local rank of a softmax layer from ranks of stacked weights",
         r"under (C1)--(C5) a softmax layer with $h$ heads in $g$ key-value groups has local rank "
         r"$P - g(a^2 + b^2)$, and $P - g(a^2 + b^2 + a + b)$ with biases, at every score scale, causal or not, "
-        r"residual or not ($t \ge 2$, $h a \le d$, $h b \le d'$); compared with direct ball-arithmetic "
-        r"Jacobian ranks at random and degenerate points",
+        r"residual or not ($t \ge 2$, $h a \le d$, $h b \le d'$); hence, at a selector point, "
+        r"$\dim \mathcal M$ for every such size with $b \le d$ and $a + b + d \ge 5$ (Corollary C); compared "
+        r"with direct ball-arithmetic Jacobian ranks at random and degenerate points",
         "softmax_criterion",
-        ("softmax-single-layer", "multihead-dimension")),
+        ("softmax-single-layer", "multihead-dimension"), all_sizes=True),
     Statement(
         "affine-dimension", "finding", "attngeo (docs/math.md §8.1, Lemma B)",
         "What biases add to the dimension of one attention layer",

@@ -598,11 +598,11 @@ def _cmd_prove(args) -> int:
             ("hypotheses", ", ".join(summary["hypotheses"]) + ", t >= 2"),
             ("formula", f"{statement.quantity_text} = {formula}"),
             ("pieces", f"{summary['pieces']} (a case split of the hypotheses, one "
-                       f"{'witness of a lemma' if 'argument' in summary else 'pattern point'} each)"),
+                       f"{'witness' if 'argument' in summary else 'pattern point'} each)"),
             ("blocks", f"{summary['blocks']['lower']} Jacobian, {summary['blocks']['upper']} field block types")
             if "blocks" in summary else
             ("proof", f"{statement.method}, " + (f"lemmas: {', '.join(summary['lemmas'])}" if "lemmas" in summary else
-                                                 f"the last layer's shift: {', '.join(summary['shifts'])}")),
+                                                 f"the witness points' shifts: {', '.join(summary['shifts'])}")),
             ("checked", proof.claim), ("time", f"{summary['seconds']:.2f} s to prove, "
                                                f"{summary['check_seconds']:.2f} s to check")]
     if args.certificate:
@@ -970,7 +970,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("prove", help="prove a statement for all sizes (a dimension formula, or the generic deep fiber); "
                                       "the checker verifies the certificate")
-    p.add_argument("name", help="single-layer-dimension, multihead-layer-dimension, deep-dimension or deep-fibers")
+    p.add_argument("name", help="single-layer-dimension, multihead-layer-dimension, deep-dimension, deep-fibers or softmax-criterion")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--latex", action="store_true", help="print the theorem in LaTeX (its formula by sympy.latex)")
     p.add_argument("--certificate", metavar="FILE", help="write the certificate to FILE")

@@ -34,6 +34,11 @@ witnesses instead of minors, and steps 3–6 become the lemma's hypotheses on th
 piece (:mod:`attngeo.check.dimension.layerwitness`). Certificates of the earlier
 statement (``l <= 3``, ``a <= 3``, pattern pieces, no ``argument``) still verify,
 with that narrower claim (:data:`SUPERSEDED`).
+
+``softmax-criterion`` (``argument: criterion-point``, docs/math.md §8.3,
+Corollary C) is Theorem C at a selector point for every size: its pieces carry
+the point's shift, and :mod:`attngeo.check.dimension.criterionsizes` verifies
+the conditions the corollary's argument uses on each piece.
 """
 
 from __future__ import annotations
@@ -45,7 +50,7 @@ from ..poly import parse, ring
 from ..schema import CHECKED, HEADER, NUMBER
 from ..values import field, obj, reject, seq
 from . import groups
-from . import layerwitness
+from . import criterionsizes, layerwitness
 from .deeppattern import DeepPiece
 from .patternpoint import Block, Piece, verify_minor
 
@@ -79,6 +84,16 @@ THEOREMS = {
         "formula": [{"when": [], "value": "2*l*a*d - l*a^2 + d^2 - l"}],
         "claim": "l lightning layers of equal width d and rank a, t >= 2",
     },
+    "softmax-criterion": {
+        "argument": "criterion-point",
+        "parameters": ["d", "dd", "g", "n", "a", "b", "bias"],
+        "hypotheses": ["d >= 2", "dd >= 1", "g >= 1", "n >= 1", "a >= 1", "b >= 1", "bias >= 0", "bias <= 1",
+                       "g*n*a <= d", "g*n*b <= dd", "b <= d", "a + b + d >= 5"],
+        "formula": [{"when": [], "value": "g*n*a*d + g*a*d + g*b*d + g*n*b*dd - g*a^2 - g*b^2 + bias*g*n*a + bias*dd"}],
+        "claim": "one softmax layer d -> dd with h = g*n heads of rank a in g key-value groups of n heads, value "
+                 "rank b (V_j = O_j U_g), with biases on every projection if bias = 1 (none if bias = 0), at every score scale, "
+                 "causal or not, residual or not, t >= 2",
+    },
 }
 #: Statements of earlier certificates (no ``argument``), still verified with their own, narrower, claim.
 SUPERSEDED = {
@@ -102,7 +117,7 @@ SCHEMA = {**HEADER, "theorem": CHECKED, "argument": CHECKED, "scope": CHECKED, "
                       "core": CHECKED, "layers": CHECKED, "inputs": CHECKED,
                       "lower": {"blocks": CHECKED, "rank": CHECKED},
                       "upper": {"blocks": CHECKED, "fields": CHECKED},
-                      "lemma": CHECKED, "first": CHECKED, "later": CHECKED}]}
+                      "lemma": CHECKED, "first": CHECKED, "later": CHECKED, "shift": CHECKED}]}
 
 
 class _Sizes:
@@ -227,6 +242,10 @@ def _piece(cert_piece: dict, k: int, constraints: list, theorem: dict, sizes: _S
     if theorem.get("argument") == "depth-induction":
         layerwitness.check_piece(cert_piece, where, constraints, {p: sizes.poly(p, where) for p in ("l", "d", "a")},
                                  formula, lambda p: _substitute(p, equal, sizes))
+        return
+    if theorem.get("argument") == "criterion-point":
+        criterionsizes.check_piece(cert_piece, where, constraints, lambda p: sizes.poly(p, where), formula,
+                                   lambda p: _substitute(p, equal, sizes))
         return
     deep = theorem.get("deep", False)
     if set(cert_piece) != PIECE_KEYS[deep]:
