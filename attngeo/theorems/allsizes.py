@@ -234,7 +234,8 @@ def scope(parameters, hypotheses) -> str:
     """The sizes a statement is proved for, in words: the parameters bounded by a constant, then the free ones.
 
     A parameter bounded by a constant (``l <= 3``) makes the theorem one for those values only, not for
-    every size; sizes are at least 1 anyway, so ``x >= 1`` is not repeated.
+    every size; sizes are at least 1 anyway, so ``x >= 1`` is not repeated; a parameter between 0 and 1 is a
+    choice (with or without biases), both of which are proved.
 
     Examples
     --------
@@ -242,12 +243,17 @@ def scope(parameters, hypotheses) -> str:
     'l <= 3 and a <= 3 only; every d, with a <= d'
     >>> scope(["d", "dd", "a"], ["d >= 1", "dd >= 1", "a >= 1"])
     'every d, dd, a'
+    >>> scope(["d", "a", "bias"], ["d >= 1", "a >= 1", "a <= d", "bias >= 0", "bias <= 1"])   # bias: 0 or 1
+    'every d, a, with a <= d, bias = 0 and bias = 1'
     """
+    switches = [p for p in parameters if f"{p} >= 0" in hypotheses and f"{p} <= 1" in hypotheses]  # 0 or 1: a choice
+    hypotheses = [h for h in hypotheses if h not in {f"{p} {op}" for p in switches for op in (">= 0", "<= 1")}]
     bounded = [h for h in hypotheses if _BOUND.match(h)]
-    fixed = {_BOUND.match(h).group(1) for h in bounded}
+    fixed = {_BOUND.match(h).group(1) for h in bounded} | set(switches)
     free = [p for p in parameters if p not in fixed]
     relations = [h for h in hypotheses if not _BOUND.match(h) and not _AT_LEAST_ONE.match(h)]
     text = f"every {', '.join(free)}" + (f", with {', '.join(relations)}" if relations else "")
+    text += "".join(f", {p} = 0 and {p} = 1" for p in switches)
     return (f"{' and '.join(bounded)} only; " if bounded else "") + text
 
 
