@@ -10,8 +10,10 @@ layer is the embedded single-layer fiber certificate, verified by the kernel
 What it proves is docs/math.md §7.2 (Lemmas P and A), whose hypotheses it
 checks at the point:
 
-0. the work: priced from the sizes and the digits of the point and of the
-   recorded virtual weights before anything is verified (``budget``);
+0. the work: priced from the sizes and the digits of every number multiplied
+   (the point and orbit points; the recorded virtual weights and the embedded
+   certificate), distinct denominators summed, before anything is verified
+   (``budget``);
 1. the architecture: [HMK]'s lightning model, ``l >= 2``, ``t >= 2``, every
    hidden width equal to ``d_0``; ``V_1 .. V_{l-1}`` invertible and
    ``rank A_i = a_i`` (exact determinants and ranks);
@@ -79,7 +81,7 @@ def _ns_product(c: int) -> float:
 
 
 def price(depth: int, d: int, dl: int, point_digits: int, virtual_digits: int) -> float:
-    """Estimated nanoseconds of the check, from the sizes and the digits of the point and of the virtual weights.
+    """Estimated nanoseconds of the check, from the sizes and the digits (:func:`factor_digits`) of both sides.
 
     Layer ``j`` recomputes its virtual weights and follows Identity T (about eight ``d x d`` products whose
     entries have up to ``2 j`` times the point's digits: ``P_j`` is a product of ``j`` matrices), and, before the
