@@ -28,7 +28,7 @@ from attngeo.exceptions import CertificateFormatError, CertificateRejected
 from attngeo.geometry.fibers.virtual import virtual_fiber
 
 from test_deepfibers_allsizes import witness_point
-from test_virtualfiber_attacks import forge
+from test_virtualfiber_attacks import _accepted_at_small_points, forge
 
 REFUSED = (CertificateRejected, CertificateFormatError)
 
@@ -138,6 +138,14 @@ def test_where_lemma_7_8_2_fails_the_orbit_is_smaller_and_no_certificate_is_acce
             layers.append(layer)
         with pytest.raises(CertificateRejected):
             check_certificate(forge(widths, ranks, layers))
+
+
+def test_at_degenerate_points_the_checker_accepts_the_dimension_it_takes_from_lemma_7_8_2_is_the_fields_rank():
+    """Random small points with entries in {-1, 0, 1, 2} (zero blocks, swaps, parallel points) whose forged
+    certificates the checker accepts: each recorded orbit dimension dim G is the exact rank of the fields there."""
+    for widths, ranks, cert in _accepted_at_small_points(12, seed=11):
+        for orbit in cert["orbits"]:
+            assert own_field_rank(widths, ranks, orbit["point"]) == orbit["dimension"] == _group(widths, ranks)
 
 
 # -- costs --------------------------------------------------------------------------------------------------------
