@@ -67,7 +67,7 @@ def _header(cert) -> str:
     version = cert.get("version")
     if version == 1:
         reject("version 1 certificates carried prose the checker could not verify; regenerate it (version 2)")
-    if isinstance(version, bool) or version not in SUPPORTED_VERSIONS:
+    if type(version) is not int or version not in SUPPORTED_VERSIONS:  # 2.0 and true are not versions
         reject(f"unknown certificate version (this checker reads versions {list(SUPPORTED_VERSIONS)})")
     kind = cert.get("kind")
     if not isinstance(kind, str) or kind not in KINDS:

@@ -70,11 +70,12 @@ MAX_MONOMIALS = 2_000_000
 #: Hilbert counts of one certificate: the honest 3,1 a = 3 equations need about 1.7e8.
 MAX_MONOMIAL_TESTS = 300_000_000
 #: Work of checking a virtual-fiber certificate, in estimated nanoseconds of one core, priced from its sizes and
-#: the digits of its numbers before anything is verified (attngeo/check/fibers/virtual.py, ``price``): the
-#: virtual weights and Identity T layer by layer (``d x d`` products whose entries grow with the depth), one
-#: ``2d x 2d`` dominance determinant per layer and the embedded last layer's ``d_l d^2 (d + 1) / 2``
-#: coefficients. Honest certificates: widths 32,32,32 ranks 8,8 about 1e9 (0.1 s measured); 64,64,64,64 ranks
-#: 32,32,32 1.2e10 (10 s); 2,000-digit weights at depth 64 of width 64 would be about 1e16, refused.
+#: the digits of its numbers (distinct denominators summed, ``factor_digits``) before anything is verified
+#: (attngeo/check/fibers/virtual.py, ``price``): the virtual weights and Identity T layer by layer (``d x d``
+#: products whose entries grow with the depth), one ``2d x 2d`` dominance determinant per layer and the embedded
+#: last layer's ``d_l d^2 (d + 1) / 2`` coefficients. Honest certificates: widths 32,32,32 ranks 8,8 about 1e9
+#: (0.1 s measured); 64,64,64,64 ranks 32,32,32 1.2e10 (10 s); 2,000-digit weights at depth 64 of width 64
+#: would be about 1e16, refused.
 MAX_VIRTUAL_FIBER_WORK = 60_000_000_000
 #: Work of all the polynomial evaluations of one deep-fiber certificate (its rebuilt equations, its points'
 #: functions, its factors), priced by attngeo/check/fibers/rebuild.py before any is made, in term products times

@@ -95,8 +95,9 @@ STATEMENTS: tuple[Statement, ...] = (
         "Fibers of deep networks and their hidden symmetries",
         r"with every hidden width $d_0$, the generic fiber is one symmetry orbit exactly when $a_i \ge 2$ before the "
         r"last layer, $2 a_l + d_l \ge d_0$ and $a_l + d_l \ge 3$ (docs/math.md \S 7.8); two orbits, a swap, when "
-        r"$a_l = d_l = 1$; hidden $A_j \mapsto A_j^T$ after a layer of rank 1 ($A_2 \mapsto A_2 + sS$ and $S_3$ at "
-        r"small sizes); weights with a singular $V_{l-1}$, limits of the orbit, when $2 a_l + d_l < d_0$",
+        r"instead $a_l = d_l = 1$ ($a_i \ge 2$ before it, $d_0 \le 3$); hidden $A_j \mapsto A_j^T$ after a layer of "
+        r"rank 1 ($A_2 \mapsto A_2 + sS$ and $S_3$ at small sizes); weights with a singular $V_{l-1}$, limits of the "
+        r"orbit, when $2 a_l + d_l < d_0$",
         "deep_fibers",
         ("single-layer-fibers", "deep-dimension"), all_sizes=True),
     Statement(

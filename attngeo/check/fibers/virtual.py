@@ -10,8 +10,10 @@ layer is the embedded single-layer fiber certificate, verified by the kernel
 What it proves is docs/math.md §7.2 (Lemmas P and A), whose hypotheses it
 checks at the point:
 
-0. the work: priced from the sizes and the digits of the point and of the
-   recorded virtual weights before anything is verified (``budget``);
+0. the work: priced from the sizes and the digits of every number multiplied
+   (the point and orbit points; the recorded virtual weights and the embedded
+   certificate), distinct denominators summed, before anything is verified
+   (``budget``);
 1. the architecture: [HMK]'s lightning model, ``l >= 2``, ``t >= 2``, every
    hidden width equal to ``d_0``; ``V_1 .. V_{l-1}`` invertible and
    ``rank A_i = a_i`` (exact determinants and ranks);
@@ -79,7 +81,7 @@ def _ns_product(c: int) -> float:
 
 
 def price(depth: int, d: int, dl: int, point_digits: int, virtual_digits: int) -> float:
-    """Estimated nanoseconds of the check, from the sizes and the digits of the point and of the virtual weights.
+    """Estimated nanoseconds of the check, from the sizes and the digits (:func:`factor_digits`) of both sides.
 
     Layer ``j`` recomputes its virtual weights and follows Identity T (about eight ``d x d`` products whose
     entries have up to ``2 j`` times the point's digits: ``P_j`` is a product of ``j`` matrices), and, before the
@@ -99,21 +101,44 @@ def price(depth: int, d: int, dl: int, point_digits: int, virtual_digits: int) -
     return total
 
 
-def longest_number(value) -> int:
-    """The longest number written in ``value`` (texts and integers, in lists at any depth): before it is read.
+def factor_digits(value) -> int:
+    """Digits per factor that entries of products of the matrices written in ``value`` can reach: the longest
+    numerator plus the digits of every distinct denominator (numbers as texts or integers, in lists and objects at
+    any depth), read before any number is.
+
+    Every entry is an integer over the lcm ``D`` of the denominators, which has at most that many digits, so an
+    entry of a product of ``j`` such matrices has at most ``j`` times as many (plus ``j log d``). The longest number
+    alone is no bound: distinct 2,000-digit denominators give ``V_2 V_1`` at width 16 entries of about 10^5 digits
+    (such a point kept the checker busy for two minutes before it was priced so).
 
     Examples
     --------
-    >>> longest_number([["-12/7", "3"], [10**5]]), longest_number({"not": "a list"})
-    (6, 0)
+    >>> factor_digits([["-12/7", "3"], [10**5]]), factor_digits({"A": [["1/12", "5/12", "1/7"]], "case": "generic"})
+    (7, 4)
     """
-    if isinstance(value, list):
-        return max(map(longest_number, value), default=0)
-    return len(str(value)) if isinstance(value, (str, int)) else 0
+    numerators, denominators, stack = [0], set(), [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, int) and not isinstance(item, bool):
+            numerators.append(item.bit_length() * 3 // 10 + 1)  # str() of a long int is refused by Python itself
+        elif isinstance(item, str):
+            num, _, den = item.partition("/")
+            if num.lstrip("-").isdigit():
+                numerators.append(len(num.lstrip("-")))
+                if den.isdigit():
+                    denominators.add(den.lstrip("0"))
+    return max(numerators) + sum(map(len, denominators))
 
 
 def budget(cert: dict) -> None:
     """Refuse, before anything is verified (the embedded last layer included), a certificate above the work limit.
+
+    Both sides are priced by :func:`factor_digits`: the point with the orbit points (whose last layers are
+    multiplied out too), and the recorded virtual weights with every number of the embedded single-layer certificate.
 
     Examples
     --------
@@ -128,10 +153,15 @@ def budget(cert: dict) -> None:
     attngeo.exceptions.CertificateFormatError: checking this virtual-fiber certificate needs about ... units of work, above the checker's limit of 6e+10 (docs/trust.md)
     """
     arch = architecture(cert)
-    virtual = cert.get("virtual")
+    virtual, last, orbits = (cert.get(k) for k in ("virtual", "last", "orbits"))
     numbers = [virtual.get(k) for k in ("M", "P")] if isinstance(virtual, dict) else []
-    refuse_above(price(len(arch.ranks), arch.widths[0], arch.widths[-1], longest_number(cert.get("point")),
-                       longest_number(numbers)), MAX_VIRTUAL_FIBER_WORK, "checking this virtual-fiber certificate")
+    if isinstance(last, dict):
+        numbers.append(last.get("fiber_certificate"))
+    points = [cert.get("point")]
+    if isinstance(orbits, list):
+        points += [o.get("point") for o in orbits if isinstance(o, dict)]
+    refuse_above(price(len(arch.ranks), arch.widths[0], arch.widths[-1], factor_digits(points),
+                       factor_digits(numbers)), MAX_VIRTUAL_FIBER_WORK, "checking this virtual-fiber certificate")
 
 
 def _eye(d: int) -> fmpq_mat:

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 from flint import fmpq, fmpq_mat
 
-from ...check.fibers.virtual import is_generic, longest_number, price
+from ...check.fibers.virtual import factor_digits, is_generic, price
 from ...check.limits import MAX_DIGITS, MAX_LAYER_WIDTH, MAX_VIRTUAL_FIBER_WORK
 from ...exceptions import InvalidInputError
 from ... import latex
@@ -416,7 +416,7 @@ def virtual_fiber(arch: Architecture, seed: int | None = None, point=None) -> Vi
     W0 = gauge_point(arch, rng) if point is None else read_point(arch, point)
     l, d, dl = arch.depth, arch.widths[0], arch.widths[-1]
     Ms, P, As = virtual_weights(arch, W0)
-    cost = price(l, d, dl, longest_number([str(v) for v in W0]), longest_number([str_rows(M) for M in Ms + [P]]))
+    cost = price(l, d, dl, factor_digits([str(v) for v in W0]), factor_digits([str_rows(M) for M in Ms + [P]]))
     if cost > MAX_VIRTUAL_FIBER_WORK:  # the checker would refuse the certificate, and the last layer is as costly here
         raise HypothesisFailed(f"checking this point's certificate is priced at {cost:.1e} ns, above the checker's "
                                f"{MAX_VIRTUAL_FIBER_WORK:.0e}: smaller weights, fewer layers or narrower widths")
