@@ -137,6 +137,23 @@ def _chart_variables(arch: Architecture) -> int:
     return weights - 1 + coordinate_count(d, dd)
 
 
+def whole(arch: Architecture) -> tuple[str, int]:
+    """``attngeo implicit --whole``: the generators Theorem 7.8 writes out, about 2 kB each while they are built.
+
+    Examples
+    --------
+    >>> from attngeo import Architecture
+    >>> whole(Architecture((4, 1), (1,), tokens=2))
+    ('the whole ideal: 470 generators', 962560)
+    """
+    from ..check.loci.rankone import counts
+    from ..geometry.loci.rankone import require
+
+    require(arch)
+    total = sum(counts(arch.widths[0]))
+    return f"the whole ideal: {total:,} generators", 2048 * total
+
+
 def implicit(arch: Architecture, max_degree: int | None) -> tuple[str, int]:
     """``attngeo implicit``: the blocks degree by degree, or the elimination (priced as the checker replays it).
 

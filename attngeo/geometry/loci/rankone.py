@@ -36,9 +36,9 @@ from ...model.layerfunction import single_layer
 from ..certificate import Result, certificate_json
 from .implicit import coordinate_names, parametrization
 
-#: Widths this module writes out: the ring of ``d C(d+1, 2)`` coordinates stays within the checker's 400
-#: variables up to ``d = 8`` (288), where the generators number 158,760.
-MAX_WIDTH = 8
+#: Widths this module writes out: those whose certificate the checker reads (``MAX_RANK_ONE_GENERATORS``,
+#: 60,000: ``d = 7`` lists 49,098 generators, ``d = 8`` would list 158,760).
+MAX_WIDTH = 7
 
 
 def require(arch: Architecture) -> None:
@@ -63,8 +63,8 @@ def require(arch: Architecture) -> None:
     if a != 1:
         raise InvalidInputError(f"{what} needs rank a = 1; {arch} has a = {a}{hint}")
     if d > MAX_WIDTH:
-        raise InvalidInputError(f"{what} is written out for d <= {MAX_WIDTH} ({d * d * (d + 1) // 2:,} coordinates "
-                                f"at d = {d}, above the checker's 400 variables); choose a smaller width")
+        raise InvalidInputError(f"{what} is written out for d <= {MAX_WIDTH}, whose certificates the checker reads; "
+                                f"widths {d},1 are above: choose a smaller width")
 
 
 def pairs(d: int) -> list[tuple[int, int]]:
