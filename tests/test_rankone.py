@@ -96,7 +96,6 @@ def test_the_generators_span_I_M_in_degrees_2_3_4_at_d_4_block_by_block_as_the_g
         assert ranks == {w: graded.dimensions[w] for w in blocks.dominant_weights(k)}, k
 
 
-@pytest.mark.slow
 def test_the_generators_span_I_M_in_degrees_2_3_at_d_5():
     graded = graded_equations(arch(5), 3)
     blocks = Blocks(5, 1)
@@ -125,7 +124,7 @@ def test_the_standard_minors_count_the_schur_module_S_222():
             num *= d + j - i
             den *= (2 - j - 1) + (3 - i - 1) + 1
         return num // den
-    for d in range(3, 7):
+    for d in range(3, 6):
         ideal = rank_one_ideal(arch(d))
         assert len(ideal.minors) == schur_222(d)
         assert len(ideal.cubics) == len(ideal.minors) * (d + 2) * (d + 1) * d // 6

@@ -67,7 +67,7 @@ def require(arch: Architecture) -> None:
                                 f"widths {d},1 are above: choose a smaller width")
 
 
-def pairs(d: int) -> list[tuple[int, int]]:
+def _pairs(d: int) -> list[tuple[int, int]]:
     """The columns ``(m, n)``, ``m <= n``, of the matrix ``[c_{1,p,mn}]``, in the coordinates' order."""
     return [(m, n) for m in range(d) for n in range(m, d)]
 
@@ -86,7 +86,7 @@ def standard_minors(d: int) -> list[tuple[tuple, tuple]]:
 
 def _minor(d: int, R: tuple, C: tuple) -> dict:
     """``8 det S[R, C]`` made primitive, as ``{sorted column indices (α, β, γ): integer}`` (cofactor expansion)."""
-    column = {mn: j for j, mn in enumerate(pairs(d))}
+    column = {mn: j for j, mn in enumerate(_pairs(d))}
 
     def entry(i: int, j: int) -> tuple[int, fmpq]:
         m, n = sorted((i, j))
@@ -213,7 +213,7 @@ def rank_one_ideal(arch: Architecture) -> RankOneIdeal:
     require(arch)
     start = time.perf_counter()
     d = arch.widths[0]
-    cols = pairs(d)
+    cols = _pairs(d)
     N = len(cols)
 
     def index(p: int, j: int) -> int:
