@@ -17,7 +17,7 @@ from attngeo.exact.ideal import Ideal
 from attngeo.exceptions import CertificateFormatError, CertificateRejected, InvalidInputError
 from attngeo.geometry.loci.graded import Blocks, graded_equations
 from attngeo.geometry.loci.implicit import coordinates_of, implicit_equations
-from attngeo.geometry.loci.rankone import rank_one_ideal
+from attngeo.geometry.loci.rankone import hilbert, rank_one_ideal
 
 
 def arch(d: int, dd: int = 1, a: int = 1, tokens: int = 2) -> Architecture:
@@ -27,6 +27,11 @@ def arch(d: int, dd: int = 1, a: int = 1, tokens: int = 2) -> Architecture:
 @pytest.fixture(scope="module")
 def four():
     return rank_one_ideal(arch(4))
+
+
+@pytest.fixture(scope="module")
+def graded4():
+    return graded_equations(arch(4), 4)
 
 
 @pytest.fixture(scope="module")
@@ -83,17 +88,15 @@ def _span_ranks(ideal, blocks: Blocks, k: int, p: int) -> dict:
     return out
 
 
-def test_the_generators_span_I_M_in_degrees_2_3_4_at_d_4_block_by_block_as_the_graded_prover_finds():
+def test_the_generators_span_I_M_in_degrees_2_3_4_at_d_4_block_by_block_as_the_graded_prover_finds(graded4, four):
     """The graded prover (evaluation ranks at points of M and its own generators, docs/math.md §7.4) certifies
     dim I(M)_w for every dominant weight w of degree <= 4; the ideal of Theorem 7.8's generators must fill each
     block (a rank mod p is at most the rank over Q, which is at most dim I(M)_w since the generators vanish)."""
-    graded = graded_equations(arch(4), 4)
-    assert [r["dimension"] for r in graded.degrees] == [0, 270, 7280, 101360]  # finding 25 (docs/findings.md)
-    ideal = rank_one_ideal(arch(4))
+    assert [r["dimension"] for r in graded4.degrees] == [0, 270, 7280, 101360]  # finding 25 (docs/findings.md)
     blocks = Blocks(4, 1)
     for k in (2, 3, 4):
-        ranks = _span_ranks(ideal, blocks, k, 2**61 - 1)
-        assert ranks == {w: graded.dimensions[w] for w in blocks.dominant_weights(k)}, k
+        ranks = _span_ranks(four, blocks, k, 2**61 - 1)
+        assert ranks == {w: graded4.dimensions[w] for w in blocks.dominant_weights(k)}, k
 
 
 def test_the_generators_span_I_M_in_degrees_2_3_at_d_5():
@@ -116,18 +119,17 @@ def test_the_generators_generate_the_eliminated_ideal_at_d_3():
 
 
 def test_the_standard_minors_count_the_schur_module_S_222():
-    """dim I(Y)_3 = dim S_(2,2,2)(C^d) (hook content formula), computed here, not by the code under test."""
-    def schur_222(d):
-        cells = [(i, j) for i in range(3) for j in range(2)]
-        num = den = 1
-        for i, j in cells:
-            num *= d + j - i
-            den *= (2 - j - 1) + (3 - i - 1) + 1
-        return num // den
-    for d in range(3, 6):
+    """dim I(Y)_3 = dim S_(2,2,2)(C^d): 1, 10, 50 at d = 3, 4, 5 (the hook content formula, by hand)."""
+    for d, schur in ((3, 1), (4, 10), (5, 50)):
         ideal = rank_one_ideal(arch(d))
-        assert len(ideal.minors) == schur_222(d)
-        assert len(ideal.cubics) == len(ideal.minors) * (d + 2) * (d + 1) * d // 6
+        assert len(ideal.minors) == schur
+        assert len(ideal.cubics) == schur * (d + 2) * (d + 1) * d // 6
+
+
+def test_the_derived_hilbert_function_is_what_the_graded_prover_certifies(graded4):
+    """Corollary 7.8 against implicit-graded certificates (evaluation ranks at points of M, another code path)."""
+    assert [r["dimension"] for r in graded4.degrees] == [hilbert(4, k) for k in range(1, 5)]
+    assert [r["dimension"] for r in graded_equations(arch(5), 3).degrees] == [hilbert(5, k) for k in range(1, 4)]
 
 
 # -- the certificate and its checker ------------------------------------------------------------------------------

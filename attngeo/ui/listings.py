@@ -267,6 +267,10 @@ def whole(ideal, args) -> Listing:
         lines.append(f"  degree 3: {len(ideal.cubics):,} generators ({len(ideal.minors)} standard 3 x 3 minors of the "
                      f"symmetric matrix of s, each lifted to the {len(ideal.cubics) // len(ideal.minors)} multisets "
                      "of three rows)")
+    from ..geometry.loci.rankone import hilbert
+
+    lines.append("  dim I_k, k = 1..4: " + ", ".join(f"{hilbert(d, k):,}" for k in range(1, 5))
+                 + " (derived: Corollary 7.8, not certified here)")
     tail = ["proved: each generator vanishes on M (composition with the parametrization); the standard minors are a "
             "basis of all 3 x 3 minors (exact ranks); that they generate I(M) minimally, with none of higher degree, "
             "is Theorem 7.8 (docs/math.md), for d' = 1, a = 1, t >= 2 and every d"]

@@ -104,6 +104,36 @@ def _minor(d: int, R: tuple, C: tuple) -> dict:
     return {k: v // g for k, v in scaled.items()}
 
 
+def schur_dimension(shape: tuple, d: int) -> int:
+    """``dim S_λ(C^d)`` by the hook content formula (0 when ``λ`` has more than ``d`` rows).
+
+    Examples
+    --------
+    >>> schur_dimension((2, 2, 2), 4), schur_dimension((2, 2, 2), 5), schur_dimension((4, 2), 4)
+    (10, 50, 126)
+    """
+    cells = [(i, j) for i, row in enumerate(shape) for j in range(row)]
+    column = [sum(1 for row in shape if row > j) for j in range(max(shape, default=0))]
+    contents = math.prod(d + j - i for i, j in cells)
+    hooks = math.prod((shape[i] - j - 1) + (column[j] - i - 1) + 1 for i, j in cells)
+    return contents // hooks
+
+
+def hilbert(d: int, k: int) -> int:
+    """``dim I(M)_k`` at widths ``d,1``, ``a = 1``: Corollary 7.8 (derived, not certified).
+
+    ``C(n+k-1, k) - C(d+k-1, k) dim C[Y]_k`` with ``dim C[Y]_k = Σ_j dim S_(2k-2j, 2j)(C^d)``.
+
+    Examples
+    --------
+    >>> [hilbert(4, k) for k in (1, 2, 3, 4)]
+    [0, 270, 7280, 101360]
+    """
+    n = d * d * (d + 1) // 2
+    forms = sum(schur_dimension(tuple(x for x in (2 * k - 2 * j, 2 * j) if x), d) for j in range(k // 2 + 1))
+    return math.comb(n + k - 1, k) - math.comb(d + k - 1, k) * forms
+
+
 def _basis_rank(d: int, minors: list[tuple[tuple, tuple]]) -> int:
     """The exact rank of the span of ``minors``, weight by weight (a minor has weight ``e_R + e_C``)."""
     blocks: dict[tuple, list[dict]] = {}
@@ -158,6 +188,7 @@ class RankOneIdeal(Result):
         d = self.arch.widths[0]
         return {"architecture": self.arch.to_dict(), "coordinates": self.coordinates,
                 "generators_by_degree": self.generators_by_degree, "standard_minors": len(self.minors),
+                "hilbert_derived": [hilbert(d, k) for k in range(1, 5)],
                 "generated": True, "minimal": True, "scope": f"d' = 1, a = 1, t >= 2, every d >= 1 (here d = {d})",
                 "seconds": round(self.seconds, 3)}
 
@@ -172,7 +203,7 @@ class RankOneIdeal(Result):
         >>> cert["generators_by_degree"], cert["cubics"]
         ({'2': 45, '3': 10}, ...)
         """
-        body = {k: v for k, v in self.summary().items() if k not in ("generated", "minimal", "scope")}
+        body = {k: v for k, v in self.summary().items() if k not in ("generated", "minimal", "scope", "hilbert_derived")}
         gens = self.generators()
         q = len(self.quadrics)
         return certificate_json(self.kind, {**body, "quadrics": [str(g) for g in gens[:q]],
