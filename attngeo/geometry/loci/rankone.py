@@ -160,7 +160,7 @@ class RankOneIdeal(Result):
     """
 
     arch: Architecture
-    quadrics: list  # {exponent tuple over the coordinates: integer}
+    quadrics: list  # {sorted tuple of coordinate indices (a monomial): integer}; sparse, as d = 7 has 49,098
     cubics: list
     minors: list  # the standard (R, C)
     seconds: float
@@ -178,7 +178,15 @@ class RankOneIdeal(Result):
     def generators(self) -> list:
         """Every generator, quadrics first, as polynomials in the coordinates."""
         ctx = ring(tuple(self.coordinates))
-        return [ctx.from_dict(g) for g in self.quadrics + self.cubics]
+        n = len(self.coordinates)
+
+        def dense(mono: tuple) -> tuple:
+            e = [0] * n
+            for i in mono:
+                e[i] += 1
+            return tuple(e)
+
+        return [ctx.from_dict({dense(m): c for m, c in g.items()}) for g in self.quadrics + self.cubics]
 
     def ideal(self) -> Ideal:
         """``I(M)`` by its minimal generators, for export."""
@@ -251,10 +259,7 @@ def rank_one_ideal(arch: Architecture) -> RankOneIdeal:
         return p * N + j
 
     def mono(*cells) -> tuple:
-        e = [0] * (d * N)
-        for p, j in cells:
-            e[index(p, j)] += 1
-        return tuple(e)
+        return tuple(sorted(index(p, j) for p, j in cells))
 
     quadrics = [{mono((p, i), (r, j)): 1, mono((p, j), (r, i)): -1}
                 for p, r in itertools.combinations(range(d), 2) for i, j in itertools.combinations(range(N), 2)]
