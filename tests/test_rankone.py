@@ -158,6 +158,17 @@ def test_a_changed_generator_is_rejected(cert4):
         check_certificate(_forged(cert4, quadrics=quadrics))
 
 
+def test_another_printing_of_a_generator_is_accepted_and_a_padded_one_refused_unparsed(cert4):
+    cubics = list(cert4["cubics"])
+    terms = cubics[3].replace(" - ", " + -").split(" + ")
+    cubics[3] = " + ".join(reversed(terms)).replace("+ -", "- ")  # the same terms, reordered
+    assert cubics[3] != cert4["cubics"][3]
+    assert "200 cubics" in check_certificate(_forged(cert4, cubics=cubics)).claim
+    cubics[3] = cert4["cubics"][3] + " + 0*c_1_1_11" * 5000
+    with pytest.raises(CertificateRejected, match=r"cubics\[3\] is not the generator"):
+        check_certificate(_forged(cert4, cubics=cubics))
+
+
 def test_a_dropped_or_added_generator_is_rejected(cert4):
     with pytest.raises(CertificateRejected, match="quadrics lists 269 polynomials"):
         check_certificate(_forged(cert4, quadrics=cert4["quadrics"][1:]))

@@ -232,7 +232,11 @@ def check(cert: dict) -> str:
         if len(listed) != len(own):
             reject(f"{key} lists {len(listed)} polynomials; Theorem 7.8 at d = {d} has {len(own)}")
         for i, (text, g) in enumerate(zip(listed, own)):
-            if parse(text, ctx, f"{key}[{i}]") != g:
+            if text == str(g):
+                continue
+            # another printing of the same polynomial is parsed, but a long text is no generator of the theorem's
+            # (the own ones have at most 12 terms): parsing 256 MB of terms is refused before it starts
+            if not isinstance(text, str) or len(text) > 10 * len(str(g)) + 100 or parse(text, ctx, f"{key}[{i}]") != g:
                 reject(f"{key}[{i}] is not the generator Theorem 7.8 lists there (rebuilt from d = {d}: {g})")
     standard = len(cubics) // math.comb(d + 2, 3) if d >= 3 else 0
     by_degree = {str(k): len(g) for k, g in ((2, quadrics), (3, cubics)) if g}
