@@ -264,8 +264,9 @@ def rank_one_ideal(arch: Architecture) -> RankOneIdeal:
     quadrics = [{mono((p, i), (r, j)): 1, mono((p, j), (r, i)): -1}
                 for p, r in itertools.combinations(range(d), 2) for i, j in itertools.combinations(range(N), 2)]
     minors = standard_minors(d)
-    if _basis_rank(d, minors) != len(minors) or _basis_rank(d, minors) != _basis_rank(
-            d, [(R, C) for R in itertools.combinations(range(d), 3) for C in itertools.combinations(range(d), 3)]):
+    rank = _basis_rank(d, minors)
+    every = [(R, C) for R in itertools.combinations(range(d), 3) for C in itertools.combinations(range(d), 3)]
+    if rank != len(minors) or rank != _basis_rank(d, every):
         raise NotCertifiedError(f"the standard 3 x 3 minors at d = {d} are not a basis of the span of all minors")
     rows = list(itertools.combinations_with_replacement(range(d), 3))
     cubics = []
