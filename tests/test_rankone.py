@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 import pytest
-from flint import fmpq, nmod_mat
+from flint import fmpq, fmpq_mat, nmod_mat
 
 from attngeo import Architecture, check_certificate
 from attngeo.exact.ideal import Ideal
@@ -130,6 +130,22 @@ def test_the_derived_hilbert_function_is_what_the_graded_prover_certifies(graded
     """Corollary 7.8 against implicit-graded certificates (evaluation ranks at points of M, another code path)."""
     assert [r["dimension"] for r in graded4.degrees] == [hilbert(4, k) for k in range(1, 5)]
     assert [r["dimension"] for r in graded_equations(arch(5), 3).degrees] == [hilbert(5, k) for k in range(1, 4)]
+
+
+@pytest.mark.parametrize("d", [3, 4])
+def test_the_jacobian_of_the_whole_ideal_drops_rank_exactly_at_parallel_points(d):
+    """Corollary 7.8.5: with all of I(M), the Jacobian criterion decides. codim M = n - (3d - 2) ([HMK]'s dimension
+    2ad + dd' - a^2 - 1 at a = d' = 1); a swap point reaches it, a parallel point F = (k.y)^2 q^T does not."""
+    ideal = rank_one_ideal(arch(d))
+    gens = ideal.generators()
+    n = len(ideal.coordinates)
+    rng = random.Random(d)
+    q, k, v = ([rng.choice([-3, -2, -1, 1, 2, 3]) for _ in range(d)] for _ in range(3))
+    ranks = {}
+    for name, value in (("parallel", [2 * x for x in k]), ("swap", v)):
+        point = coordinates_of(arch(d), [[[q], [k], [value]]])
+        ranks[name] = fmpq_mat([[g.derivative(i)(*point) for i in range(n)] for g in gens]).rank()
+    assert ranks["swap"] == n - (3 * d - 2) > ranks["parallel"]
 
 
 # -- the certificate and its checker ------------------------------------------------------------------------------
