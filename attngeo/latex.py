@@ -50,8 +50,9 @@ def matrix(M: fmpq_mat) -> str:
     return sympy.latex(sympy.Matrix(rows), mat_str="pmatrix", mat_delim="")
 
 
-#: How the all-sizes statements spell a size that a page writes otherwise (``dd`` is the output width ``d'``).
-SIZE_NAMES = {"dd": "d'"}
+#: How the all-sizes statements spell a size that a page writes otherwise (``dd`` is the output width ``d'``,
+#: ``bias`` the indicator of biases, 0 or 1).
+SIZE_NAMES = {"dd": "d'", "bias": r"\beta"}
 
 
 def expression(text: str) -> str:

@@ -1,6 +1,6 @@
-"""Benchmark: the whole ideal at widths d,1, rank 1 (docs/math.md §7.8, ``attngeo implicit --whole``).
+"""Benchmark: the whole ideal at widths d,1, rank 1 (docs/math.md §7.9, ``attngeo implicit --whole``).
 
-For each ``d`` a fresh forked worker writes Theorem 7.8's generators (``geometry/loci/rankone.py``: each proved
+For each ``d`` a fresh forked worker writes Theorem 7.9's generators (``geometry/loci/rankone.py``: each proved
 to vanish on ``M`` by composition) and checks the certificate with the independent checker (after a JSON round
 trip, as from a file); its peak resident memory is its own (``ru_maxrss``). Printed: the generators by degree,
 prover and checker seconds, peak MiB, the certificate's size. Elimination did not finish at ``d = 4`` in 900 s

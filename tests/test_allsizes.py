@@ -434,7 +434,7 @@ def test_the_report_separates_theorems_from_instances(tmp_path):
     theorems, instances = text.split("## Instances (claims on ranges of sizes)")
     assert "## Theorems (all sizes, with hypotheses)" in theorems and "1 theorem proved for all sizes" in theorems
     row = next(ln for ln in theorems.splitlines() if "`deep-dimension`" in ln)
-    assert r"$\dim \mathcal M = 2 l a d - l a^{2} + d^{2} - l$" in row and r"$l \geq 1$" in row and "3" not in row
+    assert r"$\dim \mathcal{M} = 2 l a d - l a^{2} + d^{2} - l$" in row and r"$l \geq 1$" in row and "3" not in row
     assert r"$a \leq d$" in row and r"$t \geq 2$" in row and f"**{OUTCOMES['proved']}**" in row
     assert "**FAILED**: the checker refused it" in theorems and proved.ok and not failed.ok
     table = instances.split("\n## ")[0]

@@ -44,5 +44,12 @@ def test_the_trained_layer_benchmark_inspects_and_checks_bound_certificates_at_t
 def test_the_whole_ideal_benchmark_proves_and_checks_in_a_fresh_process():
     bench = _load("implicit_whole")
     m = bench.fresh(3)
-    # Theorem 7.8 at d = 3: C(3,2) C(6,2) = 45 quadrics, C(5,3) = 10 lifts of the one 3 x 3 minor
+    # Theorem 7.9 at d = 3: C(3,2) C(6,2) = 45 quadrics, C(5,3) = 10 lifts of the one 3 x 3 minor
     assert m["counts"] == {"2": 45, "3": 10} and "45 quadrics and 10 cubics" in m["claim"] and m["peak"] > 0
+
+
+def test_the_deep_fiber_benchmark_proves_and_checks_in_fresh_processes(tmp_path):
+    bench = _load("deep_fibers")
+    m = bench.measure((4, 4, 4), (2, 2), str(tmp_path))
+    assert m["orbits"] == 1 and m["generic"] and m["claim"].startswith("fiber = 1 orbit(s)")
+    assert m["prove"] >= 0 and m["check"] >= 0 and m["prove_mib"] > 0 and m["check_mib"] > 0

@@ -1,4 +1,4 @@
-"""The whole ideal of a rank-one layer ``d -> 1`` (Theorem 7.8, docs/math.md): the generators against independent
+"""The whole ideal of a rank-one layer ``d -> 1`` (Theorem 7.9, docs/math.md): the generators against independent
 computations (random points of M, the degree-by-degree prover, the elimination), and tampered certificates."""
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ def _span_ranks(ideal, blocks: Blocks, k: int, p: int) -> dict:
 
 def test_the_generators_span_I_M_in_degrees_2_3_4_at_d_4_block_by_block_as_the_graded_prover_finds(graded4, four):
     """The graded prover (evaluation ranks at points of M and its own generators, docs/math.md §7.4) certifies
-    dim I(M)_w for every dominant weight w of degree <= 4; the ideal of Theorem 7.8's generators must fill each
+    dim I(M)_w for every dominant weight w of degree <= 4; the ideal of Theorem 7.9's generators must fill each
     block (a rank mod p is at most the rank over Q, which is at most dim I(M)_w since the generators vanish)."""
     assert [r["dimension"] for r in graded4.degrees] == [0, 270, 7280, 101360]  # finding 25 (docs/findings.md)
     blocks = Blocks(4, 1)
@@ -127,14 +127,14 @@ def test_the_standard_minors_count_the_schur_module_S_222():
 
 
 def test_the_derived_hilbert_function_is_what_the_graded_prover_certifies(graded4):
-    """Corollary 7.8 against implicit-graded certificates (evaluation ranks at points of M, another code path)."""
+    """Corollary 7.9 against implicit-graded certificates (evaluation ranks at points of M, another code path)."""
     assert [r["dimension"] for r in graded4.degrees] == [hilbert(4, k) for k in range(1, 5)]
     assert [r["dimension"] for r in graded_equations(arch(5), 3).degrees] == [hilbert(5, k) for k in range(1, 4)]
 
 
 @pytest.mark.parametrize("d", [3, 4])
 def test_the_jacobian_of_the_whole_ideal_drops_rank_exactly_at_parallel_points(d):
-    """Corollary 7.8.5: with all of I(M), the Jacobian criterion decides. codim M = n - (3d - 2) ([HMK]'s dimension
+    """Corollary 7.9.5: with all of I(M), the Jacobian criterion decides. codim M = n - (3d - 2) ([HMK]'s dimension
     2ad + dd' - a^2 - 1 at a = d' = 1); a swap point reaches it, a parallel point F = (k.y)^2 q^T does not."""
     ideal = rank_one_ideal(arch(d))
     gens = ideal.generators()

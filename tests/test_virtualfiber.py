@@ -77,16 +77,30 @@ def test_generic_fibers_are_one_orbit_of_full_dimension_and_verify(widths, ranks
     assert "generic" in check_certificate(fib.to_json()).claim
 
 
+def test_above_its_ranking_limit_the_prover_takes_the_orbit_dimension_from_lemma_7_8_2(monkeypatch):
+    """Below the limit the prover ranks the symmetry fields exactly (a check of the lemma the checker relies on);
+    above it, it writes dim G, which the checker accepts for the same reason."""
+    from attngeo.geometry.fibers import virtual as prover
+
+    arch = Architecture((4, 4, 4), (3, 2), tokens=2)
+    ranked = virtual_fiber(arch, seed=1)
+    monkeypatch.setattr(prover, "MAX_RANKED_FIELDS", 0)
+    taken = virtual_fiber(arch, seed=1)
+    assert ranked.dimensions == taken.dimensions == [SymmetryGroup(arch).dimension]
+    assert check_certificate(taken.to_json()).claim.startswith("fiber = 1 orbit(s)")
+
+
 def test_a_rank_one_last_layer_with_one_output_has_a_swap_and_both_orbits_are_fiber_points():
     arch = Architecture((2, 2, 1), (2, 1), tokens=2)
     fib = virtual_fiber(arch, seed=3)
-    assert len(fib.orbits) == 2 and not fib.generic and fib.last.case == "rank1-swap"
+    assert len(fib.orbits) == 2 and fib.generic and fib.last.case == "rank1-swap"  # Theorem 7.8 (1): generic
     other = next(p for p in fib.orbits if p != fib.point)
     assert fib.point in fib.orbits and same_function(arch, fib.point, other)
     M_a, P_a, _ = virtual_weights(arch, fib.point)
     M_b, P_b, _ = virtual_weights(arch, other)
     assert M_a[0] == M_b[0] and M_a[1].rank() == M_b[1].rank() == 1 and not _proportional(M_a[1], M_b[1])
-    assert "2 orbit(s)" in check_certificate(fib.to_json()).claim
+    claim = check_certificate(fib.to_json()).claim
+    assert "2 orbit(s)" in claim and "generic" in claim
 
 
 def _proportional(A: fmpq_mat, B: fmpq_mat) -> bool:
@@ -124,7 +138,7 @@ def test_the_automatic_choice_and_its_fallback():
 
 @pytest.mark.parametrize("widths, ranks, match", [
     ((3, 2, 2), (2, 1), "hidden width"), ((3, 3, 3), (1, 1), "a_1 >= 2"), ((3, 3), (2,), "two or more layers"),
-    ((3, 3, 3), (4, 2), "a_1 = 4 <= d = 3"), ((12, 12, 12, 12), (2, 2, 2), "monomials")])
+    ((3, 3, 3), (4, 2), "a_1 = 4 <= d = 3"), ((3, 3, 70), (2, 2), "widths up to 64")])
 def test_architectures_outside_the_lemma_are_named(widths, ranks, match):
     assert match in unsupported(Architecture(widths, ranks, tokens=2))
 
@@ -183,9 +197,9 @@ def test_a_dropped_fiber_point_is_rejected(honest):
         c["orbits"].pop()
     _rejected(_forged(honest["swap"], drop_line), "2 line component.s., the certificate lists 1")
 
-    def claim_one(c):  # one orbit claimed generic, with the swap still recorded
-        c["generic"] = True
-    _rejected(_forged(honest["swap"], claim_one), "generic must be false")
+    def special(c):  # the swap of a_l = d_l = 1 is generic (Theorem 7.8): denying it is refused too
+        c["generic"] = False
+    _rejected(_forged(honest["swap"], special), "generic must be true")
 
 
 def test_another_architectures_factorization_is_rejected(honest):
@@ -235,7 +249,7 @@ def test_a_singular_v1_claimed_invertible_is_rejected(honest):
 
 
 def test_orbit_points_and_dimensions_are_checked(honest):
-    _rejected(_forged(honest["orbit"], lambda c: c["orbits"][0].update(dimension=18)), "exact rank")
+    _rejected(_forged(honest["orbit"], lambda c: c["orbits"][0].update(dimension=18)), "dim G = 19")
 
     def off_line(c):
         c["orbits"][0]["point"][-1] = str(fmpq(c["orbits"][0]["point"][-1]) + 1)
@@ -243,9 +257,14 @@ def test_orbit_points_and_dimensions_are_checked(honest):
     _rejected(_forged(honest["orbit"], lambda c: c.update(certified=False)), "certified must be true")
 
 
-def test_sizes_beyond_the_multiplication_limit_are_unusable(honest):
-    forged = _forged(honest["orbit"], lambda c: c["architecture"].update(widths=[12, 12, 12, 12], ranks=[2, 2, 2]))
-    with pytest.raises(CertificateFormatError, match="monomials"):
+def test_sizes_beyond_the_work_limit_are_unusable_and_the_expansion_cap_is_gone(honest):
+    """Widths 12,12,12,12 were refused for the 3.6e5-monomial polynomials of the expanded Identity T; followed layer
+    by layer they cost d x d products. Deep, wide and long-numbered certificates are priced before anything runs."""
+    deep = virtual_fiber(Architecture((12, 12, 12, 12), (2, 2, 2), tokens=2), seed=0).to_json()
+    assert check_certificate(deep).claim.startswith("fiber = 1 orbit(s)")
+    forged = _forged(honest["orbit"], lambda c: c.update(architecture={**c["architecture"], "widths": [64] * 40,
+                                                                        "ranks": [32] * 39}, point=["9" * 900]))
+    with pytest.raises(CertificateFormatError, match="units of work"):
         check_certificate(forged)
 
 
@@ -347,32 +366,33 @@ def test_the_fiber_command_takes_the_virtual_path_and_refuses_with_one_line(caps
     assert "a_1 >= 2" in err and len(err.strip().splitlines()) == 1
 
 
-def test_points_whose_coefficients_would_explode_are_unusable(honest):
-    huge = "1" + "0" * 1999  # 2,000 digits: within the rational grammar, 18,000-digit coefficients at l = 2 ...
-    forged = _forged(honest["orbit"], lambda c: c["point"].__setitem__(20, huge))
-    with pytest.raises(CertificateRejected):  # ... so it is read, and refused for what it is (another point)
-        check_certificate(forged)
+def test_a_point_with_a_2000_digit_entry_is_read_and_refused_for_what_it_is(honest):
+    """Nothing is expanded, so a long entry costs products of long numbers only: read, and refused as another point
+    (its virtual weights are not the recorded ones), at depth 2 and at depth 4."""
+    huge = "1" + "0" * 1999
     deep = virtual_fiber(Architecture((3, 3, 3, 3, 3), (2, 2, 2, 2), tokens=2), seed=0).to_json()
-    check_certificate(deep)
-    with pytest.raises(CertificateFormatError, match="digits"):  # ... while at l = 4 they would be 162,000 long
-        check_certificate(_forged(deep, lambda c: c["point"].__setitem__(30, huge)))
+    for cert, k in ((honest["orbit"], 20), (deep, 30)):
+        check_certificate(cert)
+        _rejected(_forged(cert, lambda c: c["point"].__setitem__(k, huge)), "virtual weights")
 
 
 
-def test_multiplying_back_detects_a_wrong_factorization():
-    """The checker's step 4 is not vacuous: other exponents, or another M_1, do not multiply back to its network."""
-    from attngeo.check.arch import Arch
-    from attngeo.check.fibers.virtual import _multiply_back
+def test_following_identity_t_detects_a_wrong_factorization():
+    """The checker's step 4 is not vacuous: other exponents, or another M_1 (its transpose: the same quadric), do not
+    follow from its network layer by layer."""
+    from attngeo.check.fibers.virtual import _identity_t
 
     arch = Architecture((3, 3, 3), (2, 2), tokens=2)
     W0 = gauge_point(arch, random.Random(6))
     Ms, P, _ = virtual_weights(arch, W0)
-    mine = Arch((3, 3, 3), (2, 2), 2)
-    _multiply_back(mine, W0, Ms, P, [{"rho": peeling_exponents(2, 1)}])  # honest: passes
-    with pytest.raises(CertificateRejected, match="does not multiply back"):
-        _multiply_back(mine, W0, Ms, P, [{"rho": [[1, 3], [2, 1]]}])
-    with pytest.raises(CertificateRejected, match="does not multiply back"):
-        _multiply_back(mine, W0, [Ms[0].transpose(), Ms[1]], P, [{"rho": peeling_exponents(2, 1)}])
+    layers = [tuple(fmpq_mat(m.tolist()) for m in qkv) for (qkv,) in split_heads(arch, W0)]
+    _identity_t(layers, Ms, P, [{"rho": peeling_exponents(2, 1)}])  # honest: passes
+    with pytest.raises(CertificateRejected, match="linear in y is not"):
+        _identity_t(layers, Ms, P, [{"rho": [[1, 3], [2, 1]]}])
+    with pytest.raises(CertificateRejected, match="linear in y is not"):
+        _identity_t(layers, [Ms[0].transpose(), Ms[1]], P, [{"rho": peeling_exponents(2, 1)}])
+    with pytest.raises(CertificateRejected, match="not z\\^T M_2 z"):
+        _identity_t(layers, [Ms[0], Ms[1] + Ms[0]], P, [{"rho": peeling_exponents(2, 1)}])
 
 
 class _Dual:
@@ -391,13 +411,38 @@ class _Dual:
     __radd__, __rmul__ = __add__, __mul__
 
 
+def virtual_net(Ms, P):
+    """``P S_{M_l} .. S_{M_i}`` as a network of the checker's kind: ``Q = M_j``, ``K = I``, ``V = I`` (``P`` last)."""
+    from attngeo.check.arch import Arch
+
+    d, n = P.ncols(), len(Ms)
+    eye = fmpq_mat(d, d, [int(r == c) for r in range(d) for c in range(d)])
+    values = []
+    for j, M in enumerate(Ms):
+        values += M.entries() + eye.entries() + (P if j == n - 1 else eye).entries()
+    return Arch((d,) * n + (P.nrows(),), (d,) * n, 2), values
+
+
+def expand_pencil(ctx, Ms, pencil):
+    """Token 2's part linear in ``y``, ``s(z) (z^T B y) U z``, from the checker's factored ``(r, s, B, U)``."""
+    _, s, B, U = pencil
+    d = B.nrows()
+    z, y, zero = ctx.gens()[:d], ctx.gens()[d:], ctx.constant(0)
+    form = lambda M, u, v: sum((u[r] * M[r, c] * v[c] for r in range(d) for c in range(d)), zero)  # noqa: E731
+    scalar = form(B, z, y)
+    for j, e in s.items():
+        scalar *= form(Ms[j - 1], z, z) ** e
+    Uz = z if U is None else [sum((U[k, c] * z[c] for c in range(d)), zero) for k in range(U.nrows())]
+    return [scalar * e for e in Uz]
+
+
 @pytest.mark.parametrize("widths, ranks", [((3, 3, 3), (2, 2)), ((2, 2, 2, 2), (2, 2, 2)), ((3, 3, 2), (3, 1)),
                                            ((4, 4, 4), (3, 3))])
-def test_the_checkers_linear_part_is_its_network_on_dual_numbers(widths, ranks):
-    """The checker reads the part of output token 2 linear in ``y`` layer by layer (``u``, ``w``); its own
-    network ``phi`` on inputs ``(z, eps y)`` must give the same polynomials, at the point and at a virtual net."""
+def test_the_checkers_factored_pencil_is_its_network_on_dual_numbers(widths, ranks):
+    """The checker follows ``[z, eps y]`` layer by layer in factored form (``_pencil``); its own network ``phi`` on
+    inputs ``(z, eps y)`` must give the same polynomials once expanded, at the point and at a peeled virtual net."""
     from attngeo.check.arch import Arch
-    from attngeo.check.fibers import virtual as checker
+    from attngeo.check.fibers.virtual import _pencil
     from attngeo.check.network import phi
 
     arch = Architecture(widths, ranks, tokens=2)
@@ -406,12 +451,14 @@ def test_the_checkers_linear_part_is_its_network_on_dual_numbers(widths, ranks):
     ctx = fmpq_mpoly_ctx.get(tuple(f"z{r}" for r in range(d)) + tuple(f"y{r}" for r in range(d)), "degrevlex")
     g, zero = ctx.gens(), ctx.constant(0)
     Ms, P, _ = virtual_weights(arch, point)
-    nets = [(Arch(tuple(widths), tuple(ranks), 2), point),
-            checker._virtual_net([fmpq_mat(M) for M in Ms[1:]], fmpq_mat(P))]
-    for net, values in nets:
+    layers = [(fmpq_mat(K.tolist()).transpose() * fmpq_mat(Q.tolist()), fmpq_mat(V.tolist()))
+              for (Q, K, V), in split_heads(arch, point)]
+    cases = [((Arch(tuple(widths), tuple(ranks), 2), point), layers, 1),
+             (virtual_net(Ms[1:], P), [(M, None) for M in Ms[1:-1]] + [(Ms[-1], P)], 2)]
+    for (net, values), pencil_layers, first in cases:
         X = [[_Dual(g[r], zero), _Dual(zero, g[d + r])] for r in range(d)]
-        v, t = checker._linear_part(net, values, ctx, d)
-        assert [x * t for x in v] == [row[1].b for row in phi(net, values, X)]
+        expanded = expand_pencil(ctx, Ms, _pencil(pencil_layers, Ms, first))
+        assert expanded == [row[1].b for row in phi(net, values, X)]
 
 
 def test_the_checkers_dominance_jacobian_is_its_network_on_dual_numbers():
@@ -429,7 +476,7 @@ def test_the_checkers_dominance_jacobian_is_its_network_on_dual_numbers():
             M = fmpq_mat(d, 1, [rng.randint(-3, 3) for _ in range(d)]) * \
                 fmpq_mat(1, d, [rng.randint(-3, 3) for _ in range(d)])
         Y = [[rng.randint(-5, 5) for _ in range(2)] for _ in range(d)]
-        arch, values = checker._virtual_net([M], checker._eye(d))
+        arch, values = virtual_net([M], fmpq_mat(d, d, [int(r == c) for r in range(d) for c in range(d)]))
         cols = []
         for r0 in range(d):
             for j0 in range(2):
@@ -439,22 +486,3 @@ def test_the_checkers_dominance_jacobian_is_its_network_on_dual_numbers():
         assert checker._dominant(M, Y) is dominant
         seen.add(dominant)
     assert seen == {True, False}
-
-
-def test_the_product_test_is_the_rowwise_identity():
-    """``_is_product(v, t, b, ell)`` (``v = sigma ell`` and ``sigma t = b`` when it can) decides exactly
-    ``v_k t = b ell_k`` for every ``k``: honest products, a perturbed row, a non-proportional ``v`` that still
-    satisfies the identity (``ell`` zero), and ``ell = 0``."""
-    from attngeo.check.fibers.virtual import _is_product
-
-    ctx = fmpq_mpoly_ctx.get(("z0", "z1", "y0"), "degrevlex")
-    z0, z1, y0 = ctx.gens()
-    zero = ctx.constant(0)
-    ell = [z0 + 2 * z1, 3 * z1, zero]
-    sigma, t = z0 * z0 - z1, y0 * (z0 + z1)
-    v = [sigma * e for e in ell]
-    cases = [(v, t, sigma * t, ell), (v, t, sigma * t + 1, ell), ([v[0], v[1] + z0, v[2]], t, sigma * t, ell),
-             ([v[0], v[1], z0], zero, zero, ell), (v, t, zero, [zero] * 3), ([zero] * 3, t, z0, [zero] * 3)]
-    verdicts = [_is_product(*c) for c in cases]
-    assert verdicts == [all(x * c[1] == c[2] * e for x, e in zip(c[0], c[3])) for c in cases]
-    assert verdicts == [True, False, False, True, False, True]

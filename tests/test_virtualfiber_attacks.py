@@ -14,8 +14,11 @@ skew or zero virtual layers, a bottleneck, the hidden swap of docs/findings.md 2
 tampered honest ones must be refused. Attacks that succeeded until fixed: a one-orbit claim
 at a rank-1 parallel point of widths 2,2,1 that did not say it is about one point, small
 files (an honest 3 KB certificate of depth 9; a 90 KB one with 100-digit weights) that kept
-the checker multiplying back for many minutes (now priced first, MAX_MULTIPLY_BACK_WORK),
-boolean exponents, and prover output the checker refused (d_l > 64, 400-digit weights).
+the checker multiplying Identity T back for many minutes (then priced first; since Identity T is
+followed layer by layer in factored form, both check in milliseconds), boolean exponents, and
+prover output the checker refused (d_l > 64, 400-digit weights). What stays costly (wide, deep,
+long-numbered certificates, and the embedded last layer) is priced before anything is verified
+(MAX_VIRTUAL_FIBER_WORK).
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from attngeo.geometry.fibers.layer import fiber, str_rows
 from attngeo.geometry.fibers.virtual import (HypothesisFailed, VirtualFiber, _realize, _symmetric_entry, _two_by_two,
                                              dominance_input, peeling_exponents, virtual_fiber, virtual_weights)
 from attngeo.geometry.symmetry import orbit_dimension
-from attngeo.model.network import read_point
+from attngeo.model.network import read_point, split_heads
 
 from test_mixing_attacks import P_OWN, _rank, own_jacobian
 
@@ -219,6 +222,28 @@ def test_what_the_checker_accepts_at_degenerate_points_is_true_by_substitution()
             assert any(x * b[k] != y * a[k] for x, y in zip(a, b) for k in range(len(a)))
 
 
+def test_the_orbit_dimension_the_checker_takes_from_lemma_7_8_2_is_the_exact_rank_of_the_fields():
+    """The checker no longer ranks the symmetry fields: where Lemma A's rank conditions hold it requires dim G
+    (docs/math.md Lemma 7.8.2, a finite stabilizer). The exact rank over Q of the fields, by the checker's own
+    field formulas, is dim G at every orbit point of accepted certificates, degenerate points and swaps included;
+    and the lemma's hypotheses matter: where Q_1 and K_1 share a zero row (rank A_1 = 1 < a_1) intra GL_2 has a
+    stabilizer and the rank drops."""
+    from flint import fmpq
+
+    from attngeo.check.arch import Arch
+    from attngeo.check.dimension.groups import exact_field_rank
+    from attngeo.geometry.symmetry import SymmetryGroup
+
+    for widths, ranks, cert in _accepted_at_small_points(10, seed=5):
+        arch, mine = Architecture(widths, ranks, tokens=2), Arch(tuple(widths), tuple(ranks), 2)
+        for orbit in cert["orbits"]:
+            point = [fmpq(Fraction(v).numerator, Fraction(v).denominator) for v in orbit["point"]]
+            assert exact_field_rank(mine, point) == SymmetryGroup(arch).dimension == orbit["dimension"]
+    low = [[[[1, 2, 0], [0, 0, 0]], [[2, 0, 1], [0, 0, 0]], GOOD_1[2]], GOOD_2]
+    flat = [v for layer in low for M in layer for row in M for v in row]
+    assert exact_field_rank(Arch((3, 3, 3), (2, 2), 2), flat) < SymmetryGroup(Architecture((3, 3, 3), (2, 2))).dimension
+
+
 @pytest.mark.slow
 @pytest.mark.msolve
 def test_at_degenerate_points_elimination_finds_no_orbit_the_certificate_misses():
@@ -251,7 +276,7 @@ def _hide_the_swap(c):
 TAMPERED = {
     "finding 21: one orbit claimed at the swap": lambda c: c["orbits"].pop(),
     "finding 21: the swap line hidden in the embedded fiber too": _hide_the_swap,
-    "finding 21: generic claimed": lambda c: c.update(generic=True),
+    "finding 21: generic denied (the swap is what a dense open set has)": lambda c: c.update(generic=False),
     "the orbits in the other order": lambda c: c["orbits"].reverse(),
     "an orbit twice": lambda c: c["orbits"].__setitem__(1, c["orbits"][0]),
     "an orbit dimension one higher": lambda c: c["orbits"][1].update(dimension=c["orbits"][1]["dimension"] + 1),
@@ -325,57 +350,55 @@ def test_the_parallel_point_really_has_one_orbit():
     assert cert["last"]["fiber_certificate"]["case"] == "rank1-parallel" and len(cert["orbits"]) == 1
 
 
-class _Expensive(Exception):
-    """The checker started multiplying back, the work its limits should have priced first."""
-
-
-def _unpriced(arch, **kw) -> dict:
-    """The prover's certificate with its multiply-back price check switched off (it now refuses such points,
-    as the checker does): what a hand-made file could hold."""
-    from unittest import mock
-
-    with mock.patch("attngeo.geometry.fibers.virtual.MAX_MULTIPLY_BACK_WORK", float("inf")):
-        return virtual_fiber(arch, **kw).to_json()
-
-
 def deep_honest() -> dict:
     """Widths 2 (ten times), ranks 2 (nine times), seed 0: a 3 KB certificate the prover writes in 0.05 s."""
-    return _unpriced(Architecture((2,) * 10, (2,) * 9, tokens=2), seed=0)
+    return virtual_fiber(Architecture((2,) * 10, (2,) * 9, tokens=2), seed=0).to_json()
 
 
 def big_weights() -> dict:
-    """Widths 3,3,3,3,3, ranks 2,2,2,2 at 100-digit integer weights: a 90 KB certificate written in 0.7 s.
-
-    ``digits * 3^l = 8,100`` is far below ``MAX_PEELED_DIGITS``, but the virtual weights have up to
-    ``2l - 1`` times the digits of the point and the peeled polynomials' coefficients grow with both.
-    """
+    """Widths 3,3,3,3,3, ranks 2,2,2,2 at 100-digit integer weights: a 90 KB certificate written in 0.7 s; the
+    virtual weights have up to ``2l - 1`` times the digits of the point."""
     arch = Architecture((3,) * 5, (2,) * 4, tokens=2)
     rng = random.Random(1)
-    return _unpriced(arch, point=[rng.randrange(10**99, 10**100) * rng.choice((-1, 1))
-                                  for _ in range(arch.parameter_count)], seed=0)
+    return virtual_fiber(arch, point=[rng.randrange(10**99, 10**100) * rng.choice((-1, 1))
+                                      for _ in range(arch.parameter_count)], seed=0).to_json()
 
 
-def test_the_prover_refuses_what_the_checker_would_not_multiply_back():
-    with pytest.raises(HypothesisFailed, match="multiplying back costs"):
-        virtual_fiber(Architecture((2,) * 10, (2,) * 9, tokens=2), seed=0)
+def test_the_files_that_once_multiplied_back_for_minutes_now_verify():
+    for cert in (deep_honest(), big_weights()):
+        assert check_certificate(cert).claim.startswith("fiber = 1 orbit(s)")
 
 
-def _refused_before_multiplying_back(cert: dict, monkeypatch) -> None:
-    """The limit must refuse ``cert`` before the costly step starts (which raises ``_Expensive`` here)."""
-    def expensive(*args):
-        raise _Expensive("multiplying back started")
-
-    monkeypatch.setattr(virtual_checker, "_multiply_back", expensive, raising=False)
-    with pytest.raises(CertificateFormatError):
-        check_certificate(cert)
+class _Started(Exception):
+    """The checker started verifying what its work limit should have priced first."""
 
 
-def test_an_honest_depth_nine_certificate_is_refused_before_multiplying_back(monkeypatch):
-    _refused_before_multiplying_back(deep_honest(), monkeypatch)
+def test_wide_deep_long_numbered_certificates_are_refused_before_the_embedded_layer(honest, monkeypatch):
+    """A few kB claiming widths 64 at depth 30 with 900-digit weights, or the last layer of widths 64,64 with
+    2,000-digit virtual weights (8.5e6 coefficients of 4,000 digits: tens of GB), are refused from their sizes
+    and digits before the embedded single-layer fiber, or anything else, is verified."""
+    from attngeo.check.fibers import layer as layer_checker
+
+    def started(*args, **kwargs):
+        raise _Started("the embedded last layer was verified")
+
+    monkeypatch.setattr(layer_checker, "check", started)
+    cert = copy.deepcopy(honest[((3, 3, 3), (2, 2))])
+    wide = dict(cert, architecture={**cert["architecture"], "widths": [64] * 31, "ranks": [32] * 30},
+                point=["9" * 900])
+    long_last = dict(cert, architecture={**cert["architecture"], "widths": [64, 64, 64], "ranks": [32, 32]},
+                     virtual={"M": [[["9" * 2000]]], "P": [["1"]]})
+    for forged in (wide, long_last):
+        with pytest.raises(CertificateFormatError, match="units of work"):
+            check_certificate(forged)
 
 
-def test_large_weights_at_depth_four_are_refused_before_multiplying_back(monkeypatch):
-    _refused_before_multiplying_back(big_weights(), monkeypatch)
+def test_the_prover_refuses_what_the_checker_would_price_out(monkeypatch):
+    from attngeo.geometry.fibers import virtual as prover
+
+    monkeypatch.setattr(prover, "MAX_VIRTUAL_FIBER_WORK", 10**5)
+    with pytest.raises(HypothesisFailed, match="priced at"):
+        virtual_fiber(Architecture((4, 4, 4), (2, 2), tokens=2), seed=0)
 
 
 _RUN = "import sys; from attngeo.ui.cli import main; sys.exit(main(['check', sys.argv[1]]))"
@@ -410,7 +433,7 @@ def test_what_the_prover_writes_at_large_weights_the_checker_reads():
     check_certificate(cert)
 
 
-# -- the layer-by-layer checker of 4498d86 (differ2: old dual-number checker vs new, no verdict differed) -----
+# -- Identity T followed layer by layer, against an independent network at degenerate weights ---------------
 
 
 def _token2_linear_in_eps(widths, ranks, point, z, y):
@@ -477,62 +500,40 @@ DEGENERATE = {
 
 
 @pytest.mark.parametrize("name", sorted(DEGENERATE))
-def test_the_checkers_linear_part_is_the_networks_at_degenerate_weights(name):
-    """``_linear_part``'s ``(v, t)`` (token 1 after ``l - 1`` layers through ``V_l``, and the last score) is the
-    part of output token 2 linear in ``y`` of a network written from docs/math.md §1 (exact, by interpolation in
-    ``eps``), also where ``P z`` has a zero row, ``V_1`` is singular or a score vanishes; and ``v`` is a multiple
-    of ``P z``, the shape ``_is_product``'s fast path relies on (token 1 stays on ``z``'s line)."""
-    from flint import fmpq, fmpq_mpoly_ctx
+def test_the_checkers_factored_pencil_is_the_networks_at_degenerate_weights(name):
+    """``_pencil``'s factored token 2 (``s(z) (z^T B y) U z``, from the layers as they are) is the part of output
+    token 2 linear in ``y`` of a network written from docs/math.md §1 (exact, by interpolation in ``eps``), also
+    where ``P z`` has a zero row, ``V_1`` is singular or a score vanishes."""
+    from flint import fmpq, fmpq_mat, fmpq_mpoly_ctx
 
-    from attngeo.check.arch import Arch
+    from test_virtualfiber import expand_pencil
 
     widths, ranks, edit = DEGENERATE[name]
     point = _degenerate(widths, ranks, edit, seed=len(name))
     d = widths[0]
     ctx = fmpq_mpoly_ctx.get(tuple(f"z{r}" for r in range(d)) + tuple(f"y{r}" for r in range(d)), "degrevlex")
     values = [fmpq(v.numerator, v.denominator) for v in point]
-    v, t = virtual_checker._linear_part(Arch(widths, ranks, 2), values, ctx, d)
+    arch = Architecture(widths, ranks, tokens=2)
+    Ms = virtual_weights(arch, values)[0]
+    layers = [(fmpq_mat(K.tolist()).transpose() * fmpq_mat(Q.tolist()), fmpq_mat(V.tolist()))
+              for (Q, K, V), in split_heads(arch, read_point(arch, values))]
+    token2 = expand_pencil(ctx, Ms, virtual_checker._pencil(layers, Ms, 1))
     rng = random.Random(3)
     for _ in range(2):
         z = [Fraction(rng.randint(-5, 5), rng.randint(1, 3)) for _ in range(d)]
         y = [Fraction(rng.randint(-5, 5), rng.randint(1, 3)) for _ in range(d)]
         at = [fmpq(c.numerator, c.denominator) for c in z + y]
-        mine = [Fraction(int((x * t)(*at).p), int((x * t)(*at).q)) for x in v]
+        mine = [Fraction(int(x(*at).p), int(x(*at).q)) for x in token2]
         assert mine == _token2_linear_in_eps(widths, ranks, point, z, y)
-    P = virtual_weights(Architecture(widths, ranks, tokens=2), values)[1]
-    Pz = [sum((P[k, c] * ctx.gens()[c] for c in range(d)), ctx.constant(0)) for k in range(P.nrows())]
-    k0 = next(k for k, e in enumerate(Pz) if e != 0)
-    sigma, rest = divmod(v[k0], Pz[k0])
-    assert rest == 0 and [sigma * e for e in Pz] == v
 
 
 def test_a_point_whose_p_z_has_a_zero_first_row_is_accepted_and_its_orbit_is_the_fiber():
-    """A consistent edit: ``V_l``'s first row zero, so ``_is_product`` divides by row 1 of ``P z`` (not row 0).
-    The hypotheses hold there (V_1 invertible, ranks full), so the certificate must verify, and its one
-    orbit point is ``W_0`` (the orbit computes ``W_0``'s function by substitution, tested above)."""
+    """A consistent edit: ``V_l``'s first row zero, so ``P z`` has a zero row (the expanded check once divided by
+    its first nonzero row). The hypotheses hold there (V_1 invertible, ranks full), so the certificate must
+    verify, and its one orbit point is ``W_0`` (the orbit computes ``W_0``'s function by substitution, tested
+    above)."""
     point = [GOOD_1, [GOOD_2[0], GOOD_2[1], [[0, 0, 0]] + GOOD_2[2][1:]]]
     cert = forge((3, 3, 3), (2, 2), point)
     assert cert["virtual"]["P"][0] == ["0", "0", "0"]
     assert check_certificate(cert).claim.startswith("fiber = 1 orbit(s)")
     assert [o["point"] for o in cert["orbits"]] == [cert["point"]]
-
-
-def _scaled_gauge_point(arch, digits):
-    from attngeo.geometry.fibers.deep import gauge_point
-
-    rng = random.Random(0)
-    return [v * rng.randint(10**digits, 10**(digits + 1)) if v not in (0, 1) else v
-            for v in gauge_point(arch, rng)]
-
-
-def test_at_the_multiply_back_limit_widths_9_are_checked_and_just_beyond_refused_first(monkeypatch):
-    """The largest multiply-back the limit pays for (widths 9,9,9: 12,870 monomials; 11-digit weights, work
-    1.9e11 of 2e11) is checked (0.2 s CPU, the dual-number checker of f907aad took 3.8 s); 13-digit weights are
-    refused as unusable before multiplying back."""
-    from attngeo.check.limits import MAX_MULTIPLY_BACK_WORK
-
-    arch = Architecture((9, 9, 9), (3, 3), tokens=2)
-    near = _scaled_gauge_point(arch, 10)
-    assert 10**11 < virtual_checker.multiply_back_work(*virtual_weights(arch, near)[:2]) < MAX_MULTIPLY_BACK_WORK
-    assert check_certificate(virtual_fiber(arch, point=near, seed=0).to_json()).claim.startswith("fiber = 1 orbit(s)")
-    _refused_before_multiplying_back(_unpriced(arch, point=_scaled_gauge_point(arch, 12), seed=0), monkeypatch)

@@ -27,6 +27,7 @@ KINDS = {
     "deep-fiber": "fibers.deep",
     "virtual-fiber": "fibers.virtual",
     "dimension-all-sizes": "dimension.allsizes",
+    "fiber-all-sizes": "fibers.allsizes",
     "singular-point": "loci.singular",
     "strata": "loci.strata",
     "implicit": "loci.implicit",

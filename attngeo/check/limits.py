@@ -69,19 +69,13 @@ MAX_MONOMIALS = 2_000_000
 #: Monomial divisibility tests (monomials enumerated x leading monomials) for all the staircase and
 #: Hilbert counts of one certificate: the honest 3,1 a = 3 equations need about 1.7e8.
 MAX_MONOMIAL_TESTS = 300_000_000
-#: Monomials of the largest polynomial a virtual-fiber certificate makes the checker multiply back (degree
-#: 3^l - 1 in d_0 variables; products cost about its square): widths 6,6,6 need 1,287, 4,4,4,4 need 3,654.
-MAX_PEELED_MONOMIALS = 20_000
-#: Digits of the largest point entry times 3^l: the coefficients multiplied back grow like that (honest points have
-#: one-digit entries; 2,000-digit entries at l = 4 would make 3,321 coefficients of 162,000 digits each).
-MAX_PEELED_DIGITS = 100_000
-#: Work of multiplying a virtual-fiber certificate back, priced from the recomputed virtual weights before any
-#: polynomial is built: ``N^2 c^(3/2)`` for ``N`` monomials (degree ``3^l - 1`` in ``d_0`` variables) whose
-#: coefficients have about ``c = sum_j 3^(l-j) digits(M_j) + digits(P)`` digits (products of ``N``-term
-#: polynomials with ``c``-digit coefficients). Measured (loaded 2-core machine) at 3.5e-11 to 1.8e-10 s per unit:
-#: widths 2^8 (depth 7) 1.7e11 in 7.5 s; depth 8 (8e12) took 8 minutes and 3,3,3,3,3 at 30-digit weights
-#: (2.4e12) 2.5 minutes, both refused; honest one-digit 3,3,3,3,3 is 4.4e9.
-MAX_MULTIPLY_BACK_WORK = 2 * 10**11
+#: Work of checking a virtual-fiber certificate, in estimated nanoseconds of one core, priced from its sizes and
+#: the digits of its numbers before anything is verified (attngeo/check/fibers/virtual.py, ``price``): the
+#: virtual weights and Identity T layer by layer (``d x d`` products whose entries grow with the depth), one
+#: ``2d x 2d`` dominance determinant per layer and the embedded last layer's ``d_l d^2 (d + 1) / 2``
+#: coefficients. Honest certificates: widths 32,32,32 ranks 8,8 about 1e9 (0.1 s measured); 64,64,64,64 ranks
+#: 32,32,32 1.2e10 (10 s); 2,000-digit weights at depth 64 of width 64 would be about 1e16, refused.
+MAX_VIRTUAL_FIBER_WORK = 60_000_000_000
 #: Work of all the polynomial evaluations of one deep-fiber certificate (its rebuilt equations, its points'
 #: functions, its factors), priced by attngeo/check/fibers/rebuild.py before any is made, in term products times
 #: the words of a monomial. Measured 0.2 to 3.7 ns a unit (loaded 2-core machine: widths 4,3,3 ranks 2,2, 2.5e10 in
@@ -115,7 +109,7 @@ MAX_STACK_WORK = 2 * 10**9
 MAX_GRADED_DEGREE = 8
 MAX_GRADED_BLOCK = 6_000
 MAX_GRADED_WORK = 50_000_000
-#: Generators of a whole-ideal certificate (kind implicit-rank-one, Theorem 7.8), counted from d before any is built:
+#: Generators of a whole-ideal certificate (kind implicit-rank-one, Theorem 7.9), counted from d before any is built:
 #: each is rebuilt, parsed and composed with the parametrization. Honest: d = 6 lists 12,950, d = 7 49,098.
 MAX_RANK_ONE_GENERATORS = 60_000
 #: States of the count of one certificate's blocks (memoized partial weights; about 4 microseconds each). Honest

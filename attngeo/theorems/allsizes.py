@@ -16,6 +16,11 @@ certificate of it, pattern points at each depth ``l <= 3`` and rank ``a <= 3``,
 is :data:`SUPERSEDED` (``prove(name, superseded=True)``), and the checker still
 reads it with that scope.
 
+``deep-fibers`` is not a dimension: the number of orbits of the symmetry group in
+the generic fiber of a deep network, for every depth and width (docs/math.md
+Theorem 7.8, kind ``fiber-all-sizes``); its leaves carry a witness point's core and
+the last layer's shift.
+
 Examples
 --------
 >>> from attngeo.check import check_certificate
@@ -27,6 +32,9 @@ True
 >>> deep = prove("deep-dimension")
 >>> deep["argument"], deep["hypotheses"], [p["lemma"] for p in deep["pieces"]]
 ('depth-induction', ['l >= 1', 'a >= 1', 'a <= d'], ['peeling', 'rank-one', 'rank-one'])
+>>> fibers = prove("deep-fibers")
+>>> fibers["kind"], [p["shift"] for p in fibers["pieces"]]
+('fiber-all-sizes', ['a', 'a', 'a', 'd - a'])
 """
 
 from __future__ import annotations
@@ -42,10 +50,8 @@ from ..check import check_certificate
 from ..exceptions import CertificateRejected, InvalidInputError
 from ..geometry.certificate import certificate_json
 from ..geometry.dimension.deeppattern import deep_piece
-from ..geometry.dimension.layerwitness import peeling_piece, rank_one_piece
+from ..geometry.dimension.layerwitness import CORE, peeling_piece, rank_one_piece
 from ..geometry.dimension.patternpoint import Design, find_minors, head_design, ones_design, region_design, total
-
-KIND = "dimension-all-sizes"
 
 
 def _leaf(design: Design, *equalities: str) -> tuple:
@@ -107,6 +113,26 @@ def _depth_tree() -> tuple:
                          ("witness", rank_one_piece(width_one=True), ("a = 1", "d = 1"))))
 
 
+def _fiber_tree() -> tuple:
+    """Theorem 7.8 (1): the last layer's shift ``s = a`` where ``2a <= d`` (so ``s + a = 2a``), else ``d - a`` (``d``);
+    one orbit where ``a >= 2`` or ``dd >= 2``, two (the swap) at ``a = dd = 1``; every piece with the core of §7.7."""
+    core = peeling_piece(CORE)["core"]
+
+    def leaf(shift: str, *equalities: str) -> tuple:
+        return ("witness", {"core": core, "shift": shift}, equalities)
+
+    return _split("d - 2*a",
+                  _split("a - 2", leaf("a"), _split("dd - 2", leaf("a", "a = 1"), leaf("a", "a = 1", "dd = 1"))),
+                  leaf("d - a"))
+
+
+def _criterion_tree() -> tuple:
+    """Corollary C's selector point: the value columns shifted by one only where ``a = b = 1`` (then ``d >= 3`` by the
+    hypothesis ``a + b + d >= 5``), so that a group's key and value rows differ."""
+    return _split("a - 2", ("witness", {"shift": "0"}, ()),
+                  _split("b - 2", ("witness", {"shift": "0"}, ("a = 1",)), ("witness", {"shift": "1"}, ("a = 1", "b = 1"))))
+
+
 #: Depths and ranks the superseded deep statement covers (every width): a pattern piece's blocks grow with them.
 DEEP_DEPTHS, DEEP_RANKS = 3, 3
 
@@ -156,6 +182,11 @@ class AllSizes:
     #: The architectures, as LaTeX text (math in dollars): what the checker's claim says in words.
     family: str = ""
     argument: str | None = None
+    #: The certificate's kind, what the formula's value counts (LaTeX and text) and how it is proved, in words.
+    kind: str = "dimension-all-sizes"
+    quantity: str = r"\dim \mathcal{M}"
+    quantity_text: str = "dim M"
+    method: str = ""
 
     def to_json(self) -> dict:
         # "all sizes" names the kind of proof (the checker requires it); scope() says which sizes
@@ -192,7 +223,7 @@ class AllSizes:
         else:
             value = (r"\begin{cases} " + r" \\ ".join(f"{expression(v)} & {when(w)}" for w, v in self.formula)
                      + r" \end{cases}")
-        return [rf"\dim \mathcal{{M}} = {value}", r"\text{for all } " + r",\ ".join(map(expression, self.hypotheses))]
+        return [rf"{self.quantity} = {value}", r"\text{for all } " + r",\ ".join(map(expression, self.hypotheses))]
 
 
 _BOUND = re.compile(r"(\w+) <= (\d+)$")
@@ -203,7 +234,8 @@ def scope(parameters, hypotheses) -> str:
     """The sizes a statement is proved for, in words: the parameters bounded by a constant, then the free ones.
 
     A parameter bounded by a constant (``l <= 3``) makes the theorem one for those values only, not for
-    every size; sizes are at least 1 anyway, so ``x >= 1`` is not repeated.
+    every size; sizes are at least 1 anyway, so ``x >= 1`` is not repeated; a parameter between 0 and 1 is a
+    choice (with or without biases), both of which are proved.
 
     Examples
     --------
@@ -211,12 +243,17 @@ def scope(parameters, hypotheses) -> str:
     'l <= 3 and a <= 3 only; every d, with a <= d'
     >>> scope(["d", "dd", "a"], ["d >= 1", "dd >= 1", "a >= 1"])
     'every d, dd, a'
+    >>> scope(["d", "a", "bias"], ["d >= 1", "a >= 1", "a <= d", "bias >= 0", "bias <= 1"])   # bias: 0 or 1
+    'every d, a, with a <= d, bias = 0 and bias = 1'
     """
+    switches = [p for p in parameters if f"{p} >= 0" in hypotheses and f"{p} <= 1" in hypotheses]  # 0 or 1: a choice
+    hypotheses = [h for h in hypotheses if h not in {f"{p} {op}" for p in switches for op in (">= 0", "<= 1")}]
     bounded = [h for h in hypotheses if _BOUND.match(h)]
-    fixed = {_BOUND.match(h).group(1) for h in bounded}
+    fixed = {_BOUND.match(h).group(1) for h in bounded} | set(switches)
     free = [p for p in parameters if p not in fixed]
     relations = [h for h in hypotheses if not _BOUND.match(h) and not _AT_LEAST_ONE.match(h)]
     text = f"every {', '.join(free)}" + (f", with {', '.join(relations)}" if relations else "")
+    text += "".join(f", {p} = 0 and {p} = 1" for p in switches)
     return (f"{' and '.join(bounded)} only; " if bounded else "") + text
 
 
@@ -230,6 +267,7 @@ def tex(text: str) -> str:
     """
     names = {n: sympy.Symbol(n) for n in re.findall(r"[A-Za-z]\w*", text)}
     names["dd"] = sympy.Symbol("d'")
+    names["bias"] = sympy.Symbol(r"\beta")
     return sympy.latex(parse_expr(text.replace("^", "**"), local_dict=names, evaluate=False), order="none")
 
 
@@ -241,7 +279,26 @@ STATEMENTS = {
     "deep-dimension": AllSizes(
         "deep-dimension", ("l", "d", "a"), ("l >= 1", "a >= 1", "a <= d"),
         (((), "2*l*a*d - l*a^2 + d^2 - l"),), _depth_tree,
-        r"$l$ lightning layers of equal width $d$ and rank $a$, $t \ge 2$", argument="depth-induction"),
+        r"$l$ lightning layers of equal width $d$ and rank $a$, $t \ge 2$", argument="depth-induction",
+        method="induction on depth (docs/math.md §7.7)"),
+    "deep-fibers": AllSizes(
+        "deep-fibers", ("l", "d", "dd", "a"), ("l >= 2", "d >= 2", "dd >= 1", "a >= 1", "a <= d", "2*a + dd >= d"),
+        ((("a + dd >= 3",), "1"), (("a + dd <= 2",), "2")), _fiber_tree,
+        r"$l$ lightning layers of widths $d, \dots, d, d'$ (every hidden width $d$), earlier ranks "
+        r"$2 \le a_i \le d$ and last rank $a$, $t \ge 2$; each orbit of dimension $\dim G$",
+        argument="virtual-peeling", kind="fiber-all-sizes", quantity=r"\#\, G\text{-orbits in the generic fiber}",
+        quantity_text="G-orbits in the generic fiber",
+        method="a witness point at every size, peeled by Lemmas P and A (docs/math.md §7.8)"),
+    "softmax-criterion": AllSizes(
+        "softmax-criterion", ("d", "dd", "g", "n", "a", "b", "bias"),
+        ("d >= 2", "dd >= 1", "g >= 1", "n >= 1", "a >= 1", "b >= 1", "bias >= 0", "bias <= 1",
+         "g*n*a <= d", "g*n*b <= dd", "b <= d", "a + b + d >= 5"),
+        (((), "g*n*a*d + g*a*d + g*b*d + g*n*b*dd - g*a^2 - g*b^2 + bias*g*n*a + bias*dd"),), _criterion_tree,
+        r"one softmax layer $d \to d'$ with $h = g n$ heads of rank $a$ in $g$ key-value groups of $n$ heads, value "
+        r"rank $b$ ($V_j = O_j U_\gamma$), with biases on every projection when $\beta = 1$ (none when $\beta = 0$), at every "
+        r"score scale, causal or not, residual or not, $t \ge 2$",
+        argument="criterion-point", method="Theorem C at a selector point of every size (docs/math.md §8.3, "
+                                           "Corollary C)"),
     "multihead-layer-dimension": AllSizes(
         "multihead-layer-dimension", ("d", "h", "a", "b"),
         ("h >= 1", "a >= 1", "b >= 1", "h*a <= d", "h*b <= d"),
@@ -261,9 +318,9 @@ SUPERSEDED = {
 
 #: Registered statements ``attngeo prove`` knows but cannot prove for all sizes, and why.
 NOT_PROVED = {
-    "softmax-single-layer": "its lower bound is a ball-arithmetic determinant at sampled inputs, and the "
-                            "coefficient coordinates the all-sizes blocks use do not exist for exp; an index-pattern "
-                            "version with ball-decided blocks is not implemented (docs/math.md §7.1)",
+    "softmax-single-layer": "its case a > d is not covered; for a <= d it is softmax-criterion with g = n = 1 and "
+                            "b = min(d, d') (a value map of any rank factors through b), proved for all sizes with "
+                            "a + b + d >= 5 (docs/math.md §8.3, Corollary C)",
 }
 
 
@@ -298,7 +355,7 @@ def prove(name: str, superseded: bool = False) -> dict:
     >>> prove("softmax-single-layer")     # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    attngeo.exceptions.InvalidInputError: prove softmax-single-layer: not proved for all sizes: its lower bound ...
+    attngeo.exceptions.InvalidInputError: prove softmax-single-layer: not proved for all sizes: its case a > d ...
     """
     statement = _known(name)
     if superseded:
@@ -332,7 +389,7 @@ def prove(name: str, superseded: bool = False) -> dict:
         return {"piece": len(pieces) - 1}
 
     cases = walk(statement.tree())
-    return certificate_json(KIND, {**statement.to_json(), "cases": cases, "pieces": pieces,
+    return certificate_json(statement.kind, {**statement.to_json(), "cases": cases, "pieces": pieces,
                                    "seconds": round(time.perf_counter() - start, 3)})
 
 
@@ -376,8 +433,12 @@ class Proof:
         out = {"theorem": c["theorem"], "scope": scope(c["parameters"], c["hypotheses"]),
                "parameters": c["parameters"],
                "hypotheses": c["hypotheses"], "formula": c["formula"], "pieces": len(c["pieces"])}
-        if "argument" in c:  # pieces of one layer's witnesses (docs/math.md §7.7), no block minors
-            out.update(argument=c["argument"], lemmas=[p["lemma"] for p in c["pieces"]])
+        if "argument" in c:  # pieces of one layer's (or one point's) witnesses (docs/math.md §7.7, §7.8), no minors
+            out["argument"] = c["argument"]
+            if all("lemma" in p for p in c["pieces"]):
+                out["lemmas"] = [p["lemma"] for p in c["pieces"]]
+            else:  # a witness point per piece: the last layer's shift (docs/math.md §7.8)
+                out["shifts"] = [p["shift"] for p in c["pieces"]]
         else:
             out["blocks"] = {side: sum(len(p[side]["blocks"]) for p in c["pieces"]) for side in ("lower", "upper")}
         return {**out, "claim": self.claim, "seconds": c["seconds"], "check_seconds": round(self.check_seconds, 3)}

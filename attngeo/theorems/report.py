@@ -391,7 +391,7 @@ def _all_sizes(o: Outcome) -> str:
     theorem = THEOREMS.get(o.statement.name)
     if theorem is None:
         return tex_escape(o.proved.removeprefix("for all sizes: "))
-    cases = "; ".join((rf"$\dim \mathcal{{M}} = {expression(v)}$" if k == 0 else f"${expression(v)}$")
+    cases = "; ".join((rf"${theorem.quantity} = {expression(v)}$" if k == 0 else f"${expression(v)}$")
                       + (" if " + ", ".join(f"${expression(c)}$" for c in w) if w else "")
                       for k, (w, v) in enumerate(theorem.formula))
     hypotheses = ", ".join(f"${expression(h)}$" for h in theorem.hypotheses)
@@ -484,10 +484,11 @@ def _tally(outcomes: list[Outcome]) -> str:
 
 
 def _theorem_formula(t: AllSizes | None) -> str:
-    """``dim M = ...`` of an all-sizes statement, each case with its condition, as math."""
+    """``dim M = ...`` (or what else the statement counts) of an all-sizes statement, each case with its condition,
+    as math."""
     if t is None:
         return ""
-    cases = [(r"\dim \mathcal M = " if k == 0 else "") + tex(value) for k, (_, value) in enumerate(t.formula)]
+    cases = [(f"{t.quantity} = " if k == 0 else "") + tex(value) for k, (_, value) in enumerate(t.formula)]
     return "; ".join(f"${case}$" + (" if " + ", ".join(f"${tex(w)}$" for w in when) if when else "")
                      for case, (when, _) in zip(cases, t.formula))
 

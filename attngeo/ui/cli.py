@@ -449,14 +449,14 @@ def _cmd_graded(args, arch) -> int:
 
 
 def _cmd_whole(args, arch) -> int:
-    """``attngeo implicit --whole``: the whole ideal at widths ``d,1``, ``a = 1`` (docs/math.md §7.8)."""
+    """``attngeo implicit --whole``: the whole ideal at widths ``d,1``, ``a = 1`` (docs/math.md §7.9)."""
     from ..geometry.loci.rankone import rank_one_ideal
 
     ideal = rank_one_ideal(arch)
     if args.certificate:
         ideal.save(args.certificate)
     if args.export:
-        _export(args, ideal.ideal(), f"script of I(M) for {arch} (the whole ideal, Theorem 7.8)")
+        _export(args, ideal.ideal(), f"script of I(M) for {arch} (the whole ideal, Theorem 7.9)")
         return 0
     listing = listings.whole(ideal, args)
     data = {**ideal.summary(), "generators": [str(g) for g in ideal.generators()],
@@ -614,15 +614,18 @@ def _cmd_prove(args) -> int:
     if tex:
         print(tex)
         return 0
+    statement = STATEMENTS[args.name]
     formula = "; ".join(f"{f['value']}" + (f"  if {', '.join(f['when'])}" if f["when"] else "")
                         for f in summary["formula"])
     rows = [("theorem", summary["theorem"]), ("scope", f"{summary['scope']} (proved for each such size, not sampled)"),
-            ("hypotheses", ", ".join(summary["hypotheses"]) + ", t >= 2"), ("formula", f"dim M = {formula}"),
+            ("hypotheses", ", ".join(summary["hypotheses"]) + ", t >= 2"),
+            ("formula", f"{statement.quantity_text} = {formula}"),
             ("pieces", f"{summary['pieces']} (a case split of the hypotheses, one "
-                       f"{'witness of a lemma' if 'argument' in summary else 'pattern point'} each)"),
+                       f"{'witness' if 'argument' in summary else 'pattern point'} each)"),
             ("blocks", f"{summary['blocks']['lower']} Jacobian, {summary['blocks']['upper']} field block types")
             if "blocks" in summary else
-            ("proof", "induction on depth (docs/math.md §7.7), lemmas: " + ", ".join(summary["lemmas"])),
+            ("proof", f"{statement.method}, " + (f"lemmas: {', '.join(summary['lemmas'])}" if "lemmas" in summary else
+                                                 f"the witness points' shifts: {', '.join(summary['shifts'])}")),
             ("checked", proof.claim), ("time", f"{summary['seconds']:.2f} s to prove, "
                                                f"{summary['check_seconds']:.2f} s to check")]
     if args.certificate:
@@ -891,7 +894,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "minimal generators (docs/math.md §7.4)")
     p.add_argument("--whole", action="store_true",
                    help="the whole ideal for widths d,1 and rank 1, d <= 7: its minimal generators (quadrics "
-                        "and cubics) written out by Theorem 7.8, no elimination (docs/math.md §7.8)")
+                        "and cubics) written out by Theorem 7.9, no elimination (docs/math.md §7.9)")
     output.add_options(p, "generator (or line of an --export script)")
     _add_memory(p)
     _add_progress(p)
@@ -991,8 +994,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="y axis of the defect heatmap (default layers)")
     p.set_defaults(run=_cmd_plot)
 
-    p = sub.add_parser("prove", help="prove a dimension formula for all sizes; the checker verifies the certificate")
-    p.add_argument("name", help="single-layer-dimension, multihead-layer-dimension or deep-dimension")
+    p = sub.add_parser("prove", help="prove a statement for all sizes (a dimension formula, or the generic deep fiber); "
+                                      "the checker verifies the certificate")
+    p.add_argument("name", help="single-layer-dimension, multihead-layer-dimension, deep-dimension, deep-fibers or softmax-criterion")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--latex", action="store_true", help="print the theorem in LaTeX (its formula by sympy.latex)")
     p.add_argument("--certificate", metavar="FILE", help="write the certificate to FILE")

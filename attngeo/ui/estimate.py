@@ -40,10 +40,14 @@ def fiber(arch: Architecture) -> tuple[str, int]:
     Traceback (most recent call last):
     ...
     attngeo.exceptions.InvalidInputError: single-layer fibers are certified up to width 64 (the checker's limit), not widths 500,500: choose smaller widths
-    >>> fiber(Architecture((8, 8, 8, 8), (3, 3, 3), tokens=2))       # doctest: +ELLIPSIS
+    >>> fiber(Architecture((8, 8, 8, 8), (3, 3, 3), tokens=2))[0]      # doctest: +ELLIPSIS
+    'virtual weights (docs/fibers.md §5), the last layer a single-layer fiber of 8 quadratic forms in 8 variables; ...'
+    >>> fiber(Architecture((32, 32, 32), (8, 8), tokens=2))[0]          # doctest: +ELLIPSIS
+    '... a point that fails a hypothesis: refused (elimination is out of reach)'
+    >>> fiber(Architecture((8, 8, 8, 8), (2, 1, 3), tokens=2))       # a_2 = 1: elimination only   # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    attngeo.exceptions.InvalidInputError: eliminating 178 unknowns is priced at ... CPU seconds of msolve at least, ...
+    attngeo.exceptions.InvalidInputError: eliminating ... unknowns is priced at ... CPU seconds of msolve at least, ...
     >>> fiber(Architecture((4, 4, 4, 4), (1, 1, 1), tokens=2))       # a_1 = 1: no virtual weights   # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
@@ -60,14 +64,18 @@ def fiber(arch: Architecture) -> tuple[str, int]:
                                     f"limit), not widths {_widths(arch)}: choose smaller widths")
         return (f"single-layer fiber: coefficients of {dd} quadratic forms in {d} variables",
                 BASE_BYTES + LAYER_BYTES_PER_ENTRY * dd * d**3)
+    if unsupported(arch) is None:  # peeling costs d x d products per layer; the last layer is a single layer's fiber
+        d, dl = arch.widths[0], arch.widths[-1]
+        n = sample_size(arch) if arch.parameter_count <= MAX_VARIABLES else 0
+        fallback = (f"elimination on equations of at most {equations_price(arch, n)[1]:,} terms"
+                    if n and not unreplayable(arch, n) else "refused (elimination is out of reach)")
+        return (f"virtual weights (docs/fibers.md §5), the last layer a single-layer fiber of {dl} quadratic forms in "
+                f"{d} variables; a point that fails a hypothesis: {fallback}", BASE_BYTES + LAYER_BYTES_PER_ENTRY * dl * d**3)
     if arch.parameter_count > MAX_VARIABLES:
         raise InvalidInputError(f"{arch} has {arch.parameter_count:,} parameters; fibers by elimination are for at "
                                 f"most {MAX_VARIABLES} (the checker's limit): choose a smaller architecture")
     n = sample_size(arch)
     work, terms = equations_price(arch, n)
-    if unsupported(arch) is None:  # within the checker's limits on peeling (geometry/fibers/virtual.py): small
-        return (f"virtual weights (docs/fibers.md §5); should the point fail a hypothesis, elimination on equations "
-                f"of at most {terms:,} terms", BASE_BYTES)
     why = unreplayable(arch, n)  # refused here as the elimination would refuse it, before anything is built
     if why:
         raise InvalidInputError(f"{why}: choose a smaller architecture")
@@ -138,7 +146,7 @@ def _chart_variables(arch: Architecture) -> int:
 
 
 def whole(arch: Architecture) -> tuple[str, int]:
-    """``attngeo implicit --whole``: the generators Theorem 7.8 writes out, about 12 kB each with their listing.
+    """``attngeo implicit --whole``: the generators Theorem 7.9 writes out, about 12 kB each with their listing.
 
     Measured peak resident memory of the whole command beyond the interpreter's 80 MB: 117 MB at ``d = 6``
     (12,950 generators), 540 MB at ``d = 7`` (49,098).

@@ -95,10 +95,13 @@ def theorem(statement, claim: str, summary: dict) -> str:
     if "blocks" in summary:  # pattern points (docs/math.md §7.1)
         how = (f"A case split of the hypotheses, one pattern point each ({summary['pieces']} pieces, "
                f"{summary['blocks']['lower']} Jacobian and {summary['blocks']['upper']} field block types)")
-    else:  # an induction (docs/math.md §7.7): finite witnesses of its lemmas
-        lemmas = ", ".join(sorted(set(summary.get("lemmas", []))))
+    elif summary.get("lemmas"):  # an induction (docs/math.md §7.7): finite witnesses of its lemmas
+        lemmas = ", ".join(sorted(set(summary["lemmas"])))
         how = (f"An argument by {summary.get('argument', 'lemmas')} with {summary['pieces']} finite pieces "
                f"(lemmas: {lemmas})")
+    else:  # one witness point per piece (docs/math.md §7.8)
+        how = (f"A case split of the hypotheses, one witness each ({summary['pieces']} pieces; "
+               f"{latex.tex_escape(statement.method)})")
     return "\n".join([f"Proved for all sizes ({latex.tex_escape(statement.name)}): {statement.family}.",
                       latex.display(*statement.latex_parts()),
                       _paragraph(f"{how}; {verified}.")])
@@ -246,7 +249,7 @@ def graded(eq, args) -> Listing:
 
 
 def whole(ideal, args) -> Listing:
-    """``implicit --whole``: the whole ideal of Theorem 7.8, its counts and what is proved, then every generator.
+    """``implicit --whole``: the whole ideal of Theorem 7.9, its counts and what is proved, then every generator.
 
     Examples
     --------
@@ -270,10 +273,10 @@ def whole(ideal, args) -> Listing:
     from ..geometry.loci.rankone import hilbert
 
     lines.append("  dim I_k, k = 1..4: " + ", ".join(f"{hilbert(d, k):,}" for k in range(1, 5))
-                 + " (derived: Corollary 7.8, not certified here)")
+                 + " (derived: Corollary 7.9, not certified here)")
     tail = ["proved: each generator vanishes on M (composition with the parametrization); the standard minors are a "
             "basis of all 3 x 3 minors (exact ranks); that they generate I(M) minimally, with none of higher degree, "
-            "is Theorem 7.8 (docs/math.md), for d' = 1, a = 1, t >= 2 and every d"]
+            "is Theorem 7.9 (docs/math.md), for d' = 1, a = 1, t >= 2 and every d"]
     return _equations("\n".join(lines), ideal.generators(), tail, args)
 
 

@@ -34,6 +34,11 @@ witnesses instead of minors, and steps 3–6 become the lemma's hypotheses on th
 piece (:mod:`attngeo.check.dimension.layerwitness`). Certificates of the earlier
 statement (``l <= 3``, ``a <= 3``, pattern pieces, no ``argument``) still verify,
 with that narrower claim (:data:`SUPERSEDED`).
+
+``softmax-criterion`` (``argument: criterion-point``, docs/math.md §8.3,
+Corollary C) is Theorem C at a selector point for every size: its pieces carry
+the point's shift, and :mod:`attngeo.check.dimension.criterionsizes` verifies
+the conditions the corollary's argument uses on each piece.
 """
 
 from __future__ import annotations
@@ -45,7 +50,7 @@ from ..poly import parse, ring
 from ..schema import CHECKED, HEADER, NUMBER
 from ..values import field, obj, reject, seq
 from . import groups
-from . import layerwitness
+from . import criterionsizes, layerwitness
 from .deeppattern import DeepPiece
 from .patternpoint import Block, Piece, verify_minor
 
@@ -79,6 +84,16 @@ THEOREMS = {
         "formula": [{"when": [], "value": "2*l*a*d - l*a^2 + d^2 - l"}],
         "claim": "l lightning layers of equal width d and rank a, t >= 2",
     },
+    "softmax-criterion": {
+        "argument": "criterion-point",
+        "parameters": ["d", "dd", "g", "n", "a", "b", "bias"],
+        "hypotheses": ["d >= 2", "dd >= 1", "g >= 1", "n >= 1", "a >= 1", "b >= 1", "bias >= 0", "bias <= 1",
+                       "g*n*a <= d", "g*n*b <= dd", "b <= d", "a + b + d >= 5"],
+        "formula": [{"when": [], "value": "g*n*a*d + g*a*d + g*b*d + g*n*b*dd - g*a^2 - g*b^2 + bias*g*n*a + bias*dd"}],
+        "claim": "one softmax layer d -> dd with h = g*n heads of rank a in g key-value groups of n heads, value "
+                 "rank b (V_j = O_j U_g), with biases on every projection if bias = 1 (none if bias = 0), at every score scale, "
+                 "causal or not, residual or not, t >= 2",
+    },
 }
 #: Statements of earlier certificates (no ``argument``), still verified with their own, narrower, claim.
 SUPERSEDED = {
@@ -102,7 +117,7 @@ SCHEMA = {**HEADER, "theorem": CHECKED, "argument": CHECKED, "scope": CHECKED, "
                       "core": CHECKED, "layers": CHECKED, "inputs": CHECKED,
                       "lower": {"blocks": CHECKED, "rank": CHECKED},
                       "upper": {"blocks": CHECKED, "fields": CHECKED},
-                      "lemma": CHECKED, "first": CHECKED, "later": CHECKED}]}
+                      "lemma": CHECKED, "first": CHECKED, "later": CHECKED, "shift": CHECKED}]}
 
 
 class _Sizes:
@@ -199,16 +214,38 @@ def _count(block: Block, piece: Piece):
     return out
 
 
-def _piece(cert_piece: dict, k: int, constraints: list, theorem: dict, sizes: _Sizes, budget: dict) -> None:
-    where = f"pieces[{k}]"
-    equal = _equalities(field(cert_piece, "equalities"), constraints, sizes, f"{where}.equalities")
+def formula_on(theorem: dict, constraints: list, sizes: _Sizes, equal: dict, where: str):
+    """The formula's value on a piece: the first case whose conditions hold on all of it, with its equalities.
+
+    Examples
+    --------
+    >>> sizes = _Sizes(["d", "dd", "a"])
+    >>> d, dd, a = sizes.ctx.gens()
+    >>> theorem = THEOREMS["single-layer-dimension"]
+    >>> formula_on(theorem, [d - 1, dd - 1, a - d - 1], sizes, {}, "piece")     # a > d
+    d^2 + d*dd - 1
+    >>> formula_on(theorem, [d - 1, dd - 1, a - 1], sizes, {}, "piece")
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateRejected: piece: no case of the formula holds on the whole piece
+    """
     cases = [c for c in theorem["formula"] if all(implies(constraints, sizes.inequality(w)) for w in c["when"])]
     if not cases:
         reject(f"{where}: no case of the formula holds on the whole piece")
-    formula = _substitute(sizes.poly(cases[0]["value"], "formula"), equal, sizes)
+    return _substitute(sizes.poly(cases[0]["value"], "formula"), equal, sizes)
+
+
+def _piece(cert_piece: dict, k: int, constraints: list, theorem: dict, sizes: _Sizes, budget: dict) -> None:
+    where = f"pieces[{k}]"
+    equal = _equalities(field(cert_piece, "equalities"), constraints, sizes, f"{where}.equalities")
+    formula = formula_on(theorem, constraints, sizes, equal, where)
     if theorem.get("argument") == "depth-induction":
         layerwitness.check_piece(cert_piece, where, constraints, {p: sizes.poly(p, where) for p in ("l", "d", "a")},
                                  formula, lambda p: _substitute(p, equal, sizes))
+        return
+    if theorem.get("argument") == "criterion-point":
+        criterionsizes.check_piece(cert_piece, where, constraints, lambda p: sizes.poly(p, where), formula,
+                                   lambda p: _substitute(p, equal, sizes))
         return
     deep = theorem.get("deep", False)
     if set(cert_piece) != PIECE_KEYS[deep]:
@@ -269,19 +306,17 @@ def _statement(name: str, argument) -> dict:
     reject(f"argument must be {theorem.get('argument')!r}{earlier} for {name}, not {str(argument)[:40]!r}")
 
 
-def check(cert: dict) -> str:
-    """Verify an all-sizes dimension certificate (module docstring); the claim in the checker's words.
+def case_split(cert: dict, name: str, theorem: dict) -> tuple[_Sizes, list, list]:
+    """Steps 1 and 2 for the checker's statement ``theorem``: the sizes' ring, the pieces, and each piece's index
+    with its constraints (the hypotheses and its path in the case tree), in the pieces' order.
 
     Examples
     --------
     >>> from attngeo.theorems.allsizes import prove
-    >>> check(prove("single-layer-dimension"))    # doctest: +ELLIPSIS
-    'for all sizes: dim M = 2*d*a + d*dd - a^2 - 1 if a <= d; d^2 + d*dd - 1 if a >= d + 1; one lightning ...'
+    >>> sizes, pieces, leaves = case_split(prove("deep-dimension"), "deep-dimension", THEOREMS["deep-dimension"])
+    >>> sizes.names, len(pieces), [k for k, _ in leaves]
+    (('l', 'd', 'a'), 3, [0, 1, 2])
     """
-    name = field(cert, "theorem")
-    if not isinstance(name, str) or name not in THEOREMS:
-        reject(f"unknown theorem (this checker proves {sorted(THEOREMS)})")
-    theorem = _statement(name, cert.get("argument"))
     if field(cert, "scope") != "all sizes":
         reject("scope must be \"all sizes\"")
     for key in ("parameters", "hypotheses", "formula"):
@@ -297,8 +332,25 @@ def check(cert: dict) -> str:
     _leaves(field(cert, "cases"), sizes, hypotheses, leaves)
     if sorted(k for k, _ in leaves) != list(range(len(pieces))):
         reject("cases must name every piece exactly once")
+    return sizes, pieces, sorted(leaves, key=lambda kv: kv[0])
+
+
+def check(cert: dict) -> str:
+    """Verify an all-sizes dimension certificate (module docstring); the claim in the checker's words.
+
+    Examples
+    --------
+    >>> from attngeo.theorems.allsizes import prove
+    >>> check(prove("single-layer-dimension"))    # doctest: +ELLIPSIS
+    'for all sizes: dim M = 2*d*a + d*dd - a^2 - 1 if a <= d; d^2 + d*dd - 1 if a >= d + 1; one lightning ...'
+    """
+    name = field(cert, "theorem")
+    if not isinstance(name, str) or name not in THEOREMS:
+        reject(f"unknown theorem (this checker proves {sorted(THEOREMS)})")
+    theorem = _statement(name, cert.get("argument"))
+    sizes, pieces, leaves = case_split(cert, name, theorem)
     budget = {"work": 0}
-    for k, constraints in sorted(leaves, key=lambda kv: kv[0]):
+    for k, constraints in leaves:
         _piece(obj(pieces[k], f"pieces[{k}]"), k, constraints, theorem, sizes, budget)
     cases = "; ".join(f"{c['value']}" + (f" if {', '.join(c['when'])}" if c["when"] else "") for c in theorem["formula"])
     return (f"for all sizes: dim M = {cases}; {theorem['claim']}, for all "

@@ -2,7 +2,7 @@
 
 Shares nothing with the prover (geometry/fibers/virtual.py): the virtual
 weights are recomputed from the point, the network is the checker's own
-(the part linear in the second token layer by layer, ``_linear_part``, and
+(two tokens followed layer by layer in factored form, ``_pencil``, and
 Jacobians by the product rule, each compared in the tests with ``check/network.phi``
 run on dual numbers), and the last
 layer is the embedded single-layer fiber certificate, verified by the kernel
@@ -10,6 +10,8 @@ layer is the embedded single-layer fiber certificate, verified by the kernel
 What it proves is docs/math.md §7.2 (Lemmas P and A), whose hypotheses it
 checks at the point:
 
+0. the work: priced from the sizes and the digits of the point and of the
+   recorded virtual weights before anything is verified (``budget``);
 1. the architecture: [HMK]'s lightning model, ``l >= 2``, ``t >= 2``, every
    hidden width equal to ``d_0``; ``V_1 .. V_{l-1}`` invertible and
    ``rank A_i = a_i`` (exact determinants and ranks);
@@ -19,33 +21,38 @@ checks at the point:
    columns: the coprime linear forms the factorization argument divides by), a
    nonzero entry of ``M_i + M_i^T`` (the quadric ``q_i`` is not zero), and an
    input where ``S_{M_i}`` has a nonzero Jacobian determinant (dominance);
-4. the factorization, multiplied back: the part of output token 2 linear in
+4. Identity T, followed layer by layer: the part of output token 2 linear in
    the second token ``y`` is ``rho_i(z) (z^T M_i y) P z`` with
    ``rho_i = prod_j q_j(z)^{e_j}`` as recorded (and as the lemma says), for the
-   network itself (``i = 1``) and for each peeled virtual network (``i >= 2``);
+   network itself (``i = 1``) and for each peeled virtual network (``i >= 2``).
+   Each layer maps a factored state (a monomial in the quadrics times a matrix
+   times ``z``) to another (docs/math.md Lemma 7.8.1): every quadric is named
+   after an exact comparison of symmetric parts, and nothing of degree ``3^l``
+   is expanded, so the work grows with ``l d^3``;
 5. the embedded single-layer fiber is that of ``(A, V) = (M_l, P)``; each of its
    lines has ``rank A_c = a_l`` and ``rank [A_c; A_c^T; V_c] = d_0`` (Lemma A);
 6. one listed orbit point per line, on that line (virtual weights), with
-   ``W_0``'s first layers; each orbit's dimension is the exact rank of the
-   symmetry fields there.
+   ``W_0``'s first layers; each orbit's dimension is ``dim G``, as Lemma 7.8.2
+   proves wherever the rank conditions of step 1 hold (no rank of the symmetry
+   fields is computed).
 
 The fiber is then the union of the listed orbits. ``generic`` is accepted
-only when the fiber is one orbit and ``rank M_l >= 2`` or ``rank P >= 2``: every
-hypothesis is then a witnessed nonvanishing polynomial in the weights, so the
-conclusion holds on a dense Zariski-open set.
+exactly when the lines at the point are those of a dense open set
+(``is_generic``: one line with ``rank M_l >= 2`` or ``rank P >= 2``, or the
+two lines of ``a_l = d_l = 1``): every hypothesis is then a witnessed
+nonvanishing polynomial in the weights, so the conclusion holds on a dense
+Zariski-open set.
 """
 
 from __future__ import annotations
 
 import json
-from math import comb, isqrt
 
-from flint import fmpq, fmpq_mat, fmpq_mpoly_ctx
+from flint import fmpq, fmpq_mat
 
 from ...exceptions import CertificateFormatError
 from ..arch import Arch, architecture
-from ..dimension.groups import exact_field_rank
-from ..limits import MAX_LAYER_WIDTH, MAX_MULTIPLY_BACK_WORK, MAX_PEELED_DIGITS, MAX_PEELED_MONOMIALS
+from ..limits import MAX_LAYER_WIDTH, MAX_VIRTUAL_FIBER_WORK, refuse_above
 from ..schema import ARCHITECTURE, CHECKED, HEADER, NUMBER, Embedded
 from ..values import boolean, field, index_list, integer, matrix, rational, reject, seq
 
@@ -59,6 +66,72 @@ SCHEMA = {
 }
 #: Largest entry of a dominance input (they are small by construction).
 _INPUT_BOUND = 1 << 20
+#: Measured unit costs, in nanoseconds (loaded 2-core machine): a product of two ``n x n`` matrices of ``c``-digit
+#: rationals costs about ``n^3 (1.3 + 0.03 c^1.6)`` (64 x 64: 1.3 ns at one digit, 31 at 100, 1,000 at 1,000,
+#: 4,400 at 2,000), a determinant of size ``n`` about ``0.25 n^4 c`` (0.02 to 0.23 measured), and one coefficient
+#: of the embedded single-layer fiber about 1,000 plus a product of its factors (64 x 64: 8.4e6 in 3 to 6 s).
+NS_DET, NS_COEFFICIENT = 0.25, 1000
+
+
+def _ns_product(c: int) -> float:
+    """Nanoseconds per ``n^3`` of a matrix product with ``c``-digit entries (per product, for a scalar one)."""
+    return 1.3 + 0.03 * c ** 1.6
+
+
+def price(depth: int, d: int, dl: int, point_digits: int, virtual_digits: int) -> float:
+    """Estimated nanoseconds of the check, from the sizes and the digits of the point and of the virtual weights.
+
+    Layer ``j`` recomputes its virtual weights and follows Identity T (about eight ``d x d`` products whose
+    entries have up to ``2 j`` times the point's digits: ``P_j`` is a product of ``j`` matrices), and, before the
+    last, one ``2d x 2d`` dominance determinant of entries as long as the (compared) virtual weights; the
+    embedded last layer has ``d_l d^2 (d + 1) / 2`` coefficients, products of two virtual weights.
+
+    Examples
+    --------
+    >>> price(2, 32, 32, 1, 3) < 1e10 < price(64, 64, 64, 2000, 2000)
+    True
+    """
+    total = dl * d * d * (d + 1) / 2 * (NS_COEFFICIENT + _ns_product(2 * virtual_digits))
+    for j in range(1, depth + 1):
+        total += 8 * d**3 * _ns_product(2 * j * (point_digits + 2))
+        if j < depth:
+            total += NS_DET * (2 * d) ** 4 * (virtual_digits + 14)
+    return total
+
+
+def longest_number(value) -> int:
+    """The longest number written in ``value`` (texts and integers, in lists at any depth): before it is read.
+
+    Examples
+    --------
+    >>> longest_number([["-12/7", "3"], [10**5]]), longest_number({"not": "a list"})
+    (6, 0)
+    """
+    if isinstance(value, list):
+        return max(map(longest_number, value), default=0)
+    return len(str(value)) if isinstance(value, (str, int)) else 0
+
+
+def budget(cert: dict) -> None:
+    """Refuse, before anything is verified (the embedded last layer included), a certificate above the work limit.
+
+    Examples
+    --------
+    >>> from attngeo import Architecture
+    >>> from attngeo.geometry.fibers.virtual import virtual_fiber
+    >>> budget(virtual_fiber(Architecture((3, 3, 3), (2, 2), tokens=2), seed=0).to_json())
+    >>> wide = {"architecture": {"widths": [64] * 30, "ranks": [32] * 29, "tokens": 2, "normalization": "lightning"},
+    ...         "point": ["9" * 500]}
+    >>> budget(wide)     # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attngeo.exceptions.CertificateFormatError: checking this virtual-fiber certificate needs about ... units of work, above the checker's limit of 6e+10 (docs/trust.md)
+    """
+    arch = architecture(cert)
+    virtual = cert.get("virtual")
+    numbers = [virtual.get(k) for k in ("M", "P")] if isinstance(virtual, dict) else []
+    refuse_above(price(len(arch.ranks), arch.widths[0], arch.widths[-1], longest_number(cert.get("point")),
+                       longest_number(numbers)), MAX_VIRTUAL_FIBER_WORK, "checking this virtual-fiber certificate")
 
 
 def _eye(d: int) -> fmpq_mat:
@@ -69,58 +142,34 @@ def _flat(*mats: fmpq_mat) -> list:
     return [v for M in mats for v in M.entries()]
 
 
-def _virtual_net(Ms: list, P: fmpq_mat) -> tuple[Arch, list]:
-    """``P S_{M_l} .. S_{M_i}`` as a network of the checker's own kind: ``Q = M_j``, ``K = I``, ``V = I`` (``P`` last)."""
-    d = P.ncols()
-    n = len(Ms)
-    arch = Arch((d,) * n + (P.nrows(),), (d,) * n, 2)
-    values = []
-    for j, M in enumerate(Ms):
-        values += _flat(M, _eye(d), P if j == n - 1 else _eye(d))
-    return arch, values
+def _pencil(layers: list, Ms: list, first: int) -> tuple[dict, dict, fmpq_mat, fmpq_mat | None]:
+    """Two tokens ``[z, eps y]`` through ``layers``, kept factored (docs/math.md Lemma 7.8.1): ``(r, s, B, U)``.
 
-
-def _linear_part(arch: Arch, values: list, ctx, d: int) -> tuple[list, object]:
-    """Output token 2's part of degree 1 in the second token, as ``(v, t)``: it is ``v t``, row by row.
-
-    The inputs are ``x_1 = z`` and ``x_2 = eps y``. A lightning layer maps token ``j`` to
-    ``sum_s V x_s (x_s^T K^T Q x_j)``, so with ``(x_1, x_2) = (u, eps w)`` it gives ``V u (u^T A u)`` and
-    ``eps V u (u^T A w) + O(eps^3)`` (``A = K^T Q``): the first token is ``z``'s own orbit and the second stays
-    linear in ``y``. Layer by layer that is two vectors of polynomials, not a 2-token network on dual numbers
-    (tests/test_virtualfiber.py compares the two); the last layer's product ``(V u) (u^T A w)`` is left to the
-    caller, which needs only one row of it expanded.
+    ``layers`` are pairs ``(A, V)`` of a lightning network (``A = K^T Q``; ``V = None`` for the identity), whose
+    first layer is virtual layer ``first``. A layer maps the tokens ``(u, eps w)`` to ``((u^T A u) V u,
+    eps (u^T A w) V u)`` modulo ``eps^2``, so after it token 1 is ``r(z) U z`` and token 2 is
+    ``eps s(z) (z^T B y) U z``, with ``r`` and ``s`` monomials in the quadrics ``q_j(z) = z^T M_j z``, returned as
+    exponent dicts ``{j: e}`` (``U = None``: the identity). Each quadric ``z^T (U^T A U) z`` a layer meets is named
+    ``q_j`` only after ``U^T A U + (U^T A U)^T = M_j + M_j^T`` is checked (exactly); nothing is expanded, so the
+    work is a few ``d x d`` products per layer, whatever the degree ``3^l``.
     """
-    gens = ctx.gens()
-    u, w = list(gens[:d]), list(gens[d:2 * d])
-    zero = ctx.constant(0)
+    def quadric(U, A, j: int) -> None:
+        G = A if U is None else U.transpose() * A * U
+        if G + G.transpose() != Ms[j - 1] + Ms[j - 1].transpose():
+            reject(f"Identity T does not hold: layer {j}'s score on token 1 is not z^T M_{j} z (the virtual weights)")
 
-    def times(M, x):
-        return [sum((M[r, c] * x[c] for c in range(M.ncols()) if M[r, c] != 0), zero) for r in range(M.nrows())]
+    def then(V, U):
+        return U if V is None else (V if U is None else V * U)
 
-    layers = _split(arch, values)
-    for i, (Q, K, V) in enumerate(layers):
-        A = K.transpose() * Q
-        t = sum((x * y for x, y in zip(u, times(A, w))), zero)
-        Vu = times(V, u)
-        if i == len(layers) - 1:
-            return Vu, t
-        s = sum((x * y for x, y in zip(u, times(A, u))), zero)
-        u, w = [x * s for x in Vu], [x * t for x in Vu]
-    raise AssertionError("a network has at least one layer")
-
-
-def _is_product(v: list, t, b, ell: list) -> bool:
-    """Whether ``v_k t = b ell_k`` for every ``k``: as ``v = sigma ell`` and ``sigma t = b`` when ``ell != 0``.
-
-    Sufficient (``v_k t = sigma ell_k t = b ell_k``), and what an honest network gives: its first token is
-    ``P z`` times a scalar. Anything else is compared row by row, expanded.
-    """
-    k0 = next((k for k, e in enumerate(ell) if e != 0), None)
-    if k0 is not None:
-        sigma, rest = divmod(v[k0], ell[k0])
-        if rest == 0 and all(sigma * e == x for x, e in zip(v, ell)):
-            return sigma * t == b
-    return all(x * t == b * e for x, e in zip(v, ell))
+    (A, V), rest = layers[0], layers[1:]
+    quadric(None, A, first)
+    r, s, B, U = {first: 1}, {}, A, then(V, None)
+    for j, (A, V) in enumerate(rest, start=first + 1):
+        quadric(U, A, j)
+        s = {k: 2 * r.get(k, 0) + s.get(k, 0) + (k == j) for k in set(r) | set(s) | {j}}
+        r = {k: 3 * e for k, e in r.items()} | {j: 1}
+        U = then(V, U)
+    return r, s, B, U
 
 
 def _dominant(M: fmpq_mat, Y: list) -> bool:
@@ -170,7 +219,7 @@ def check(cert: dict) -> str:
     CertificateRejected
         Any step that does not verify.
     CertificateFormatError
-        Sizes whose multiplication back exceeds the checker's limit.
+        Widths above the checker's limit (the work is priced by ``budget``, before this runs).
 
     Examples
     --------
@@ -194,14 +243,10 @@ def check(cert: dict) -> str:
     l, d, dl = len(arch.ranks), arch.widths[0], arch.widths[-1]
     if l < 2 or arch.tokens < 2 or any(w != d for w in arch.widths[:-1]):
         reject("virtual-fiber certificates need l >= 2 layers, t >= 2 and every hidden width equal to d_0")
-    if d > MAX_LAYER_WIDTH or dl > MAX_LAYER_WIDTH or comb(3**l - 1 + d - 1, d - 1) > MAX_PEELED_MONOMIALS:
-        raise CertificateFormatError(f"multiplying back {arch.describe()} expands polynomials of degree 3^{l} - 1 in "
-                                     f"{d} variables, beyond the checker's limit of {MAX_PEELED_MONOMIALS} monomials")
+    if d > MAX_LAYER_WIDTH or dl > MAX_LAYER_WIDTH:
+        raise CertificateFormatError(f"virtual-fiber certificates are read up to width {MAX_LAYER_WIDTH} (the last "
+                                     f"layer's single-layer fiber), not {arch.describe()}")
     W0 = _point(field(cert, "point"), arch.parameters, "point")
-    digits = max(max(len(str(v.p)), len(str(v.q))) for v in W0)
-    if digits * 3**l > MAX_PEELED_DIGITS:
-        raise CertificateFormatError(f"point entries of {digits} digits would make the coefficients multiplied back "
-                                     f"about {digits * 3**l} digits long, beyond the checker's limit of {MAX_PEELED_DIGITS}")
     layers = _split(arch, W0)
     # the virtual weights, recomputed and compared before anything costly
     P = _eye(d)
@@ -216,11 +261,6 @@ def check(cert: dict) -> str:
     if any(matrix(m, d, d, f"virtual.M[{i}]") != M for i, (m, M) in enumerate(zip(recorded, Ms))) \
             or matrix(field(virtual, "P", "virtual."), dl, d, "virtual.P") != P:
         reject("virtual.M / virtual.P are not the point's virtual weights M_i = P_(i-1)^T A_i P_(i-1), P = V_l .. V_1")
-    work = multiply_back_work(Ms, P)
-    if work > MAX_MULTIPLY_BACK_WORK:
-        raise CertificateFormatError(f"multiplying back {arch.describe()} at this point costs about {work:.2e} units "
-                                     f"(monomials^2 x coefficient digits^1.5), beyond the checker's limit of "
-                                     f"{MAX_MULTIPLY_BACK_WORK:.0e}: choose a shallower network or smaller weights")
     for i in range(1, l):
         if Vs[i - 1].det() == 0:
             reject(f"V_{i} is singular at the point: Lemma A needs V_1 .. V_(l-1) invertible")
@@ -245,12 +285,13 @@ def check(cert: dict) -> str:
     last = field(cert, "last")
     _entry(field(last, "symmetric", "last."), d, Ms[-1], "last.symmetric")
     lines = _bind_last(field(last, "fiber_certificate", "last."), Ms[-1], P, d, dl)
-    _multiply_back(arch, W0, Ms, P, steps)
+    _identity_t(layers, Ms, P, steps)
     orbits = seq(field(cert, "orbits"), "orbits", len(lines))
     n_last = 2 * arch.ranks[-1] * d + dl * d
     P_prev = _eye(d)
     for V in Vs[:-1]:
         P_prev = V * P_prev
+    group = sum(a * a + 1 for a in arch.ranks) + (l - 1) * d * d
     seen = []
     for c, (orbit, (A_c, V_c)) in enumerate(zip(orbits, lines)):
         W = _point(field(orbit, "point", f"orbits[{c}]."), arch.parameters, f"orbits[{c}].point")
@@ -268,16 +309,18 @@ def check(cert: dict) -> str:
         if lam == 0 or M_c != A_c * lam or P_c * lam != V_c:
             reject(f"orbits[{c}].point is not on line {c} of the last layer's fiber (its virtual weights)")
         dim = integer(field(orbit, "dimension", f"orbits[{c}]."), f"orbits[{c}].dimension", 0)
-        if dim != exact_field_rank(arch, W):
-            reject(f"orbits[{c}].dimension is not the exact rank of the symmetry fields at its point")
+        if dim != group:  # Lemma 7.8.2: V_1 .. V_(l-1) invertible and rank A_i = a_i, as checked above
+            reject(f"orbits[{c}].dimension must be dim G = {group}: the symmetry group acts with a finite stabilizer "
+                   "where Lemma A's rank conditions hold (docs/math.md Lemma 7.8.2)")
         seen.append(W)
     if W0 not in seen:
         reject("the orbits must include W_0's own")
     if boolean(field(cert, "certified"), "certified") is not True:
         reject("certified must be true: the certificate proves the fiber or is refused")
-    generic = len(lines) == 1 and (Ms[-1].rank() >= 2 or P.rank() >= 2)
+    generic = is_generic(len(lines), Ms[-1].rank(), P.rank(), arch.ranks[-1], dl)
     if boolean(field(cert, "generic"), "generic") is not generic:
-        reject(f"generic must be {str(generic).lower()} (one orbit and rank M_l >= 2 or rank P >= 2: open conditions)")
+        reject(f"generic must be {str(generic).lower()} (one orbit and rank M_l >= 2 or rank P >= 2, or the two "
+               "orbits of a_l = d_l = 1: open conditions)")
     # a special point (e.g. rank-1 parallel, where the generic fiber has two orbits) must not read as generic
     tail = ("; generic: the same holds on the dense Zariski-open set of weights where the witnessed determinants, "
             "minors and entries are nonzero" if generic else "; at W_0 only: not claimed for generic weights")
@@ -287,27 +330,22 @@ def check(cert: dict) -> str:
             f"the same function as the certified point W_0, over C){tail}")
 
 
-def multiply_back_work(Ms: list, P: fmpq_mat) -> int:
-    """The price of step 4 at virtual weights ``Ms``, ``P`` (``MAX_MULTIPLY_BACK_WORK`` in check/limits.py).
+def is_generic(lines: int, rank_m: int, rank_p: int, a_l: int, d_l: int) -> bool:
+    """Whether the last layer's lines at the point are those at every point of a dense open set.
 
-    The polynomials multiplied back have ``N`` monomials (degree ``3^l - 1`` in ``d_0`` variables) and
-    coefficients of about ``c = sum_j 3^(l-j) digits(M_j) + digits(P)`` digits (``rho`` is a product of powers
-    of the ``q_j``); their products cost about ``N^2 c^(3/2)``. Neither a monomial count nor the point's digits
-    alone see it: 100-digit weights at depth 4 cost minutes with few monomials.
+    One line is generic when ``rank M_l >= 2`` or ``rank P >= 2`` (a nonzero 2x2 minor: open). With
+    ``a_l = d_l = 1`` every point has ``rank M_l = rank P = 1``, and two lines (a swap, ``k`` not parallel to
+    ``p``: a nonzero 2x2 minor) is what a dense open set has (docs/math.md Theorem 7.8 (1)); one line there is
+    the special parallel point.
 
     Examples
     --------
-    >>> M = fmpq_mat([[1, 2], [3, 4]])
-    >>> multiply_back_work([M, M], M)    # N = 9 monomials, c = 3 + 1 + 1 = 5 digits: 81 * isqrt(125)
-    891
+    >>> is_generic(1, 2, 1, 2, 1), is_generic(2, 1, 1, 1, 1), is_generic(1, 1, 1, 1, 1), is_generic(2, 1, 1, 2, 1)
+    (True, True, False, False)
     """
-    def digits(A: fmpq_mat) -> int:
-        return max(max(len(str(abs(v.p))), len(str(v.q))) for v in A.entries())
-
-    l, d = len(Ms), P.ncols()
-    n = comb(3**l - 1 + d - 1, d - 1)
-    c = sum(3 ** (l - j) * digits(M) for j, M in enumerate(Ms, start=1)) + digits(P)
-    return n * n * isqrt(c**3)
+    if lines == 1:
+        return rank_m >= 2 or rank_p >= 2
+    return lines == 2 and a_l == 1 and d_l == 1
 
 
 def _bind_last(embedded: dict, M_l: fmpq_mat, P: fmpq_mat, d: int, dl: int) -> list:
@@ -328,23 +366,13 @@ def _bind_last(embedded: dict, M_l: fmpq_mat, P: fmpq_mat, d: int, dl: int) -> l
     return lines
 
 
-def _multiply_back(arch: Arch, W0: list, Ms: list, P: fmpq_mat, steps: list) -> None:
-    """Step 4: ``rho_i(z) (z^T M_i y) (P z)_k`` is the part of output token 2 linear in ``y``, row by row."""
-    d, l = arch.widths[0], len(arch.ranks)
-    ctx = fmpq_mpoly_ctx.get(tuple(f"z{r}" for r in range(d)) + tuple(f"y{r}" for r in range(d)), "degrevlex")
-    z, y = ctx.gens()[:d], ctx.gens()[d:]
-
-    def form(M, u, v):
-        return sum((u[r] * M[r, c] * v[c] for r in range(M.nrows()) for c in range(M.ncols())), ctx.constant(0))
-
-    q = [form(M, z, z) for M in Ms]
-    Pz = [sum((P[k, c] * z[c] for c in range(d)), ctx.constant(0)) for k in range(P.nrows())]
+def _identity_t(layers: list, Ms: list, P: fmpq_mat, steps: list) -> None:
+    """Step 4: Identity T, ``rho_i(z) (z^T M_i y) P z``, for the network itself and each peeled virtual network."""
     for i, step in enumerate(steps, start=1):
-        net, values = (arch, W0) if i == 1 else _virtual_net(Ms[i - 1:], P)
-        rho = ctx.constant(1)
-        for j, e in step["rho"]:
-            rho *= q[j - 1] ** e
-        b = rho * form(Ms[i - 1], z, y)
-        if not _is_product(*_linear_part(net, values, ctx, d), b, Pz):
-            reject(f"layers[{i - 1}]: rho_{i}(z) (z^T M_{i} y) (P z) does not multiply back to the part of output "
-                   f"token 2 linear in y ({'the network itself' if i == 1 else 'the peeled virtual network'})")
+        net = [(K.transpose() * Q, V) for Q, K, V in layers] if i == 1 else \
+            [(M, None) for M in Ms[i - 1:-1]] + [(Ms[-1], P)]
+        _, s, B, U = _pencil(net, Ms, i)
+        rho = {j: e for j, e in step["rho"] if e}
+        if B != Ms[i - 1] or U != P or s != rho:
+            reject(f"layers[{i - 1}]: the part of output token 2 linear in y is not rho_{i}(z) (z^T M_{i} y) (P z) "
+                   f"({'the network itself' if i == 1 else 'the peeled virtual network'}, followed layer by layer)")

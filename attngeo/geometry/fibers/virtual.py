@@ -31,12 +31,11 @@ import random
 import re
 import time
 from dataclasses import dataclass, field
-from math import comb
 
 from flint import fmpq, fmpq_mat
 
-from ...check.fibers.virtual import multiply_back_work
-from ...check.limits import MAX_DIGITS, MAX_LAYER_WIDTH, MAX_MULTIPLY_BACK_WORK, MAX_PEELED_MONOMIALS
+from ...check.fibers.virtual import is_generic, longest_number, price
+from ...check.limits import MAX_DIGITS, MAX_LAYER_WIDTH, MAX_VIRTUAL_FIBER_WORK
 from ...exceptions import InvalidInputError
 from ... import latex
 from ...model.architecture import Architecture
@@ -48,6 +47,10 @@ from .layer import Fiber, fiber, rank_factorization, str_rows
 
 #: Random inputs tried for a dominance witness before the point is declared special.
 DOMINANCE_TRIES = 20
+#: Entries of the symmetry-field matrix the prover ranks exactly, a check of Lemma 7.8.2 at every certificate (the
+#: checker takes ``dim G`` from the lemma): widths 32,32,32 ranks 8,8 have 3.5e6 (about 20 s); widths 64,64,64 ranks
+#: 32,32 would have 1e8 rational entries (tens of GB), and there the prover takes the lemma's value too.
+MAX_RANKED_FIELDS = 5_000_000
 #: How numbers are written in a certificate: an integer or a fraction.
 _NUMBER = re.compile(r"-?[0-9]+(/[0-9]+)?")
 
@@ -107,24 +110,7 @@ def unsupported(arch: Architecture) -> str | None:
                 "same function (the fiber is larger than the orbit, docs/findings.md 22)")
     if max(d, d_l) > MAX_LAYER_WIDTH:  # the embedded last-layer fiber is a single-layer certificate
         return f"the checker reads widths up to {MAX_LAYER_WIDTH} (widths {','.join(map(str, arch.widths))})"
-    if multiply_back_monomials(arch) > MAX_PEELED_MONOMIALS:
-        return (f"the checker would expand polynomials of {multiply_back_monomials(arch):,} monomials "
-                f"(limit {MAX_PEELED_MONOMIALS:,}): choose fewer layers or narrower widths")
     return None
-
-
-def multiply_back_monomials(arch: Architecture) -> int:
-    """Monomials of the largest polynomial the checker multiplies back: degree ``3^l - 1`` in ``d_0`` variables.
-
-    Examples
-    --------
-    >>> from attngeo import Architecture
-    >>> from attngeo.geometry.fibers.virtual import multiply_back_monomials
-    >>> multiply_back_monomials(Architecture((6, 6, 6), (3, 3)))    # degree 8 in 6 variables
-    1287
-    """
-    d, l = arch.widths[0], arch.depth
-    return comb(3**l - 1 + d - 1, d - 1)
 
 
 def virtual_weights(arch: Architecture, point) -> tuple[list[fmpq_mat], fmpq_mat, list[fmpq_mat]]:
@@ -284,8 +270,10 @@ class VirtualFiber(Result):
 
     @property
     def generic(self) -> bool:
-        """One orbit, and Theorem 1's one-line condition (``rank M_l >= 2`` or ``rank P >= 2``) is open."""
-        return len(self.orbits) == 1 and (self.M[-1].rank() >= 2 or self.P.rank() >= 2)
+        """The lines at the point are those of a dense open set: one line with ``rank M_l >= 2`` or
+        ``rank P >= 2``, or the two of ``a_l = d_l = 1`` (docs/math.md Theorem 7.8)."""
+        return is_generic(len(self.orbits), self.M[-1].rank(), self.P.rank(), self.arch.ranks[-1],
+                          self.arch.widths[-1])
 
     @property
     def fiber_points(self) -> int:
@@ -298,8 +286,9 @@ class VirtualFiber(Result):
         if len(self.orbits) == 1:
             tail = "; generic: the same on a dense open set" if self.generic else " (at this point only)"
             return "fiber = symmetry orbit G.W_0 (every weight with the same function, over C)" + tail
+        tail = "; generic: the same on a dense open set" if self.generic else " (at this point only)"
         return (f"hidden discrete symmetry: the fiber is {len(self.orbits)} orbits of the symmetry group "
-                f"(the last layer's fiber is {self.last.case}: {len(self.orbits)} lines)")
+                f"(the last layer's fiber is {self.last.case}: {len(self.orbits)} lines)" + tail)
 
     def summary(self) -> dict:
         """The record ``--json`` prints.
@@ -427,9 +416,10 @@ def virtual_fiber(arch: Architecture, seed: int | None = None, point=None) -> Vi
     W0 = gauge_point(arch, rng) if point is None else read_point(arch, point)
     l, d, dl = arch.depth, arch.widths[0], arch.widths[-1]
     Ms, P, As = virtual_weights(arch, W0)
-    if multiply_back_work(Ms, P) > MAX_MULTIPLY_BACK_WORK:  # the checker would refuse the certificate
-        raise HypothesisFailed(f"multiplying back costs about {multiply_back_work(Ms, P):.1e} units at this point, "
-                               f"above the checker's {MAX_MULTIPLY_BACK_WORK:.0e}: smaller weights or fewer layers")
+    cost = price(l, d, dl, longest_number([str(v) for v in W0]), longest_number([str_rows(M) for M in Ms + [P]]))
+    if cost > MAX_VIRTUAL_FIBER_WORK:  # the checker would refuse the certificate, and the last layer is as costly here
+        raise HypothesisFailed(f"checking this point's certificate is priced at {cost:.1e} ns, above the checker's "
+                               f"{MAX_VIRTUAL_FIBER_WORK:.0e}: smaller weights, fewer layers or narrower widths")
     for i, (A, a) in enumerate(zip(As, arch.ranks), start=1):
         if A.rank() != a:
             raise HypothesisFailed(f"rank A_{i} = {A.rank()} < a_{i} = {a} at this point (special: the (Q, K) fiber is "
@@ -458,11 +448,29 @@ def virtual_fiber(arch: Architecture, seed: int | None = None, point=None) -> Vi
     last = fiber(Architecture((d, dl), (d,), tokens=2), [[str_rows(Ms[-1]), eye, str_rows(P)]])
     orbits = [_realize(arch, W0, Ms[-1], P, P_prev, A_c, V_c) for A_c, V_c in last.lines]
     result = VirtualFiber(arch, W0, Ms, P, steps, last_sym, last, orbits,
-                          [orbit_dimension(arch, p) for p in orbits], time.perf_counter() - start)
+                          [_orbit_dimension(arch, p) for p in orbits], time.perf_counter() - start)
     if _longest(result.to_json()) > MAX_DIGITS:
         raise HypothesisFailed(f"the certificate at this point holds numbers above the checker's {MAX_DIGITS} "
                                "digits (the last layer's representatives): smaller weights")
     return result
+
+
+def _orbit_dimension(arch: Architecture, point: list[fmpq]) -> int:
+    """The orbit's dimension: the exact rank of the symmetry fields while their matrix is small, else ``dim G``
+    (docs/math.md Lemma 7.8.2; its hypotheses, ``V_1 .. V_{l-1}`` invertible and ``rank A_i = a_i``, are verified
+    before any orbit point is made).
+
+    Examples
+    --------
+    >>> from attngeo import Architecture
+    >>> arch = Architecture((3, 3, 3), (2, 2))
+    >>> _orbit_dimension(arch, gauge_point(arch, random.Random(0)))     # ranked: dim G = 2 (4 + 1) + 9
+    19
+    """
+    group = SymmetryGroup(arch).dimension
+    if group * arch.parameter_count > MAX_RANKED_FIELDS:
+        return group
+    return orbit_dimension(arch, point)
 
 
 def _longest(value) -> int:
