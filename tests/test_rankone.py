@@ -127,14 +127,14 @@ def test_the_standard_minors_count_the_schur_module_S_222():
 
 
 def test_the_derived_hilbert_function_is_what_the_graded_prover_certifies(graded4):
-    """Corollary 7.9 against implicit-graded certificates (evaluation ranks at points of M, another code path)."""
+    """Corollary 7.9.5 against implicit-graded certificates (evaluation ranks at points of M, another code path)."""
     assert [r["dimension"] for r in graded4.degrees] == [hilbert(4, k) for k in range(1, 5)]
     assert [r["dimension"] for r in graded_equations(arch(5), 3).degrees] == [hilbert(5, k) for k in range(1, 4)]
 
 
 @pytest.mark.parametrize("d", [3, 4])
 def test_the_jacobian_of_the_whole_ideal_drops_rank_exactly_at_parallel_points(d):
-    """Corollary 7.9.5: with all of I(M), the Jacobian criterion decides. codim M = n - (3d - 2) ([HMK]'s dimension
+    """Corollary 7.9.6: with all of I(M), the Jacobian criterion decides. codim M = n - (3d - 2) ([HMK]'s dimension
     2ad + dd' - a^2 - 1 at a = d' = 1); a swap point reaches it, a parallel point F = (k.y)^2 q^T does not."""
     ideal = rank_one_ideal(arch(d))
     gens = ideal.generators()

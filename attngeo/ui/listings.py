@@ -273,7 +273,7 @@ def whole(ideal, args) -> Listing:
     from ..geometry.loci.rankone import hilbert
 
     lines.append("  dim I_k, k = 1..4: " + ", ".join(f"{hilbert(d, k):,}" for k in range(1, 5))
-                 + " (derived: Corollary 7.9, not certified here)")
+                 + " (derived: Corollary 7.9.5, not certified here)")
     tail = ["proved: each generator vanishes on M (composition with the parametrization); the standard minors are a "
             "basis of all 3 x 3 minors (exact ranks); that they generate I(M) minimally, with none of higher degree, "
             "is Theorem 7.9 (docs/math.md), for d' = 1, a = 1, t >= 2 and every d"]

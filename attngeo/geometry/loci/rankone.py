@@ -120,7 +120,7 @@ def schur_dimension(shape: tuple, d: int) -> int:
 
 
 def hilbert(d: int, k: int) -> int:
-    """``dim I(M)_k`` at widths ``d,1``, ``a = 1``: Corollary 7.9 (derived, not certified).
+    """``dim I(M)_k`` at widths ``d,1``, ``a = 1``: Corollary 7.9.5 (derived, not certified).
 
     ``C(n+k-1, k) - C(d+k-1, k) dim C[Y]_k`` with ``dim C[Y]_k = Σ_j dim S_(2k-2j, 2j)(C^d)``.
 
