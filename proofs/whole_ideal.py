@@ -6,9 +6,9 @@ cubics (lifts of the 3 x 3 minors of the form's symmetric matrix), none of highe
 docs/math.md for every d (one cited lemma: the 3 x 3 minors generate the ideal of symmetric matrices of rank <= 2);
 each case writes its generators, proves each vanishes on M and the standard minors a basis, and the checker
 re-verifies the certificate. Default grid d = 1..5 (t = 2; the theorem's claim is the same for every t >= 2), about
-a second; --full adds d = 6 and 7 (49,098 generators at d = 7, about 20 s to write and 20 s to check). The expected counts are computed here
-from the theorem's formulas (the hook content formula for S_(2,2,2)), not by the code under test. Exit 1 when a
-count differs or a certificate fails.
+a second; --full adds d = 6 and 7 (49,098 generators at d = 7, about 20 s to write and 6 s to check). The expected
+counts are computed here from the theorem's formulas (the hook content formula for S_(2,2,2)), not by the code
+under test. Exit 1 when a count differs or a certificate fails.
 """
 
 import math

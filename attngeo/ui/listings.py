@@ -256,7 +256,8 @@ def whole(ideal, args) -> Listing:
     >>> import argparse
     >>> from attngeo import Architecture
     >>> from attngeo.geometry.loci.rankone import rank_one_ideal
-    >>> out = whole(rank_one_ideal(Architecture((3, 1), (1,), tokens=2)), argparse.Namespace(latex=False, certificate=None))
+    >>> args = argparse.Namespace(latex=False, certificate=None)
+    >>> out = whole(rank_one_ideal(Architecture((3, 1), (1,), tokens=2)), args)
     >>> len(out.items), out.head.splitlines()[1]
     (55, '  degree 2: 45 generators (the 2 x 2 minors of the 3 x 6 matrix [c_1_p_mn])')
     """

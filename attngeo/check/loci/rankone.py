@@ -151,7 +151,8 @@ def minor_basis(d: int) -> list[tuple[tuple, tuple]]:
             keys = sorted({k for p in polys for k in p})
             rank += fmpq_mat([[p.get(k, 0) for k in keys] for p in polys]).rank()
         if name == "standard" and rank != len(standard):
-            reject(f"the standard 3 x 3 minors at d = {d} are dependent (rank {rank} of {len(standard)}): checker fault")
+            reject(f"the standard 3 x 3 minors at d = {d} are dependent (rank {rank} of {len(standard)}): "
+                   "checker fault")
         if name == "every" and rank != len(standard):
             reject(f"the standard 3 x 3 minors at d = {d} do not span all minors (rank {rank} against "
                    f"{len(standard)}): checker fault")
