@@ -41,6 +41,13 @@ def test_the_trained_layer_benchmark_inspects_and_checks_bound_certificates_at_t
     assert "1 valid" in m["check"]["out"]
 
 
+def test_the_whole_ideal_benchmark_proves_and_checks_in_a_fresh_process():
+    bench = _load("implicit_whole")
+    m = bench.fresh(3)
+    # Theorem 7.9 at d = 3: C(3,2) C(6,2) = 45 quadrics, C(5,3) = 10 lifts of the one 3 x 3 minor
+    assert m["counts"] == {"2": 45, "3": 10} and "45 quadrics and 10 cubics" in m["claim"] and m["peak"] > 0
+
+
 def test_the_deep_fiber_benchmark_proves_and_checks_in_fresh_processes(tmp_path):
     bench = _load("deep_fibers")
     m = bench.measure((4, 4, 4), (2, 2), str(tmp_path))

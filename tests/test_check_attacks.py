@@ -50,6 +50,7 @@ POOL_NAMES = ["dimension", "dimension-a2", "dimension-deep", "dimension-gap", "d
               "singular-random", "singular-rank1-swap", "singular-rank1-parallel", "boundary-random",
                "boundary-rank1-parallel", "boundary-zero", "boundary-definite", "virtual-fiber-orbit",
                "virtual-fiber-swap", "implicit-graded-quartic", "implicit-graded-quadrics", "singular-by-degrees",
+               "implicit-rank-one",
                *corpus.MSOLVE_KINDS]
 #: small honest certificates that share a folder with the hostile files
 NEIGHBOURS = ("dimension", "fiber-random", "boundary-random", "singular-rank1-swap")

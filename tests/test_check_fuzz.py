@@ -68,6 +68,7 @@ KINDS = {
     "strata": ["strata"],
     "implicit": ["implicit-proved", "implicit-elimination"],
     "implicit-graded": ["implicit-graded-quartic", "implicit-graded-quadrics"],
+    "implicit-rank-one": ["implicit-rank-one"],
     "boundary-point": ["boundary-random", "boundary-rank1-parallel", "boundary-zero", "boundary-definite"],
     "local-rank": ["local-rank-separated", "local-rank-jacobian", "local-rank-softmax"],
 }

@@ -46,6 +46,7 @@ def certs() -> dict:
     from attngeo.geometry.fibers.virtual import virtual_fiber
     from attngeo.geometry.loci.boundary import is_boundary_point
     from attngeo.geometry.loci.graded import graded_equations
+    from attngeo.geometry.loci.rankone import rank_one_ideal
     from attngeo.geometry.loci.regularity import local_rank
     from attngeo.geometry.loci.singular import is_singular
     from attngeo.geometry.loci.strata import stratify
@@ -59,6 +60,7 @@ def certs() -> dict:
         "boundary-point": is_boundary_point(wide, special_point(wide, "random", random.Random(1))),
         "strata": stratify(small, seed=0),
         "implicit-graded": graded_equations(Architecture((2, 1), (1,), tokens=2), 2),
+        "implicit-rank-one": rank_one_ideal(Architecture((3, 1), (1,), tokens=2)),
         "virtual-fiber": virtual_fiber(Architecture((2, 2, 2), (2, 2), tokens=2), seed=1),
         "dense": certify_dimension(Architecture((2, 2, 2), (1, 2), tokens=2, heads=2, value_ranks=1), seed=1),
         "dense-softmax": certify_dimension(Architecture((2, 2), (1,), 2, "softmax"), seed=1),
@@ -116,7 +118,8 @@ def test_the_honest_bases_verify(certs):
 
 # -- t >= 2: docs/fibers.md Lemma 1 (F determines phi) under every single-layer theorem --------------------------
 
-ONE_TOKEN = ["fiber", "singular-point", "boundary-point", "strata", "implicit-graded", "virtual-fiber", "plain point",
+ONE_TOKEN = ["fiber", "singular-point", "boundary-point", "strata", "implicit-graded", "implicit-rank-one",
+             "virtual-fiber", "plain point",
              "head point", "stack point", "stack point softmax", "local-rank"]
 
 
@@ -242,7 +245,7 @@ def test_an_embedded_certificate_relabelled_alone_is_refused_and_relabelled_with
 
 
 @pytest.mark.parametrize("name", ["fiber", "singular-point", "boundary-point", "strata", "implicit-graded",
-                                  "virtual-fiber", "plain point", "identity values"])
+                                  "implicit-rank-one", "virtual-fiber", "plain point", "identity values"])
 @pytest.mark.parametrize("flag", ["causal", "residual", "heads"])
 def test_beyond_hmk_is_refused_by_the_kinds_of_hmk_model(certs, name, flag):
     """Theorem 1, Lemma B, the strata and coordinates of M, Lemmas P and A, the plain and identity points are
@@ -262,7 +265,8 @@ def test_beyond_hmk_is_refused_by_the_kinds_of_hmk_model(certs, name, flag):
 # -- the normalization -----------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("name", ["fiber", "singular-point", "boundary-point", "strata", "implicit-graded",
-                                  "virtual-fiber", "dense", "dense-softmax", "plain point", "head point",
+                                  "implicit-rank-one", "virtual-fiber", "dense", "dense-softmax", "plain point",
+                                  "head point",
                                   "identity values", "stack point", "stack point softmax", "local-rank"])
 def test_lightning_and_softmax_exchanged_are_refused(certs, name):
     """Every theorem is stated for one normalization: the polynomial lemmas for lightning (a Jacobian mod p), the

@@ -32,6 +32,7 @@ KINDS = {
     "strata": "loci.strata",
     "implicit": "loci.implicit",
     "implicit-graded": "loci.graded",
+    "implicit-rank-one": "loci.rankone",
     "boundary-point": "loci.boundary",
     "local-rank": "loci.regularity",
 }

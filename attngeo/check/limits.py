@@ -110,6 +110,9 @@ MAX_STACK_WORK = 2 * 10**9
 MAX_GRADED_DEGREE = 8
 MAX_GRADED_BLOCK = 6_000
 MAX_GRADED_WORK = 50_000_000
+#: Generators of a whole-ideal certificate (kind implicit-rank-one, Theorem 7.9), counted from d before any is built:
+#: each is rebuilt, parsed and composed with the parametrization. Honest: d = 6 lists 12,950, d = 7 49,098.
+MAX_RANK_ONE_GENERATORS = 60_000
 #: States of the count of one certificate's blocks (memoized partial weights; about 4 microseconds each). Honest
 #: widths 4,1 and 3,2 at degree 5 need 4.5e4; widths 8,1 at degree 6 would need 1.2e7 (a minute).
 MAX_GRADED_STATES = 1_000_000

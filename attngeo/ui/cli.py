@@ -448,6 +448,23 @@ def _cmd_graded(args, arch) -> int:
     return 0
 
 
+def _cmd_whole(args, arch) -> int:
+    """``attngeo implicit --whole``: the whole ideal at widths ``d,1``, ``a = 1`` (docs/math.md §7.9)."""
+    from ..geometry.loci.rankone import rank_one_ideal
+
+    ideal = rank_one_ideal(arch)
+    if args.certificate:
+        ideal.save(args.certificate)
+    if args.export:
+        _export(args, ideal.ideal(), f"script of I(M) for {arch} (the whole ideal, Theorem 7.9)")
+        return 0
+    listing = listings.whole(ideal, args)
+    data = {**ideal.summary(), "generators": [str(g) for g in ideal.generators()],
+            **_extra(args, listing)} if args.json else None
+    output.emit(args, listing, data)
+    return 0
+
+
 def _cmd_implicit(args) -> int:
     from ..geometry.loci.implicit import implicit_equations
 
@@ -455,6 +472,10 @@ def _cmd_implicit(args) -> int:
     arch.require_plain("attngeo implicit")
     _check_certificate_path(args)
     output.check(args)
+    if args.whole:
+        if args.max_degree is not None:
+            raise InvalidInputError("--whole and --max-degree exclude each other: --whole gives every degree")
+        return _cmd_whole(args, arch)
     if args.max_degree is not None:
         return _cmd_graded(args, arch)
     eq = implicit_equations(arch, engine=args.engine, timeout=args.timeout, seed=args.seed)
@@ -501,6 +522,8 @@ def _budgeted(args) -> int:
                 text, need = estimate.fiber(arch)
             elif args.run is _cmd_singular:
                 text, need = estimate.singular(arch, args.max_degree)
+            elif getattr(args, "whole", False):
+                text, need = estimate.whole(arch)
             else:
                 text, need = estimate.implicit(arch, args.max_degree)
             estimate.require(need, args.max_memory, what, text)
@@ -869,6 +892,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-degree", type=_positive, default=None, metavar="K",
                    help="I(M) in degrees <= K degree by degree, without elimination: certified dimensions and "
                         "minimal generators (docs/math.md §7.4)")
+    p.add_argument("--whole", action="store_true",
+                   help="the whole ideal for widths d,1 and rank 1, d <= 7: its minimal generators (quadrics "
+                        "and cubics) written out by Theorem 7.9, no elimination (docs/math.md §7.9)")
     output.add_options(p, "generator (or line of an --export script)")
     _add_memory(p)
     _add_progress(p)

@@ -248,6 +248,39 @@ def graded(eq, args) -> Listing:
                    comment="% ")
 
 
+def whole(ideal, args) -> Listing:
+    """``implicit --whole``: the whole ideal of Theorem 7.9, its counts and what is proved, then every generator.
+
+    Examples
+    --------
+    >>> import argparse
+    >>> from attngeo import Architecture
+    >>> from attngeo.geometry.loci.rankone import rank_one_ideal
+    >>> args = argparse.Namespace(latex=False, certificate=None)
+    >>> out = whole(rank_one_ideal(Architecture((3, 1), (1,), tokens=2)), args)
+    >>> len(out.items), out.head.splitlines()[1]
+    (55, '  degree 2: 45 generators (the 2 x 2 minors of the 3 x 6 matrix [c_1_p_mn])')
+    """
+    d = ideal.arch.widths[0]
+    N = d * (d + 1) // 2
+    lines = [str(ideal)]
+    if ideal.quadrics:
+        lines.append(f"  degree 2: {len(ideal.quadrics):,} generators (the 2 x 2 minors of the {d} x {N} matrix "
+                     "[c_1_p_mn])")
+    if ideal.cubics:
+        lines.append(f"  degree 3: {len(ideal.cubics):,} generators ({len(ideal.minors)} standard 3 x 3 minors of the "
+                     f"symmetric matrix of s, each lifted to the {len(ideal.cubics) // len(ideal.minors)} multisets "
+                     "of three rows)")
+    from ..geometry.loci.rankone import hilbert
+
+    lines.append("  dim I_k, k = 1..4: " + ", ".join(f"{hilbert(d, k):,}" for k in range(1, 5))
+                 + " (derived: Corollary 7.9.5, not certified here)")
+    tail = ["proved: each generator vanishes on M (composition with the parametrization); the standard minors are a "
+            "basis of all 3 x 3 minors (exact ranks); that they generate I(M) minimally, with none of higher degree, "
+            "is Theorem 7.9 (docs/math.md), for d' = 1, a = 1, t >= 2 and every d"]
+    return _equations("\n".join(lines), ideal.generators(), tail, args)
+
+
 def _certificate(args) -> list[str]:
     return [_note(f"certificate    {args.certificate}", args.latex)] if args.certificate else []
 

@@ -114,6 +114,10 @@ def honest_pool() -> dict[str, dict]:
     pool["implicit-graded-quadrics"] = quadrics.to_json()
     swap = special_point(quadrics.arch, "rank1-swap", random.Random(0))
     pool["singular-by-degrees"] = is_singular(quadrics.arch, swap, equations=quadrics).to_json()
+    # the whole ideal at widths 3,1, a = 1 (Theorem 7.9): 45 quadrics, 10 cubics
+    from attngeo.geometry.loci.rankone import rank_one_ideal
+
+    pool["implicit-rank-one"] = rank_one_ideal(Architecture((3, 1), (1,), tokens=2)).to_json()
     if find_msolve() is not None:
         from attngeo.geometry.fibers.deep import deep_fiber
         from attngeo.geometry.loci.implicit import implicit_equations
