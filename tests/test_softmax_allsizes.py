@@ -124,3 +124,15 @@ def test_a_wrong_shift_or_a_merged_tree_is_rejected(cert):
         del c["pieces"][ones]
     _rejected(cert, "marked empty holds sizes", empty)
     _rejected(cert, "does not follow", lambda c: c["pieces"][ones].update(equalities=["a = 1", "b = 2"]))
+
+
+@pytest.mark.parametrize("name, says", [("deep-fibers", "earlier ranks 2 <= a_i <= d"),
+                                        (NAME, "g key-value groups of n heads")])
+def test_prove_names_the_networks_beside_the_scope(name, says, capsys):
+    """The scope line gives sizes only; the networks line says which architectures (a referee asked where the
+    deep-fibers hypotheses on earlier ranks went)."""
+    from attngeo.ui.cli import main
+
+    assert main(["prove", name]) == 0
+    lines = dict(line.split(None, 1) for line in capsys.readouterr().out.splitlines())
+    assert says in lines["networks"] and "scope" in lines

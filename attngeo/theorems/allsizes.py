@@ -187,6 +187,8 @@ class AllSizes:
     quantity: str = r"\dim \mathcal{M}"
     quantity_text: str = "dim M"
     method: str = ""
+    #: The architectures in plain text, for the terminal (``prove``'s ``networks`` line).
+    family_text: str = ""
 
     def to_json(self) -> dict:
         # "all sizes" names the kind of proof (the checker requires it); scope() says which sizes
@@ -275,11 +277,13 @@ STATEMENTS = {
     "single-layer-dimension": AllSizes(
         "single-layer-dimension", ("d", "dd", "a"), ("d >= 1", "dd >= 1", "a >= 1"),
         ((("a <= d",), "2*d*a + d*dd - a^2 - 1"), (("a >= d + 1",), "d^2 + d*dd - 1")), _single_layer_tree,
-        r"one lightning layer $d \to d'$ of rank $a$ (one head), $t \ge 2$"),
+        r"one lightning layer $d \to d'$ of rank $a$ (one head), $t \ge 2$",
+        family_text="one lightning layer d -> dd of rank a (one head)"),
     "deep-dimension": AllSizes(
         "deep-dimension", ("l", "d", "a"), ("l >= 1", "a >= 1", "a <= d"),
         (((), "2*l*a*d - l*a^2 + d^2 - l"),), _depth_tree,
         r"$l$ lightning layers of equal width $d$ and rank $a$, $t \ge 2$", argument="depth-induction",
+        family_text="l lightning layers of equal width d and rank a",
         method="induction on depth (docs/math.md §7.7)"),
     "deep-fibers": AllSizes(
         "deep-fibers", ("l", "d", "dd", "a"), ("l >= 2", "d >= 2", "dd >= 1", "a >= 1", "a <= d", "2*a + dd >= d"),
@@ -288,6 +292,8 @@ STATEMENTS = {
         r"$2 \le a_i \le d$ and last rank $a$, $t \ge 2$; each orbit of dimension $\dim G$",
         argument="virtual-peeling", kind="fiber-all-sizes", quantity=r"\#\, G\text{-orbits in the generic fiber}",
         quantity_text="G-orbits in the generic fiber",
+        family_text="l lightning layers of widths d, ..., d, dd (every hidden width d), earlier ranks 2 <= a_i <= d, "
+                    "last rank a",
         method="a witness point at every size, peeled by Lemmas P and A (docs/math.md §7.8)"),
     "softmax-criterion": AllSizes(
         "softmax-criterion", ("d", "dd", "g", "n", "a", "b", "bias"),
@@ -297,13 +303,17 @@ STATEMENTS = {
         r"one softmax layer $d \to d'$ with $h = g n$ heads of rank $a$ in $g$ key-value groups of $n$ heads, value "
         r"rank $b$ ($V_j = O_j U_\gamma$), with biases on every projection when $\beta = 1$ (none when $\beta = 0$), at every "
         r"score scale, causal or not, residual or not, $t \ge 2$",
+        family_text="one softmax layer d -> dd, h = g*n heads of rank a in g key-value groups of n heads, value "
+                    "rank b (V_j = O_j U_g), biases on every projection if bias = 1, any score scale, causal or not, "
+                    "residual or not",
         argument="criterion-point", method="Theorem C at a selector point of every size (docs/math.md §8.3, "
                                            "Corollary C)"),
     "multihead-layer-dimension": AllSizes(
         "multihead-layer-dimension", ("d", "h", "a", "b"),
         ("h >= 1", "a >= 1", "b >= 1", "h*a <= d", "h*b <= d"),
         (((), "2*h*a*d + 2*h*b*d - h*a^2 - h*b^2 - h"),), _multihead_tree,
-        r"one lightning layer $d \to d$ with $h$ heads of rank $a$ and value rank $b$ ($V_j = O_j U_j$), $t \ge 2$"),
+        r"one lightning layer $d \to d$ with $h$ heads of rank $a$ and value rank $b$ ($V_j = O_j U_j$), $t \ge 2$",
+        family_text="one lightning layer d -> d with h heads of rank a and value rank b (V_j = O_j U_j)"),
 }
 
 

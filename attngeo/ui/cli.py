@@ -617,7 +617,8 @@ def _cmd_prove(args) -> int:
     statement = STATEMENTS[args.name]
     formula = "; ".join(f"{f['value']}" + (f"  if {', '.join(f['when'])}" if f["when"] else "")
                         for f in summary["formula"])
-    rows = [("theorem", summary["theorem"]), ("scope", f"{summary['scope']} (proved for each such size, not sampled)"),
+    rows = [("theorem", summary["theorem"]), ("networks", statement.family_text),
+            ("scope", f"{summary['scope']} (proved for each such size, not sampled)"),
             ("hypotheses", ", ".join(summary["hypotheses"]) + ", t >= 2"),
             ("formula", f"{statement.quantity_text} = {formula}"),
             ("pieces", f"{summary['pieces']} (a case split of the hypotheses, one "
